@@ -1,0 +1,125 @@
+// Fib: the control-plane RIB plus the compiled FIBNIC image behind one small
+// modify / commit / query interface (in the spirit of DPDK lib/rib + lib/fib).
+//
+//   sources ──UpsertRoute/DeleteRoute/UpsertNeighbor──▶ Fib ──Commit()──▶ [DeviceDelta...] ──▶ hwif push
+//
+// Modifications are cheap and only mark work; Commit() compiles everything
+// pending (IPv4 SRAM, next-hop slots, NEIGH CAM, IPv6 TCAM) and returns the
+// ordered deltas to write (see hwif/fibnic_image.h for the safety contract).
+// Not thread-safe: the daemon drives it from one strand.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fibsync/route.h"
+#include "hwif/fibnic_image.h"
+
+namespace fibnic {
+
+enum class EcmpPolicy : uint8_t {
+  kFirst,  // offload the lowest-address usable path
+  kPunt,   // never offload multipath routes
+};
+
+struct FibConfig {
+  regs::Caps caps = regs::Caps::Model2Bit();
+  EcmpPolicy ecmp = EcmpPolicy::kFirst;
+  // A next-hop without a slot takes one from an owner only when it covers at
+  // least this many times the owner's address space (no reshuffle on every
+  // small change).
+  double slot_hysteresis = 1.25;
+};
+
+enum class OffloadState : uint8_t { kOffloaded, kPartial, kPunted };
+const char* OffloadStateName(OffloadState s);  // "offloaded", "partial", "punted"
+
+enum class PuntReason : uint8_t {
+  kNone,
+  kLongerThan24,     // IPv4 prefix longer than /24: its /24 punts unless uniform
+  kLongerThan64,     // IPv6 prefix longer than /64
+  kNoSlot,           // next-hop has no hardware code
+  kUnresolved,       // gateway's neighbour unknown or failed
+  kEcmpPolicy,       // multipath route and ecmp policy is punt
+  kMixedSlash24,     // (partial) some /24s hold longer prefixes with other next-hops
+  kTcamFull,         // IPv6 route not chosen for the TCAM
+  kNotBest,          // another source's route for this prefix wins
+  kShadowed,         // fully covered by more-specific routes
+};
+const char* PuntReasonName(PuntReason r);  // "longer-than-/24", "no-slot", ...
+
+struct RouteInfo {
+  Route route;  // the candidate (one per source)
+  bool best = false;
+  OffloadState state = OffloadState::kPunted;
+  PuntReason reason = PuntReason::kNone;
+  // IPv4: the route's own /24s (not covered by more-specifics) and how many punt.
+  uint32_t slash24_total = 0;
+  uint32_t slash24_punted = 0;
+};
+
+// What the RIB says for one destination (the reference answer).
+struct RibAnswer {
+  std::optional<Prefix> matched;  // longest matching best route, if any
+  std::optional<NextHop> path;    // the path hardware should use (nullopt = punt)
+  PuntReason reason = PuntReason::kNone;
+  std::optional<Neighbor> neighbor;  // the resolved neighbour of path (gateway or destination)
+};
+
+struct SlotInfo {
+  int code = 0;                  // 1 .. caps.slots()
+  std::optional<NextHop> owner;  // nullopt = free
+  regs::NexthopEntry entry;      // as in the image
+  uint64_t weight = 0;           // address space it covers (IPv4 /24s + IPv6 routes)
+};
+
+struct FibCounts {
+  uint64_t routes[2][3] = {};  // [family v4=0/v6=1][OffloadState] over best routes
+  uint64_t candidates = 0;     // all routes of all sources
+  uint64_t neighbors = 0;
+  int slots_used = 0;
+  uint64_t commits = 0;
+};
+
+class Fib {
+ public:
+  explicit Fib(const FibConfig& config);
+  ~Fib();
+  Fib(const Fib&) = delete;
+  Fib& operator=(const Fib&) = delete;
+
+  const FibConfig& config() const;
+
+  // --- modify (RibSink) -----------------------------------------------------
+  void UpsertRoute(const Route& route);
+  void DeleteRoute(const Prefix& prefix, RouteSource source);
+  void UpsertNeighbor(const Neighbor& n);
+  void DeleteNeighbor(const IpAddr& addr);
+  // Ports' own MACs (source MAC of rewritten frames).
+  void SetPortMac(PortId port, const MacAddr& mac);
+  RibSink& sink();
+
+  // Compile what is pending; the deltas are to be pushed in order.
+  std::vector<DeviceDelta> Commit();
+  // The compiled image as of the last Commit().
+  const DeviceImage& image() const;
+
+  // --- query ----------------------------------------------------------------
+  RibAnswer Lookup(const IpAddr& dst) const;
+  std::vector<RouteInfo> GetRoute(const Prefix& prefix) const;  // every source's candidate
+  // Best routes of a family in prefix order; fn returns false to stop.
+  void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
+  std::vector<Neighbor> Neighbors() const;
+  std::vector<SlotInfo> Slots() const;
+  FibCounts Counts() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fibnic

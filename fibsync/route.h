@@ -1,0 +1,65 @@
+// The route and neighbour model every source produces and the RIB consumes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/ip.h"
+
+namespace fibnic {
+
+using PortId = uint8_t;
+
+// One forwarding path: a gateway on a port, or "connected" (the destination
+// itself is on the port's segment and is resolved per address via NEIGH).
+struct NextHop {
+  std::optional<IpAddr> gateway;  // nullopt = connected
+  PortId port = 0;
+
+  bool connected() const { return !gateway.has_value(); }
+  std::string ToString() const;  // "via 10.0.0.1 port 1" / "connected port 2"
+  auto operator<=>(const NextHop&) const = default;
+  bool operator==(const NextHop&) const = default;
+};
+
+// Where a route came from. Each source has an administrative distance (set by
+// the source from config); the lowest distance wins per prefix.
+enum class RouteSource : uint8_t { kStatic = 0, kKernel = 1, kFpm = 2 };
+inline constexpr int kRouteSourceCount = 3;
+const char* RouteSourceName(RouteSource s);  // "static", "kernel", "fpm"
+
+struct Route {
+  Prefix prefix;
+  RouteSource source = RouteSource::kStatic;
+  uint8_t distance = 1;
+  std::vector<NextHop> paths;  // more than one = ECMP; kept sorted and unique
+};
+
+// Kernel NUD states (linux/neighbour.h) reduced to what forwarding needs.
+enum class NeighState : uint8_t { kIncomplete, kReachable, kStale, kDelay, kProbe, kFailed, kNoArp, kPermanent };
+const char* NeighStateName(NeighState s);
+// A neighbour whose MAC may be used to forward (the kernel does too).
+bool NeighUsable(NeighState s);
+
+struct Neighbor {
+  IpAddr addr;
+  MacAddr mac;
+  PortId port = 0;
+  NeighState state = NeighState::kReachable;
+  bool operator==(const Neighbor&) const = default;
+};
+
+// What a source feeds. Sources own their reconciliation (mark-and-sweep after a
+// resync or an FPM reconnect) and express it as plain upserts and deletes.
+class RibSink {
+ public:
+  virtual ~RibSink() = default;
+  virtual void UpsertRoute(const Route& route) = 0;  // replaces this source's route for the prefix
+  virtual void DeleteRoute(const Prefix& prefix, RouteSource source) = 0;
+  virtual void UpsertNeighbor(const Neighbor& n) = 0;
+  virtual void DeleteNeighbor(const IpAddr& addr) = 0;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds one build tree.
+#   scripts/build.sh [release|asan]   (default release → build/, asan → build-asan/)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+kind=${1:-release}
+jobs=${JOBS:-$(nproc)}
+case "$kind" in
+  release) dir="$root/build"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=Debug -DFIBNIC_SANITIZE=ON -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF) ;;
+  *) echo "build.sh: unknown kind '$kind' (release|asan)" >&2; exit 2 ;;
+esac
+cmake -S "$root" -B "$dir" -G Ninja -DFIBNIC_WERROR=ON "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$jobs"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test command: installs what is needed, builds, and runs every test —
+# first the normal build, then again under AddressSanitizer + UBSan.
+# Integration tests that need root, namespaces, FRR or Chromium run in the
+# normal build (label "integration"); the sanitizer pass runs the rest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+for s in "$root"/scripts/setup/*.sh; do [ -e "$s" ] && "$s"; done
+
+"$root/scripts/build.sh" release
+(cd "$root/build" && ctest --output-on-failure -j 2)
+
+"$root/scripts/build.sh" asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd "$root/build-asan" && ctest --output-on-failure -j 2 -LE integration)
