@@ -29,7 +29,12 @@ class Bar {
   // Makes prior writes durable/visible (msync for files; a read-back fence on PCI).
   virtual Status Flush() = 0;
 
-  StatusOr<uint32_t> Read32(uint64_t offset);
+  StatusOr<uint32_t> Read32(uint64_t offset) {
+    uint32_t v = 0;
+    Status st = Read(offset, &v, sizeof v);  // little-endian host, as the BAR
+    if (!st.ok()) return st;
+    return v;
+  }
 };
 
 }  // namespace fibnic
