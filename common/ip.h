@@ -79,6 +79,12 @@ class Prefix {
   uint8_t len_ = 0;
 };
 
+struct U128Hash {
+  size_t operator()(U128 v) const noexcept {
+    return static_cast<uint64_t>(v) ^ (static_cast<uint64_t>(v >> 64) * 0x9E3779B97F4A7C15ull);
+  }
+};
+
 uint32_t MaskV4(int len);
 U128 MaskV6(int len);
 

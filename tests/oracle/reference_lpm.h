@@ -76,7 +76,7 @@ class ReferenceLpm {
   }
 
  private:
-  using Table = std::vector<std::unordered_map<U128, std::vector<NextHop>>>;
+  using Table = std::vector<std::unordered_map<U128, std::vector<NextHop>, U128Hash>>;
   static U128 key(const IpAddr& a) { return a.v6(); }
   Table& table(Family f) { return f == Family::kV4 ? v4_ : v6_; }
   const Table& table(Family f) const { return f == Family::kV4 ? v4_ : v6_; }
