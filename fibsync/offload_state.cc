@@ -23,6 +23,7 @@ const char* PuntReasonName(PuntReason r) {
     case PuntReason::kTcamFull: return "tcam-full";
     case PuntReason::kNotBest: return "not-best";
     case PuntReason::kShadowed: return "shadowed";
+    case PuntReason::kToHost: return "to-host";
   }
   return "?";
 }

@@ -20,6 +20,7 @@ enum class PuntReason : uint8_t {
   kTcamFull,      // IPv6 route not chosen for the TCAM
   kNotBest,       // another source's route for this prefix wins
   kShadowed,      // fully covered by more-specific routes
+  kToHost,        // local / blackhole / non-FIBNIC interface: the host handles it
 };
 const char* PuntReasonName(PuntReason r);  // "longer-than-/24", "no-slot", ...
 

@@ -12,6 +12,13 @@ namespace fibnic {
 
 using PortId = uint8_t;
 
+// A path the FIBNIC must never take itself: the destination belongs to the host
+// (local address), is dropped by the host (blackhole/unreachable/prohibit), or
+// leaves through an interface that is not a FIBNIC port. Such routes still go
+// into the RIB — dropping them would let a covering route be offloaded over
+// them and misforward — and the hardware punts their whole address space.
+inline constexpr PortId kHostPort = 0xFF;
+
 // One forwarding path: a gateway on a port, or "connected" (the destination
 // itself is on the port's segment and is resolved per address via NEIGH).
 struct NextHop {
@@ -19,6 +26,8 @@ struct NextHop {
   PortId port = 0;
 
   bool connected() const { return !gateway.has_value(); }
+  bool to_host() const { return port == kHostPort; }
+  static NextHop ToHost() { return NextHop{std::nullopt, kHostPort}; }
   std::string ToString() const;  // "via 10.0.0.1 port 1" / "connected port 2"
   auto operator<=>(const NextHop&) const = default;
   bool operator==(const NextHop&) const = default;
