@@ -14,7 +14,8 @@
 //                        from the image.
 //   5. neigh_retire:     NEIGH entries cleared (VALID=0).
 //   6. nexthop_retire:   entries no code references any more (VALID=0).
-//   then GENERATION. A slot that changes owner is retired in one delta and
+//   then GENERATION. port_macs (source MACs, no forwarding decision hangs on
+//   them) may be written at any point of the delta; contents come from the image. A slot that changes owner is retired in one delta and
 //   activated in a later one, so phase 6 never races phase 1 of the same slot.
 #pragma once
 
@@ -68,9 +69,10 @@ struct DeviceDelta {
   std::vector<uint32_t> sram_words;  // word indexes, ascending, no duplicates
   std::vector<NeighWrite> neigh_retire;
   std::vector<NexthopWrite> nexthop_retire;
+  std::vector<uint32_t> port_macs;  // ports whose PORT_MAC changed
 
   bool empty() const {
-    return nexthop_activate.empty() && neigh_activate.empty() && tcam.empty() && sram_words.empty() &&
+    return port_macs.empty() && nexthop_activate.empty() && neigh_activate.empty() && tcam.empty() && sram_words.empty() &&
            neigh_retire.empty() && nexthop_retire.empty();
   }
 };

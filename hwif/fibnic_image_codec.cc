@@ -26,8 +26,8 @@ Status CheckCaps(const regs::Caps& c) {
   if (c.code_bits != 2 && c.code_bits != 4) {
     return FailedPrecondition("CAPS0 code bits " + std::to_string(c.code_bits) + " (want 2 or 4)");
   }
-  if (c.sram_addr_bits == 0 || c.sram_addr_bits > 22) {
-    return FailedPrecondition("CAPS0 SRAM address bits " + std::to_string(c.sram_addr_bits) + " (want 1..22)");
+  if (c.sram_addr_bits != 22) {  // 22 address bits x 4 codes = every IPv4 /24
+    return FailedPrecondition("CAPS0 SRAM address bits " + std::to_string(c.sram_addr_bits) + " (want 22)");
   }
   if (c.nexthop_entries != (1u << c.code_bits)) {
     return FailedPrecondition("CAPS1 next-hop entries " + std::to_string(c.nexthop_entries) + " != 2^code bits");
