@@ -10,8 +10,10 @@
 //   2. neigh_activate:   NEIGH CAM entries added or changed (same VALID dance).
 //   3. tcam:             TCAM6 writes in exactly this order (holes before the
 //                        covering entry; covering entry removed before holes).
-//   4. sram_words:       changed SRAM4 word indexes (ascending); contents come
-//                        from the image.
+//   4. sram_words:       changed SRAM4 word indexes (ascending), each written
+//                        with the value at the same position in sram_values
+//                        (one Commit() may return several deltas that write
+//                        the same word, so the final image is not the source).
 //   5. neigh_retire:     NEIGH entries cleared (VALID=0).
 //   6. nexthop_retire:   entries no code references any more (VALID=0).
 //   then GENERATION. port_macs (source MACs, no forwarding decision hangs on
@@ -67,6 +69,7 @@ struct DeviceDelta {
   std::vector<NeighWrite> neigh_activate;
   std::vector<TcamWrite> tcam;
   std::vector<uint32_t> sram_words;  // word indexes, ascending, no duplicates
+  std::vector<uint16_t> sram_values; // parallel to sram_words: the word (8-bit codes: low byte)
   std::vector<NeighWrite> neigh_retire;
   std::vector<NexthopWrite> nexthop_retire;
   std::vector<uint32_t> port_macs;  // ports whose PORT_MAC changed
