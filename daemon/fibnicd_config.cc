@@ -43,7 +43,7 @@ bool ValidIfName(const std::string& s) {
   return true;
 }
 
-void ReadDevice(YamlMap m, DeviceConfig* d) {
+void ReadDevice(YamlMap m, FibnicdConfig::Device* d) {
   d->backend = m.Enum("backend", 0, {"file", "pci"}) == 0 ? DeviceBackend::kFile : DeviceBackend::kPci;
   d->path = m.String("path", "");
   d->create = m.Bool("create", true);
@@ -77,11 +77,11 @@ void ReadDevice(YamlMap m, DeviceConfig* d) {
   m.Finish();
 }
 
-void ReadPorts(YamlMap& root, std::vector<PortConfig>* ports) {
+void ReadPorts(YamlMap& root, std::vector<FibnicdConfig::Port>* ports) {
   std::set<std::string> ifnames;
   std::set<int> indexes;
   for (YamlMap p : root.MapList("ports")) {
-    PortConfig pc;
+    FibnicdConfig::Port pc;
     if (p.Require("interface")) pc.interface = p.String("interface", "");
     // FIBNIC v1 has 4 ports on both models.
     if (p.Require("port")) pc.port = p.Int<PortId>("port", 0, {0, 3});
@@ -99,7 +99,7 @@ void ReadPorts(YamlMap& root, std::vector<PortConfig>* ports) {
   }
 }
 
-void ReadSources(YamlMap m, KernelSourceConfig* k, FpmSourceConfig* f) {
+void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f) {
   YamlMap km = m.Map("kernel");
   k->enabled = km.Bool("enabled", true);
   std::vector<int64_t> tables = km.IntList("tables", {254}, 1, 0xFFFFFFFFll);
@@ -116,7 +116,7 @@ void ReadSources(YamlMap m, KernelSourceConfig* k, FpmSourceConfig* f) {
   m.Finish();
 }
 
-void ReadPolicies(YamlMap m, PolicyConfig* p) {
+void ReadPolicies(YamlMap m, FibnicdConfig::Policies* p) {
   p->ecmp = m.Enum("ecmp", 0, {"first", "punt"}) == 0 ? EcmpPolicy::kFirst : EcmpPolicy::kPunt;
   p->slot_hysteresis = m.Double("slot_hysteresis", 1.25, 1.0, 100.0);
   p->stale_hold = m.Duration("stale_hold", seconds(30), seconds(0), hours(1));
@@ -125,7 +125,7 @@ void ReadPolicies(YamlMap m, PolicyConfig* p) {
   m.Finish();
 }
 
-void ReadWeb(YamlMap m, WebConfig* w) {
+void ReadWeb(YamlMap m, FibnicdConfig::Web* w) {
   w->enabled = m.Bool("enabled", true);
   w->listen = m.Listen("listen", w->listen);
   w->token = m.String("token", "");
@@ -221,7 +221,7 @@ std::vector<std::string> FibnicdConfig::ChangedSections(const FibnicdConfig& o) 
   return out;
 }
 
-std::string ResolveBarPath(const DeviceConfig& device) {
+std::string ResolveBarPath(const FibnicdConfig::Device& device) {
   if (!device.path.empty()) return device.path;
   const char* state = std::getenv("STATE_DIRECTORY");
   if (state && *state) {

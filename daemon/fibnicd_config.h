@@ -26,70 +26,70 @@ const char* DeviceBackendName(DeviceBackend b);
 enum class LogLevel : uint8_t { kError, kWarn, kInfo, kDebug };
 const char* LogLevelName(LogLevel l);
 
-struct DeviceConfig {
-  DeviceBackend backend = DeviceBackend::kFile;
-  // file: the BAR image; empty = <state dir>/bar0.img (see ResolveBarPath).
-  std::string path;
-  // file: create the image with the CAPS of code_bits' model when absent.
-  bool create = true;
-  // pci: the device by address ("0000:03:00.0") or by "vendor:device" ID (hex).
-  std::string bdf;
-  std::optional<uint16_t> vendor_id;
-  std::optional<uint16_t> device_id;
-  int code_bits = 2;  // 2 (4 MiB SRAM, 3 next-hops) or 4 (8 MiB, 15); must match the device's CAPS
-  bool verify_writes = false;  // read every pushed word back
-  bool operator==(const DeviceConfig&) const = default;
-};
-
-struct PortConfig {
-  std::string interface;        // kernel interface name
-  PortId port = 0;              // FIBNIC port index (< CAPS ports)
-  std::optional<MacAddr> mac;   // source MAC of rewritten frames; default: the interface's
-  bool operator==(const PortConfig&) const = default;
-};
-
-struct KernelSourceConfig {
-  bool enabled = true;
-  std::vector<uint32_t> tables = {254};  // routing tables to follow (254 = main)
-  uint8_t distance = 20;
-  bool operator==(const KernelSourceConfig&) const = default;
-};
-
-struct FpmSourceConfig {
-  bool enabled = false;
-  Endpoint listen{IpAddr::V4(0x7F000001), 2620};
-  uint8_t distance = 10;
-  bool operator==(const FpmSourceConfig&) const = default;
-};
-
-struct PolicyConfig {
-  EcmpPolicy ecmp = EcmpPolicy::kFirst;
-  double slot_hysteresis = 1.25;
-  // FPM: after zebra reconnects, routes it has not replayed within this time are removed.
-  std::chrono::nanoseconds stale_hold = std::chrono::seconds(30);
-  // Batching of updates into one commit + push.
-  std::chrono::nanoseconds batch_delay = std::chrono::milliseconds(1);
-  uint32_t batch_max = 100000;
-  bool operator==(const PolicyConfig&) const = default;
-};
-
-struct WebConfig {
-  bool enabled = true;
-  Endpoint listen{IpAddr::V4(0x7F000001), 8080};
-  std::string token;  // bearer token for anything that changes state; empty = read-only API
-  std::string tls_cert;
-  std::string tls_key;
-  bool operator==(const WebConfig&) const = default;
-};
-
 struct FibnicdConfig {
+  struct Device {
+    DeviceBackend backend = DeviceBackend::kFile;
+    // file: the BAR image; empty = <state dir>/bar0.img (see ResolveBarPath).
+    std::string path;
+    // file: create the image with the CAPS of code_bits' model when absent.
+    bool create = true;
+    // pci: the device by address ("0000:03:00.0") or by "vendor:device" ID (hex).
+    std::string bdf;
+    std::optional<uint16_t> vendor_id;
+    std::optional<uint16_t> device_id;
+    int code_bits = 2;  // 2 (4 MiB SRAM, 3 next-hops) or 4 (8 MiB, 15); must match the device's CAPS
+    bool verify_writes = false;  // read every pushed word back
+    bool operator==(const Device&) const = default;
+  };
+
+  struct Port {
+    std::string interface;        // kernel interface name
+    PortId port = 0;              // FIBNIC port index (< CAPS ports)
+    std::optional<MacAddr> mac;   // source MAC of rewritten frames; default: the interface's
+    bool operator==(const Port&) const = default;
+  };
+
+  struct Kernel {
+    bool enabled = true;
+    std::vector<uint32_t> tables = {254};  // routing tables to follow (254 = main)
+    uint8_t distance = 20;
+    bool operator==(const Kernel&) const = default;
+  };
+
+  struct Fpm {
+    bool enabled = false;
+    Endpoint listen{IpAddr::V4(0x7F000001), 2620};
+    uint8_t distance = 10;
+    bool operator==(const Fpm&) const = default;
+  };
+
+  struct Policies {
+    EcmpPolicy ecmp = EcmpPolicy::kFirst;
+    double slot_hysteresis = 1.25;
+    // FPM: after zebra reconnects, routes it has not replayed within this time are removed.
+    std::chrono::nanoseconds stale_hold = std::chrono::seconds(30);
+    // Batching of updates into one commit + push.
+    std::chrono::nanoseconds batch_delay = std::chrono::milliseconds(1);
+    uint32_t batch_max = 100000;
+    bool operator==(const Policies&) const = default;
+  };
+
+  struct Web {
+    bool enabled = true;
+    Endpoint listen{IpAddr::V4(0x7F000001), 8080};
+    std::string token;  // bearer token for anything that changes state; empty = read-only API
+    std::string tls_cert;
+    std::string tls_key;
+    bool operator==(const Web&) const = default;
+  };
+
   std::string source_name;  // file the config came from, or "<embedded default>"
-  DeviceConfig device;
-  std::vector<PortConfig> ports;
-  KernelSourceConfig kernel;
-  FpmSourceConfig fpm;
-  PolicyConfig policies;
-  WebConfig web;
+  Device device;
+  std::vector<Port> ports;
+  Kernel kernel;
+  Fpm fpm;
+  Policies policies;
+  Web web;
   LogLevel log_level = LogLevel::kInfo;
 
   FibConfig MakeFibConfig() const;
@@ -108,6 +108,6 @@ StatusOr<FibnicdConfig> DefaultFibnicdConfig();
 
 // Where the file backend keeps its image: device.path, else
 // $STATE_DIRECTORY/bar0.img (systemd StateDirectory=), else /var/lib/fibnic/bar0.img.
-std::string ResolveBarPath(const DeviceConfig& device);
+std::string ResolveBarPath(const FibnicdConfig::Device& device);
 
 }  // namespace fibnic

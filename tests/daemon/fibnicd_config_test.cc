@@ -139,7 +139,7 @@ TEST(FibnicdConfig, ChangedSectionsNamesWhatDiffers) {
 }
 
 TEST(FibnicdConfig, BarPathFromConfigOrStateDirectory) {
-  DeviceConfig d;
+  FibnicdConfig::Device d;
   d.path = "/tmp/x.img";
   EXPECT_EQ(ResolveBarPath(d), "/tmp/x.img");
   d.path.clear();

@@ -1,0 +1,131 @@
+// The update pipeline: sources → UpdateQueue → Fib (own thread, the Fib's only
+// strand) → batched Commit() → DeviceSink.
+//
+// Batching: a batch is cut when its oldest update has waited batch_delay, or
+// when batch_max updates are pending, whichever comes first; while a batch is
+// compiled and pushed, new updates keep coalescing in the queue, so a full
+// table converges in few large batches and a lone change goes out after at
+// most batch_delay plus one compile and push. Sources never wait for the
+// device: the queue only takes a lock.
+//
+// Start-up: until FinishInitialSync() the pipeline only applies updates to the
+// Fib (no pushes); then it compiles once and Sync()s the device — a restart
+// with an unchanged table writes nothing. After a failed push the device's
+// state is unknown, so the next batch re-Syncs instead of pushing deltas.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "daemon/device_sink.h"
+#include "daemon/update_queue.h"
+#include "fibsync/fib.h"
+
+namespace fibnic {
+
+struct BatchPolicy {
+  std::chrono::nanoseconds delay = std::chrono::milliseconds(1);
+  uint32_t max = 100000;
+};
+
+// Back-pressure and timing, for /metrics, the status line and fibnicctl.
+struct PipelineMetrics {
+  uint64_t updates_received = 0;   // handed in by sources
+  uint64_t updates_coalesced = 0;  // replaced a pending update of the same key
+  uint64_t updates_applied = 0;    // given to the Fib
+  size_t queue_depth = 0;          // pending now
+  size_t queue_depth_max = 0;
+  uint64_t batches = 0;            // commits pushed (or synced)
+  uint64_t batch_size_last = 0;
+  uint64_t batch_size_max = 0;
+  int64_t commit_ns_last = 0, commit_ns_max = 0, commit_ns_total = 0;
+  int64_t push_ns_last = 0, push_ns_max = 0, push_ns_total = 0;
+  // From the oldest update of a batch arriving to the batch being on the device.
+  int64_t latency_ns_last = 0, latency_ns_max = 0;
+  uint64_t bus_writes = 0;
+  uint64_t bytes_written = 0;
+  uint64_t push_errors = 0;
+  uint64_t resyncs = 0;            // full Syncs after a failed push
+  bool initial_sync_done = false;
+  std::string last_error;
+};
+
+class Pipeline {
+ public:
+  Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching);
+  ~Pipeline();  // Stop()
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Where sources send their updates (thread-safe).
+  RibSink& sink() { return queue_; }
+
+  void Start();
+  // Applies everything queued so far, compiles, syncs the device and calls
+  // done (on the pipeline thread) with the result. Later batches are pushed.
+  void FinishInitialSync(std::function<void(Status)> done);
+  // Calls done (on the pipeline thread) once every update queued before this
+  // call is on the device.
+  void Barrier(std::function<void()> done);
+  void SetBatchPolicy(BatchPolicy batching);
+  // Pushes what is still queued, then stops the thread. The device keeps its
+  // tables. Idempotent.
+  void Stop();
+
+  // Runs fn(fib) on the pipeline thread and returns its result (for queries
+  // from other threads; never call from the pipeline thread itself).
+  template <typename F>
+  auto Query(F&& fn) -> decltype(fn(std::declval<const Fib&>())) {
+    using R = decltype(fn(std::declval<const Fib&>()));
+    std::packaged_task<R()> task([&] { return fn(static_cast<const Fib&>(*fib_)); });
+    auto fut = task.get_future();
+    boost::asio::post(io_, [&task] { task(); });
+    return fut.get();
+  }
+  // Runs fn(fib) on the pipeline thread with write access (port MACs), waits.
+  void Mutate(const std::function<void(Fib&)>& fn);
+
+  PipelineMetrics metrics() const;
+
+ private:
+  void Wake();           // from the queue: something arrived
+  void Schedule();       // on the thread: run now or arm the timer
+  void RunBatch();       // on the thread
+  void CheckBarriers();  // on the thread
+  Status PushCommit();   // on the thread
+
+  std::unique_ptr<Fib> fib_;
+  DeviceSink& device_;
+  UpdateQueue queue_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer timer_;
+  std::thread thread_;
+  std::atomic<bool> wake_posted_{false};
+  bool timer_armed_ = false;
+  bool initial_ = true;
+  bool need_resync_ = false;
+  bool stopped_ = false;
+  BatchPolicy batching_;
+  struct BarrierWait {
+    uint64_t seq;
+    std::function<void()> done;
+  };
+  std::vector<BarrierWait> barriers_;
+
+  mutable std::mutex metrics_mu_;
+  PipelineMetrics m_;
+};
+
+}  // namespace fibnic
