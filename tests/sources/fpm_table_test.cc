@@ -1,0 +1,137 @@
+#include "fibsync/fpm_table.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/sources/recording_sink.h"
+#include "tests/sources/test_util.h"
+
+namespace fibnic {
+namespace {
+
+using testing::A;
+using testing::Concat;
+using testing::InlineRoute;
+using testing::P;
+using testing::RecordingSink;
+using testing::Via;
+
+class FpmTableTest : public ::testing::Test {
+ protected:
+  Status Frame(std::vector<std::vector<uint8_t>> msgs) {
+    auto payload = Concat(std::move(msgs));
+    return table.ApplyFrame(payload.data(), payload.size());
+  }
+  std::vector<NextHop> PathsOf(const std::string& p) {
+    auto r = sink.routes();
+    auto it = r.find(P(p));
+    return it == r.end() ? std::vector<NextHop>{} : it->second.paths;
+  }
+  RecordingSink sink;
+  FpmTable table{sink, testing::TestPorts(), FpmTableOptions{}};
+  const std::vector<NextHop> host{NextHop::ToHost()};
+};
+
+TEST_F(FpmTableTest, InlineRoutesAndSafetyPunts) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)})),
+                     BuildRouteMessage(InlineRoute("10.2.0.0/16", {Via("192.0.2.1", 3)})),
+                     BuildRouteMessage(InlineRoute("10.3.0.0/16", {Via("192.0.2.1", 10), Via("192.0.2.5", 4)}))})
+                  .ok());
+  auto bh = InlineRoute("10.4.0.0/16", {});
+  bh.type = RTN_BLACKHOLE;
+  ASSERT_TRUE(Frame({BuildRouteMessage(bh)}).ok());
+  EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
+  EXPECT_EQ(PathsOf("10.2.0.0/16"), host);
+  EXPECT_EQ(PathsOf("10.3.0.0/16"), host);
+  EXPECT_EQ(PathsOf("10.4.0.0/16"), host);
+  auto r = sink.routes().at(P("10.1.0.0/16"));
+  EXPECT_EQ(r.source, RouteSource::kFpm);
+  EXPECT_EQ(r.distance, 20);
+}
+
+TEST_F(FpmTableTest, DelNewPairInOneFrameIsOneUpsert) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
+  sink.TakeLog();
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {}, /*del=*/true)),
+                     BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.2", 11)}))})
+                  .ok());
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"upsert 10.1.0.0/16"}));
+  EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.2"), 1}}));
+  // A lone DEL deletes.
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {}, true))}).ok());
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.1.0.0/16"}));
+  EXPECT_TRUE(sink.routes().empty());
+}
+
+TEST_F(FpmTableTest, NextHopGroups) {
+  auto route = InlineRoute("10.5.0.0/16", {});
+  route.nh_id = 3;
+  // Route before its group: punted, then fixed when the group arrives.
+  ASSERT_TRUE(Frame({BuildRouteMessage(route)}).ok());
+  EXPECT_EQ(PathsOf("10.5.0.0/16"), host);
+  NlNexthop n1, n2, g;
+  n1.id = 1;
+  n1.path = Via("192.0.2.1", 10);
+  n2.id = 2;
+  n2.path = Via("192.0.2.2", 11);
+  g.id = 3;
+  g.group = {{1, 1}, {2, 1}};
+  ASSERT_TRUE(Frame({BuildNexthopMessage(n1)}).ok());
+  ASSERT_TRUE(Frame({BuildNexthopMessage(n2)}).ok());
+  ASSERT_TRUE(Frame({BuildNexthopMessage(g)}).ok());
+  EXPECT_EQ(PathsOf("10.5.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}, {A("192.0.2.2"), 1}}));
+  // A member changes: the route follows.
+  n1.path = Via("192.0.2.9", 12);
+  ASSERT_TRUE(Frame({BuildNexthopMessage(n1)}).ok());
+  EXPECT_EQ(PathsOf("10.5.0.0/16"), (std::vector<NextHop>{{A("192.0.2.2"), 1}, {A("192.0.2.9"), 2}}));
+  // A member via a non-FIBNIC interface punts the whole route.
+  n2.path = Via("192.0.2.2", 5);
+  ASSERT_TRUE(Frame({BuildNexthopMessage(n2)}).ok());
+  EXPECT_EQ(PathsOf("10.5.0.0/16"), host);
+  // Blackhole next-hop.
+  NlNexthop bh;
+  bh.id = 4;
+  bh.blackhole = true;
+  auto r2 = InlineRoute("10.6.0.0/16", {});
+  r2.nh_id = 4;
+  ASSERT_TRUE(Frame({BuildNexthopMessage(bh), BuildRouteMessage(r2)}).ok());
+  EXPECT_EQ(PathsOf("10.6.0.0/16"), host);
+  EXPECT_EQ(table.nexthop_groups(), 4u);
+}
+
+TEST_F(FpmTableTest, MalformedFrameChangesNothing) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
+  sink.TakeLog();
+  auto good = BuildRouteMessage(InlineRoute("10.1.0.0/16", {}, true));
+  auto bad = BuildRouteMessage(InlineRoute("10.7.0.0/16", {Via("192.0.2.1", 10)}));
+  bad[16 + 1] = 40;  // /40 for IPv4
+  Status st = Frame({good, bad});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("payload byte " + std::to_string(good.size())), std::string::npos) << st.message();
+  EXPECT_TRUE(sink.TakeLog().empty());
+  EXPECT_EQ(table.routes(), 1u);
+}
+
+TEST_F(FpmTableTest, ReplaySweepsOnlyWhatWasNotReplayed) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)})),
+                     BuildRouteMessage(InlineRoute("10.2.0.0/16", {Via("192.0.2.1", 10)}))})
+                  .ok());
+  sink.TakeLog();
+  table.MarkAllStale();
+  EXPECT_EQ(table.stale_count(), 2u);
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
+  EXPECT_TRUE(sink.TakeLog().empty());  // unchanged replay: the RIB hears nothing
+  EXPECT_EQ(table.SweepStale(), 1u);
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.2.0.0/16"}));
+  EXPECT_EQ(table.stale_count(), 0u);
+}
+
+TEST_F(FpmTableTest, OtherTablesAreIgnored) {
+  auto r = InlineRoute("10.8.0.0/16", {Via("192.0.2.1", 10)});
+  r.table = 100;
+  ASSERT_TRUE(Frame({BuildRouteMessage(r)}).ok());
+  EXPECT_TRUE(sink.routes().empty());
+  EXPECT_EQ(table.counts().ignored, 1u);
+}
+
+}  // namespace
+}  // namespace fibnic
