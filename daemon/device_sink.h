@@ -1,7 +1,7 @@
 // What the pipeline needs from the device: bring it to a compiled image at
 // start (warm restart: read back, write only the differences) and push the
-// ordered deltas of each commit. The hwif-backed implementation is
-// HwifDeviceSink; tests may record instead.
+// ordered deltas of each commit. PusherSink (daemon/pusher_sink.h) is the
+// hwif-backed implementation; the seam lets tests inject device failures.
 #pragma once
 
 #include <cstdint>
@@ -12,21 +12,19 @@
 
 namespace fibnic {
 
-struct PushStats {
-  uint64_t bus_writes = 0;  // 32-bit writes issued
-  uint64_t bytes = 0;       // bytes written
-};
-
 class DeviceSink {
  public:
   virtual ~DeviceSink() = default;
   // Makes the device hold image, writing only what differs from what it holds
   // now, in an order that never misforwards.
-  virtual StatusOr<PushStats> Sync(const DeviceImage& image) = 0;
+  virtual Status Sync(const DeviceImage& image) = 0;
   // Applies the deltas of one commit in order; image is the state after them.
-  virtual StatusOr<PushStats> Push(const DeviceImage& image, const std::vector<DeviceDelta>& deltas) = 0;
+  virtual Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) = 0;
   // GENERATION as last written.
   virtual uint32_t generation() const = 0;
+  // Since start: 32-bit bus writes issued, and bytes whose value changed.
+  virtual uint64_t bus_writes() const = 0;
+  virtual uint64_t changed_bytes() const = 0;
 };
 
 }  // namespace fibnic

@@ -103,12 +103,12 @@ Status Pipeline::PushCommit() {
   std::vector<DeviceDelta> deltas = fib_->Commit();
   int64_t commit_ns = NsSince(t0);
   auto t1 = Clock::now();
-  StatusOr<PushStats> pushed = PushStats{};
+  Status pushed;
   bool resync = need_resync_;
   if (resync) {
     pushed = device_.Sync(fib_->image());
   } else if (!AllEmpty(deltas)) {
-    pushed = device_.Push(fib_->image(), deltas);
+    pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
   std::lock_guard<std::mutex> lock(metrics_mu_);
@@ -119,9 +119,10 @@ Status Pipeline::PushCommit() {
   m_.push_ns_max = std::max(m_.push_ns_max, push_ns);
   m_.push_ns_total += push_ns;
   ++m_.batches;
+  RecordDeviceLocked();
   if (!pushed.ok()) {
     ++m_.push_errors;
-    m_.last_error = pushed.status().ToString();
+    m_.last_error = pushed.ToString();
     if (!need_resync_) LogError("device push failed; will resync the whole image: " + m_.last_error);
     need_resync_ = true;
     // Retry even if no further update arrives.
@@ -129,19 +130,23 @@ Status Pipeline::PushCommit() {
     retry->async_wait([this, retry](const boost::system::error_code& ec) {
       if (!ec && need_resync_ && !stopped_) PushCommit().ok();
     });
-    return pushed.status();
+    return pushed;
   }
   if (resync) {
     ++m_.resyncs;
     LogInfo("device resynchronised");
   }
   need_resync_ = false;
-  m_.bus_writes += pushed->bus_writes;
-  m_.bytes_written += pushed->bytes;
   return OkStatus();
 }
 
-void Pipeline::FinishInitialSync(std::function<void(Status)> done) {
+void Pipeline::RecordDeviceLocked() {
+  m_.bus_writes = device_.bus_writes();
+  m_.changed_bytes = device_.changed_bytes();
+  m_.generation = device_.generation();
+}
+
+void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
   boost::asio::post(io_, [this, done = std::move(done)] {
     RunBatch();  // initial_: takes everything queued so far, applies, no push
     initial_ = false;
@@ -149,7 +154,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status)> done) {
     fib_->Commit();
     int64_t commit_ns = NsSince(t0);
     auto t1 = Clock::now();
-    StatusOr<PushStats> synced = device_.Sync(fib_->image());
+    Status synced = device_.Sync(fib_->image());
     {
       std::lock_guard<std::mutex> lock(metrics_mu_);
       m_.commit_ns_last = commit_ns;
@@ -157,17 +162,16 @@ void Pipeline::FinishInitialSync(std::function<void(Status)> done) {
       m_.push_ns_last = NsSince(t1);
       m_.push_ns_total += m_.push_ns_last;
       ++m_.batches;
+      RecordDeviceLocked();
       if (synced.ok()) {
         m_.initial_sync_done = true;
-        m_.bus_writes += synced->bus_writes;
-        m_.bytes_written += synced->bytes;
       } else {
         ++m_.push_errors;
-        m_.last_error = synced.status().ToString();
+        m_.last_error = synced.ToString();
         need_resync_ = true;
       }
     }
-    done(synced.status());
+    done(synced, *fib_);
     CheckBarriers();
     if (queue_.depth() > 0) Schedule();
   });
@@ -199,15 +203,15 @@ void Pipeline::SetBatchPolicy(BatchPolicy batching) {
   });
 }
 
+void Pipeline::Post(std::function<void(const Fib&)> fn) {
+  boost::asio::post(io_, [this, fn = std::move(fn)] { fn(*fib_); });
+}
+
 void Pipeline::Mutate(const std::function<void(Fib&)>& fn) {
   std::promise<void> done;
   boost::asio::post(io_, [&] {
     fn(*fib_);
-    // Port MACs are not part of a DeviceDelta: bring the device to the image.
-    if (!initial_) {
-      need_resync_ = true;
-      PushCommit().ok();
-    }
+    if (!initial_) PushCommit().ok();  // failures are counted and retried there
     done.set_value();
   });
   done.get_future().wait();
@@ -233,6 +237,7 @@ PipelineMetrics Pipeline::metrics() const {
   out.updates_coalesced = queue_.coalesced();
   out.queue_depth = queue_.depth();
   out.queue_depth_max = queue_.max_depth();
+
   return out;
 }
 

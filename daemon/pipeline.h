@@ -53,8 +53,9 @@ struct PipelineMetrics {
   int64_t push_ns_last = 0, push_ns_max = 0, push_ns_total = 0;
   // From the oldest update of a batch arriving to the batch being on the device.
   int64_t latency_ns_last = 0, latency_ns_max = 0;
-  uint64_t bus_writes = 0;
-  uint64_t bytes_written = 0;
+  uint64_t bus_writes = 0;       // 32-bit device writes since start
+  uint64_t changed_bytes = 0;    // device bytes whose value changed
+  uint32_t generation = 0;
   uint64_t push_errors = 0;
   uint64_t resyncs = 0;            // full Syncs after a failed push
   bool initial_sync_done = false;
@@ -74,7 +75,7 @@ class Pipeline {
   void Start();
   // Applies everything queued so far, compiles, syncs the device and calls
   // done (on the pipeline thread) with the result. Later batches are pushed.
-  void FinishInitialSync(std::function<void(Status)> done);
+  void FinishInitialSync(std::function<void(Status, const Fib&)> done);
   // Calls done (on the pipeline thread) once every update queued before this
   // call is on the device.
   void Barrier(std::function<void()> done);
@@ -93,6 +94,9 @@ class Pipeline {
     boost::asio::post(io_, [&task] { task(); });
     return fut.get();
   }
+  // Runs fn(fib) on the pipeline thread later, without waiting (heartbeats:
+  // that it runs at all shows the thread is alive).
+  void Post(std::function<void(const Fib&)> fn);
   // Runs fn(fib) on the pipeline thread with write access (port MACs), waits.
   void Mutate(const std::function<void(Fib&)>& fn);
 
@@ -104,6 +108,7 @@ class Pipeline {
   void RunBatch();       // on the thread
   void CheckBarriers();  // on the thread
   Status PushCommit();   // on the thread
+  void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)
 
   std::unique_ptr<Fib> fib_;
   DeviceSink& device_;
