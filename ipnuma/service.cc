@@ -1,0 +1,341 @@
+#include "ipnuma/service.h"
+
+#include <algorithm>
+
+namespace fibnic::ipnuma {
+namespace {
+
+using nlohmann::json;
+using regs::Ipv4String;
+
+// Whether a peer's refusal is final (the peer decided) rather than transient.
+bool PeerRefused(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kPermissionDenied:
+    case StatusCode::kOutOfRange:
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Reads an unsigned integer field of a peer's JSON, naming it when absent.
+StatusOr<uint64_t> U64Field(const json& j, const char* key, const std::string& what) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer() ||
+      (!j[key].is_number_unsigned() && j[key].get<int64_t>() < 0)) {
+    return InvalidArgument(what + ": field '" + key + "' missing or not an unsigned integer");
+  }
+  return j[key].get<uint64_t>();
+}
+
+StatusOr<std::string> StringField(const json& j, const char* key, const std::string& what) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) {
+    return InvalidArgument(what + ": field '" + key + "' missing or not a string");
+  }
+  return j[key].get<std::string>();
+}
+
+}  // namespace
+
+json ErrorJson(const Status& st) {
+  return json{{"error", {{"code", StatusCodeName(st.code())}, {"message", st.message()}}}};
+}
+
+Status StatusFromErrorJson(const json& j, const std::string& context) {
+  static const StatusCode kAll[] = {
+      StatusCode::kInvalidArgument,   StatusCode::kNotFound,         StatusCode::kAlreadyExists,
+      StatusCode::kResourceExhausted, StatusCode::kFailedPrecondition, StatusCode::kPermissionDenied,
+      StatusCode::kUnauthenticated,   StatusCode::kUnavailable,      StatusCode::kOutOfRange,
+      StatusCode::kIoError,           StatusCode::kInternal};
+  std::string code, message = "(no message)";
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const json& e = j["error"];
+    if (e.contains("code") && e["code"].is_string()) code = e["code"].get<std::string>();
+    if (e.contains("message") && e["message"].is_string()) message = e["message"].get<std::string>();
+  }
+  for (StatusCode c : kAll) {
+    if (code == StatusCodeName(c)) return Status(c, context + ": " + message);
+  }
+  return Internal(context + ": malformed error answer " + j.dump());
+}
+
+int HttpStatusOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kOutOfRange: return 400;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kResourceExhausted: return 507;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kIoError:
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+Status IpnumaService::ResolveAll() {
+  const LocalNic& local = prov_->local();
+  for (const auto& [name, p] : prov_->peers()) {
+    const bool via_gw = !local.OnSegment(p.spec.ip);
+    const uint32_t target = via_gw ? local.gateway : p.spec.ip;
+    std::optional<MacAddr> mac = lookup_ ? lookup_(target) : std::nullopt;
+    if (mac) RETURN_IF_ERROR(prov_->ResolvePeer(name, *mac, via_gw));
+  }
+  return OkStatus();
+}
+
+Status IpnumaService::Start(const DesiredState& desired) {
+  AdoptPlan plan;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(plan, prov_->Adopt(desired.peers, desired.exports, desired.mappings));
+    RETURN_IF_ERROR(ResolveAll());
+    unconfirmed_ = plan.mappings_to_confirm;
+    last_errors_.clear();
+  }
+  // Leftover REGIONs (not in the config): peers first, then gone, even if a
+  // peer does not answer — memory outside the config must not stay open.
+  for (const auto& name : plan.leftover_exports) {
+    Status st = RemoveExport(name, /*force=*/true);
+    if (!st.ok()) return st.WithContext("retiring leftover REGION " + name);
+  }
+  for (const auto& e : plan.exports_to_add) RETURN_IF_ERROR(AddExport(e));
+  {
+    std::lock_guard lock(mu_);
+    pending_ = plan.mappings_to_add;
+  }
+  return Reconcile();
+}
+
+Status IpnumaService::Reconcile() {
+  std::vector<MappingSpec> pending;
+  std::vector<std::string> unconfirmed;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(ResolveAll());
+    pending.swap(pending_);
+    unconfirmed.swap(unconfirmed_);
+    last_errors_.clear();
+  }
+  std::vector<std::string> errors;
+  std::vector<MappingSpec> still_pending;
+  std::vector<std::string> still_unconfirmed;
+  for (const auto& name : unconfirmed) {
+    Status st = ConfirmMapping(name);
+    if (st.ok()) continue;
+    errors.push_back(st.ToString());
+    if (!PeerRefused(st)) still_unconfirmed.push_back(name);
+  }
+  for (const auto& m : pending) {
+    Status st = CreateMapping(m);
+    if (st.ok()) continue;
+    errors.push_back(st.ToString());
+    if (st.code() != StatusCode::kAlreadyExists) still_pending.push_back(m);
+  }
+  std::lock_guard lock(mu_);
+  // A refused confirmation unmapped the pages; the configured mapping is retried.
+  pending_.insert(pending_.end(), still_pending.begin(), still_pending.end());
+  unconfirmed_.insert(unconfirmed_.end(), still_unconfirmed.begin(), still_unconfirmed.end());
+  last_errors_ = errors;
+  return OkStatus();
+}
+
+StatusOr<Grant> IpnumaService::AskGrant(const PeerSpec& peer, const std::string& export_name, uint64_t offset,
+                                        uint64_t length) {
+  const std::string what = "peer '" + peer.name + "' (" + peer.api + ")";
+  ASSIGN_OR_RETURN(json answer, transport_.Post(peer, kPeerGrantPath,
+                                                json{{"export", export_name}, {"offset", offset}, {"length", length}}));
+  Grant g;
+  ASSIGN_OR_RETURN(g.export_base, U64Field(answer, "export_base", what));
+  ASSIGN_OR_RETURN(g.export_length, U64Field(answer, "export_length", what));
+  ASSIGN_OR_RETURN(g.window_base, U64Field(answer, "window_base", what));
+  return g;
+}
+
+Status IpnumaService::ConfirmMapping(const std::string& name) {
+  MappingSpec m;
+  PeerSpec peer;
+  {
+    std::lock_guard lock(mu_);
+    auto it = prov_->mappings().find(name);
+    if (it == prov_->mappings().end()) return NotFound("unknown mapping '" + name + "'");
+    m = it->second.spec;
+    peer = prov_->peers().at(m.peer).spec;
+  }
+  auto g = AskGrant(peer, m.export_name, m.offset, uint64_t{m.pages} * regs::kPageBytes);
+  std::lock_guard lock(mu_);
+  if (!prov_->mappings().count(name)) return NotFound("mapping '" + name + "' was removed meanwhile");
+  if (!g.ok()) {
+    if (PeerRefused(g.status())) {
+      RETURN_IF_ERROR(prov_->RemoveMapping(name));
+      pending_.push_back(m);
+    }
+    return g.status().WithContext("confirming mapping '" + name + "'");
+  }
+  return prov_->ConfirmMapping(name, g->window_base);
+}
+
+Status IpnumaService::CreateMapping(const MappingSpec& m) {
+  PeerSpec peer;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(prov_->ReserveMapping(m));
+    peer = prov_->peers().at(m.peer).spec;
+  }
+  auto g = AskGrant(peer, m.export_name, m.offset, uint64_t{m.pages} * regs::kPageBytes);
+  std::lock_guard lock(mu_);
+  if (!g.ok()) {
+    prov_->CancelReservation(m.name);
+    return g.status().WithContext("mapping '" + m.name + "'");
+  }
+  return prov_->CommitMapping(m.name, g->window_base);
+}
+
+Status IpnumaService::AddMapping(const MappingSpec& m) { return CreateMapping(m); }
+
+Status IpnumaService::RemoveMapping(const std::string& name) {
+  std::lock_guard lock(mu_);
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const MappingSpec& m) { return m.name == name; }),
+                 pending_.end());
+  return prov_->RemoveMapping(name);
+}
+
+Status IpnumaService::AddExport(const ExportSpec& e) {
+  std::lock_guard lock(mu_);
+  return prov_->AddExport(e);
+}
+
+Status IpnumaService::RemoveExport(const std::string& name, bool force) {
+  std::vector<PeerSpec> tell;
+  json notice;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(std::vector<std::string> names, prov_->BeginRevoke(name));
+    for (const auto& n : names) tell.push_back(prov_->peers().at(n).spec);
+    const ExportSpec& e = prov_->exports().at(name).spec;
+    notice = json{{"export", name}, {"base", e.base}, {"length", e.length}};
+  }
+  std::vector<std::string> failed;
+  for (const auto& peer : tell) {
+    auto answer = transport_.Post(peer, kPeerRevokePath, notice);
+    if (!answer.ok()) failed.push_back("peer '" + peer.name + "': " + answer.status().ToString());
+  }
+  std::lock_guard lock(mu_);
+  if (!failed.empty() && !force) {
+    std::string msg = "export '" + name + "' kept (refusing new grants) until every peer confirms unmapping:";
+    for (const auto& f : failed) msg += " " + f + ";";
+    return Unavailable(msg + " retry, or force to invalidate the REGION anyway");
+  }
+  return prov_->FinishRevoke(name);
+}
+
+Status IpnumaService::OnNeighbour(uint32_t ip, const MacAddr& mac) {
+  std::lock_guard lock(mu_);
+  const LocalNic& local = prov_->local();
+  for (const auto& [name, p] : prov_->peers()) {
+    const bool via_gw = !local.OnSegment(p.spec.ip);
+    if ((via_gw ? local.gateway : p.spec.ip) == ip) RETURN_IF_ERROR(prov_->ResolvePeer(name, mac, via_gw));
+  }
+  return OkStatus();
+}
+
+std::optional<PeerSpec> IpnumaService::PeerByIp(uint32_t ip) {
+  std::lock_guard lock(mu_);
+  const PeerState* p = prov_->FindPeerByIp(ip);
+  if (!p) return std::nullopt;
+  return p->spec;
+}
+
+StatusOr<json> IpnumaService::HandlePeer(const std::string& path, uint32_t from_ip, const json& body) {
+  const std::string what = "request " + path + " from " + Ipv4String(from_ip);
+  if (path == kPeerGrantPath) {
+    ASSIGN_OR_RETURN(std::string export_name, StringField(body, "export", what));
+    ASSIGN_OR_RETURN(uint64_t offset, U64Field(body, "offset", what));
+    ASSIGN_OR_RETURN(uint64_t length, U64Field(body, "length", what));
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Grant g, prov_->CheckGrant(from_ip, export_name, offset, length));
+    return json{{"export_base", g.export_base}, {"export_length", g.export_length}, {"window_base", g.window_base}};
+  }
+  if (path == kPeerRevokePath) {
+    ASSIGN_OR_RETURN(std::string export_name, StringField(body, "export", what));
+    ASSIGN_OR_RETURN(uint64_t base, U64Field(body, "base", what));
+    ASSIGN_OR_RETURN(uint64_t length, U64Field(body, "length", what));
+    std::lock_guard lock(mu_);
+    const PeerState* peer = prov_->FindPeerByIp(from_ip);
+    if (!peer) return PermissionDenied("unauthorised peer " + Ipv4String(from_ip) + ": not a configured peer");
+    json unmapped = json::array();
+    for (const auto& name : prov_->MappingsInto(peer->spec.name, export_name, base, length)) {
+      RETURN_IF_ERROR(prov_->RemoveMapping(name));
+      unmapped.push_back(name);
+    }
+    return json{{"unmapped", unmapped}};
+  }
+  return NotFound("no peer endpoint " + path);
+}
+
+json IpnumaService::Counters() {
+  std::lock_guard lock(mu_);
+  json out = json::object();
+  auto c = prov_->Counters();
+  if (!c.ok()) return ErrorJson(c.status());
+  for (int i = 0; i < regs::kCounterCount; ++i) out[regs::kCounterNames[i]] = c->v[i];
+  return out;
+}
+
+json IpnumaService::Snapshot() {
+  json counters = Counters();
+  std::lock_guard lock(mu_);
+  const LocalNic& l = prov_->local();
+  const regs::Caps& caps = prov_->caps();
+  json j;
+  j["local"] = {{"address", Ipv4String(l.ip)},       {"netmask", Ipv4String(l.netmask)},
+                {"gateway", Ipv4String(l.gateway)},  {"mac", l.mac.ToString()},
+                {"udp_port", l.udp_port},            {"retransmit_timeout_ns", l.retx_timeout_ns}};
+  j["caps"] = {{"pages", caps.pages}, {"pcid_entries", caps.pcid_entries}, {"region_entries", caps.region_entries}};
+  const BufferPool& pool = prov_->pool();
+  j["pool"] = {{"phys_base", pool.phys_base}, {"size", pool.size}, {"source", pool.source}};
+  j["peers"] = json::array();
+  for (const auto& [n, p] : prov_->peers()) {
+    j["peers"].push_back({{"name", n},
+                          {"address", Ipv4String(p.spec.ip)},
+                          {"api", p.spec.api},
+                          {"pcid", p.pcid},
+                          {"resolved", p.resolved},
+                          {"mac", p.resolved ? p.mac.ToString() : ""},
+                          {"via_gateway", p.via_gateway}});
+  }
+  j["exports"] = json::array();
+  for (const auto& [n, e] : prov_->exports()) {
+    j["exports"].push_back({{"name", n},
+                            {"base", e.spec.base},
+                            {"length", e.spec.length},
+                            {"allow", e.spec.allow.ToString()},
+                            {"region", e.slot},
+                            {"revoking", e.revoking}});
+  }
+  j["mappings"] = json::array();
+  for (const auto& [n, m] : prov_->mappings()) {
+    j["mappings"].push_back({{"name", n},
+                             {"peer", m.spec.peer},
+                             {"export", m.spec.export_name},
+                             {"offset", m.spec.offset},
+                             {"first_page", m.spec.first_page},
+                             {"pages", m.spec.pages},
+                             {"remote_base", m.remote_base},
+                             {"confirmed", m.confirmed}});
+  }
+  j["pending"] = json::array();
+  for (const auto& m : pending_) j["pending"].push_back(m.name);
+  j["errors"] = last_errors_;
+  j["counters"] = counters;
+  return j;
+}
+
+}  // namespace fibnic::ipnuma
