@@ -131,6 +131,12 @@ void ReadWeb(YamlMap m, FibnicdConfig::Web* w) {
   w->token = m.String("token", "");
   w->tls_cert = m.String("tls_cert", "");
   w->tls_key = m.String("tls_key", "");
+  w->header_limit = m.Int<uint32_t>("header_limit", 8 * 1024, {1024, 1024 * 1024});
+  w->body_limit = m.Int<uint32_t>("body_limit", 64 * 1024, {1024, 64 * 1024 * 1024});
+  w->max_connections = m.Int<uint32_t>("max_connections", 256, {1, 65536});
+  w->read_timeout_ms = m.Int<uint32_t>("read_timeout_ms", 10000, {100, 3600000});
+  w->idle_timeout_ms = m.Int<uint32_t>("idle_timeout_ms", 30000, {100, 3600000});
+  w->write_timeout_ms = m.Int<uint32_t>("write_timeout_ms", 10000, {100, 3600000});
   if (w->tls_cert.empty() != w->tls_key.empty())
     m.Error(w->tls_cert.empty() ? "tls_key" : "tls_cert", "TLS needs both 'tls_cert' and 'tls_key'");
   if (m.Has("token") && w->token.size() < 16)

@@ -80,6 +80,13 @@ struct FibnicdConfig {
     std::string token;  // bearer token for anything that changes state; empty = read-only API
     std::string tls_cert;
     std::string tls_key;
+    // Request limits and timeouts (slow or oversized clients are dropped).
+    uint32_t header_limit = 8 * 1024;
+    uint32_t body_limit = 64 * 1024;
+    uint32_t max_connections = 256;
+    uint32_t read_timeout_ms = 10000;
+    uint32_t idle_timeout_ms = 30000;
+    uint32_t write_timeout_ms = 10000;
     bool operator==(const Web&) const = default;
   };
 

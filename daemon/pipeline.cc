@@ -85,6 +85,7 @@ void Pipeline::RunBatch() {
   }
   // Before the initial sync nothing is pushed: the table is compiled once, whole.
   if (!initial_ && !batch.updates.empty()) {
+    batch_updates_ = batch.updates.size();
     Status st = PushCommit();
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.batch_size_last = batch.updates.size();
@@ -103,6 +104,7 @@ Status Pipeline::PushCommit() {
   std::vector<DeviceDelta> deltas = fib_->Commit();
   int64_t commit_ns = NsSince(t0);
   auto t1 = Clock::now();
+  uint64_t writes_before = device_.bus_writes();
   Status pushed;
   bool resync = need_resync_;
   if (resync) {
@@ -111,6 +113,11 @@ Status Pipeline::PushCommit() {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
+  if (observer_) {
+    observer_(BatchReport{batch_updates_, device_.bus_writes() - writes_before, commit_ns, push_ns, pushed.ok(),
+                          pushed.ok() ? std::string() : pushed.ToString()});
+  }
+  batch_updates_ = 0;
   std::lock_guard<std::mutex> lock(metrics_mu_);
   m_.commit_ns_last = commit_ns;
   m_.commit_ns_max = std::max(m_.commit_ns_max, commit_ns);
@@ -148,13 +155,19 @@ void Pipeline::RecordDeviceLocked() {
 
 void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
   boost::asio::post(io_, [this, done = std::move(done)] {
+    uint64_t applied_before = metrics().updates_applied;
     RunBatch();  // initial_: takes everything queued so far, applies, no push
     initial_ = false;
     auto t0 = Clock::now();
     fib_->Commit();
     int64_t commit_ns = NsSince(t0);
     auto t1 = Clock::now();
+    uint64_t writes_before = device_.bus_writes();
     Status synced = device_.Sync(fib_->image());
+    if (observer_) {
+      observer_(BatchReport{metrics().updates_applied - applied_before, device_.bus_writes() - writes_before,
+                            commit_ns, NsSince(t1), synced.ok(), synced.ok() ? std::string() : synced.ToString()});
+    }
     {
       std::lock_guard<std::mutex> lock(metrics_mu_);
       m_.commit_ns_last = commit_ns;

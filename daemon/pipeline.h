@@ -62,6 +62,16 @@ struct PipelineMetrics {
   std::string last_error;
 };
 
+// One pushed batch, for telemetry (called on the pipeline thread).
+struct BatchReport {
+  uint64_t updates = 0;
+  uint64_t bus_writes = 0;  // this batch's 32-bit writes
+  int64_t commit_ns = 0;
+  int64_t push_ns = 0;
+  bool ok = true;
+  std::string error;
+};
+
 class Pipeline {
  public:
   Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching);
@@ -72,7 +82,14 @@ class Pipeline {
   // Where sources send their updates (thread-safe).
   RibSink& sink() { return queue_; }
 
+  // Set before Start().
+  void SetBatchObserver(std::function<void(const BatchReport&)> observer) { observer_ = std::move(observer); }
   void Start();
+  // The pipeline thread's event loop: the web server runs here, so its
+  // handlers read the Fib and the device between batches, without locks.
+  boost::asio::io_context& io() { return io_; }
+  // Something was handed to sink() out of band: look at the queue now.
+  void Kick() { Wake(); }
   // Applies everything queued so far, compiles, syncs the device and calls
   // done (on the pipeline thread) with the result. Later batches are pushed.
   void FinishInitialSync(std::function<void(Status, const Fib&)> done);
@@ -128,6 +145,8 @@ class Pipeline {
     std::function<void()> done;
   };
   std::vector<BarrierWait> barriers_;
+  std::function<void(const BatchReport&)> observer_;
+  uint64_t batch_updates_ = 0;  // updates of the batch being pushed (for the observer)
 
   mutable std::mutex metrics_mu_;
   PipelineMetrics m_;
