@@ -1,0 +1,114 @@
+// The shared real table (160k IPv6 routes via make-routes): the compiled TCAM
+// is checked exactly against the reference LPM, then a batch of route changes
+// is checked write by write.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <random>
+
+#include "fibsync/tcam6_compiler.h"
+#include "tests/tcam6/route_file.h"
+#include "tests/tcam6/tcam6_checks.h"
+#include "tests/tcam6/tcam6_oracle.h"
+
+namespace fibnic::tcam6test {
+namespace {
+
+const Routes& RealTable() {
+  static const Routes* table = [] {
+    auto loaded = LoadSharedTable(FIBNIC_SHARED_DIR, 0);
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    return new Routes(loaded.ok() ? ToCodes(*loaded) : Routes{});
+  }();
+  return *table;
+}
+
+int MaskLen64(const regs::Tcam6Entry& e) { return e.valid() ? std::countl_one(e.mask) : 0; }
+
+bool UnderAnyEntry(const IpAddr& d, const std::vector<regs::Tcam6Entry>& a, const std::vector<regs::Tcam6Entry>& b) {
+  for (const auto* t : {&a, &b}) {
+    for (const auto& e : *t) {
+      if (e.Matches(d.v6_hi())) return true;
+    }
+  }
+  return false;
+}
+
+TEST(Tcam6RealTable, CompiledTableNeverMisforwards) {
+  const Routes& routes = RealTable();
+  ASSERT_GT(routes.size(), 100000u);
+  const uint64_t seed = std::random_device{}();
+  std::printf("CompiledTableNeverMisforwards seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+
+  Tcam6Compiler comp(32);
+  for (const auto& [p, r] : routes) comp.Upsert(p, r);
+  const Routes empty;
+  CommitCheck c{&empty, &routes, comp.entries(), {}, "real table, seed " + std::to_string(seed)};
+  c.writes = comp.Commit();
+  const auto dests = Destinations(routes, {&comp.entries()}, rng, 2000);
+  CheckWriteStates(c, comp, dests);
+  CheckStates(routes, comp, dests, c.label);
+  std::printf("real table: %llu of %zu routes offloaded with %zu writes\n",
+              static_cast<unsigned long long>(comp.covered_routes()), routes.size(), c.writes.size());
+  EXPECT_GT(comp.covered_routes(), 32u);  // aggregation beats one route per entry
+
+  // A batch of changes: new routes near entries, punts, code changes, deletes.
+  Routes after = routes;
+  // Mostly routes the TCAM answers for (so the entries must change), some anywhere.
+  std::vector<Prefix> offloaded, keys;
+  for (const auto& [p, r] : routes) {
+    keys.push_back(p);
+    if (comp.StateOf(p).state != OffloadState::kPunted) offloaded.push_back(p);
+  }
+  ASSERT_FALSE(offloaded.empty());
+  std::vector<Prefix> touched;
+  for (int i = 0; i < 40; ++i) {
+    const auto& e = comp.entries()[rng() % comp.entries().size()];
+    const Prefix p = rng() % 4 == 0 ? keys[rng() % keys.size()] : offloaded[rng() % offloaded.size()];
+    switch (i % 4) {
+      case 0:
+        after[p] = Tcam6Route{uint8_t(1 + rng() % 3), PuntReason::kNone, 1};
+        touched.push_back(p);
+        break;
+      case 1:
+        after.erase(p);
+        touched.push_back(p);
+        break;
+      case 2: {  // a new more-specific under an entry
+        const U128 base = e.valid() ? (U128{e.value} << 64) : p.addr().v6();
+        const int len = 40 + int(rng() % 89);
+        const Prefix q = Prefix::V6(base | (Random128(rng) & (~U128{0} >> std::max(0, MaskLen64(e) ))), len);
+        after[q] = Tcam6Route{uint8_t(rng() % 4), PuntReason::kUnresolved, 1};
+        touched.push_back(q);
+        break;
+      }
+      default:
+        after[p] = Tcam6Route{0, PuntReason::kNoSlot, 1};
+        touched.push_back(p);
+    }
+  }
+  const auto old_slots = comp.entries();
+  for (const auto& p : touched) {
+    auto it = after.find(p);
+    if (it == after.end()) comp.Erase(p);
+    else comp.Upsert(p, it->second);
+  }
+  CommitCheck c2{&routes, &after, old_slots, comp.Commit(), "real table change, seed " + std::to_string(seed)};
+  // Destinations outside every old and new entry punt in every state; check
+  // the rest in every state.
+  std::vector<IpAddr> near;
+  Routes both = routes;
+  both.insert(after.begin(), after.end());
+  for (const auto& d : Destinations(both, {&old_slots, &comp.entries()}, rng, 2000)) {
+    if (UnderAnyEntry(d, old_slots, comp.entries())) near.push_back(d);
+  }
+  EXPECT_FALSE(c2.writes.empty());
+  std::printf("change: %zu writes, %zu destinations checked per state\n", c2.writes.size(), near.size());
+  CheckWriteStates(c2, comp, near);
+  CheckStates(after, comp, Destinations(after, {&comp.entries()}, rng, 2000), c2.label);
+}
+
+}  // namespace
+}  // namespace fibnic::tcam6test
