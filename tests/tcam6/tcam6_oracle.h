@@ -36,15 +36,26 @@ class Reference {
       lpm_.SetNeighbor({*Gateway(c).gateway, mac, static_cast<PortId>(c % 4), NeighState::kReachable});
     }
   }
-  // The only code hardware may answer for dst other than punt (0: punt only).
+  struct Truth {
+    uint8_t code = 0;                // the only code hardware may answer besides punt
+    std::optional<Prefix> matched;   // the longest matching route
+  };
+  Truth Judge(const IpAddr& dst) const {
+    auto m = lpm_.Match(dst);
+    if (!m) return {};
+    const NextHop& nh = m->second.front();
+    return {nh.to_host() ? uint8_t{0} : static_cast<uint8_t>(nh.gateway->v6() & 0xff), m->first};
+  }
+  // Same answer through the oracle's neighbour resolution (slower).
   uint8_t Code(const IpAddr& dst) const {
     auto ok = lpm_.Acceptable(dst);
     return ok.empty() ? 0 : ok.begin()->first.b[5];
   }
-  std::optional<Prefix> Matched(const IpAddr& dst) const {
-    auto m = lpm_.Match(dst);
-    if (!m) return std::nullopt;
-    return m->first;
+  std::vector<Truth> JudgeAll(const std::vector<IpAddr>& dests) const {
+    std::vector<Truth> out;
+    out.reserve(dests.size());
+    for (const auto& d : dests) out.push_back(Judge(d));
+    return out;
   }
 
  private:
