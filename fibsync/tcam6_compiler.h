@@ -54,7 +54,9 @@ class Tcam6Compiler {
   // prefixes are punted with reason kNone.
   State StateOf(const Prefix& p) const;
 
-  // As of the last Commit(): routes fully offloaded and their total weight;
+  // As of the last Commit(): routes (<= /64, code != 0) whose every address
+  // the hardware can answer (outside /64s mixed by longer routes) is answered,
+  // and their total weight — what the entry choice maximises;
   // whether the last write plan needed the always-safe (punt-through) order.
   uint64_t covered_routes() const { return covered_routes_; }
   uint64_t covered_weight() const { return covered_weight_; }

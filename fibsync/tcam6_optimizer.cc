@@ -390,11 +390,11 @@ class Solver {
       } else if (unanswered[i] > 0) {
         s.state = answered[i] > 0 ? OffloadState::kPartial : OffloadState::kPunted;
         s.reason = PuntReason::kTcamFull;
-      } else if (has_mixed[i]) {
-        s.state = OffloadState::kPartial;
-        s.reason = PuntReason::kLongerThan64;
       } else {
-        s.state = OffloadState::kOffloaded;
+        // Everything the hardware can answer is answered; a mixed /64 inside
+        // still punts (partial), but no entry could do better.
+        s.state = has_mixed[i] ? OffloadState::kPartial : OffloadState::kOffloaded;
+        s.reason = has_mixed[i] ? PuntReason::kLongerThan64 : PuntReason::kNone;
         out.covered_weight += r.weight;
         ++out.covered_routes;
       }

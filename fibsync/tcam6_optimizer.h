@@ -43,7 +43,9 @@ struct OptRouteState {
 struct OptResult {
   std::vector<OptEntry> entries;        // at most one per prefix; LPM semantics
   std::vector<OptRouteState> states;    // parallel to the input routes (code-0 routes: punted, kNone)
-  uint64_t covered_weight = 0;          // sum of weights of fully offloaded routes
+  // Routes (<= /64, code != 0) whose every address outside mixed /64s is
+  // answered in hardware — the objective — and their total weight.
+  uint64_t covered_weight = 0;
   uint64_t covered_routes = 0;
 };
 
