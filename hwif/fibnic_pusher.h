@@ -1,0 +1,67 @@
+// Writes compiled FIBNIC tables to a device: once with Sync (start, warm
+// restart, recovery after a failed write — reads the device and writes only
+// the differences, safely), then one Push per Fib::Commit() (the ordered
+// DeviceDeltas of hwif/fibnic_image.h).
+//
+// The pusher keeps a shadow of what the device holds, so it writes only words
+// whose value changes, coalesces changed SRAM words into whole 32-bit bus
+// writes (each atomic for the device) and can tell which next-hop slots are
+// already in their final state. A failed write leaves the device in a safe but
+// unknown intermediate state: the pusher then refuses further pushes until
+// Sync has read the device again.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "hwif/bar.h"
+#include "hwif/fibnic_image.h"
+#include "hwif/write_plan.h"
+
+namespace fibnic {
+
+struct PushOptions {
+  bool verify = false;  // read back every written word after each batch
+};
+
+class FibnicPusher {
+ public:
+  explicit FibnicPusher(Bar& bar, PushOptions options = {}) : bar_(bar), options_(options) {}
+
+  // Reads the device's tables (probing it first) and takes it to `target`
+  // by the safe transition of fibnic_transition.h. Writes nothing when the
+  // device already holds target (a restart with an unchanged table).
+  Status Sync(const DeviceImage& target);
+
+  // Pushes one commit's deltas in order, each as one batch ending with
+  // GENERATION; `target` is the image after the last delta (Fib::image()).
+  // Needs a prior successful Sync.
+  Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& target);
+
+  bool in_sync() const { return in_sync_; }
+  uint32_t generation() const { return generation_; }
+  // What the device holds, as far as the pusher knows (valid while in_sync).
+  const DeviceImage& device() const { return shadow_; }
+  // Counts of the last Sync/Push, and since construction.
+  const PushStats& last() const { return last_; }
+  const PushStats& total() const { return total_; }
+
+ private:
+  Status CheckDelta(const DeviceDelta& delta) const;
+  void PlanDelta(const DeviceDelta& delta, const DeviceImage& target, WritePlan& plan);
+  void PlanSramWords(const std::set<uint32_t>& bus_words, const DeviceImage& target, WritePlan& plan);
+  Status RunBatch(WritePlan& plan);
+
+  Bar& bar_;
+  PushOptions options_;
+  DeviceImage shadow_;
+  uint32_t generation_ = 0;
+  bool in_sync_ = false;
+  // SRAM bus words (index into SRAM4 / 4) left punting because a code they
+  // must hold names a slot not yet in its final state; rewritten once it is.
+  std::set<uint32_t> pending_;
+  PushStats last_, total_;
+};
+
+}  // namespace fibnic
