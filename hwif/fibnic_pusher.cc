@@ -36,7 +36,6 @@ Status FibnicPusher::Sync(const DeviceImage& target) {
   ASSIGN_OR_RETURN(WritePlan plan, PlanTransition(rb.image, target));
   generation_ = rb.generation;
   shadow_ = target;
-  pending_.clear();
   last_ = PushStats{};
   if (plan.empty()) {
     in_sync_ = true;
@@ -66,41 +65,49 @@ Status FibnicPusher::CheckDelta(const DeviceDelta& d) const {
   for (const auto& w : d.tcam) {
     if (w.index >= c.tcam_entries) return bad("TCAM6", w.index, c.tcam_entries);
   }
-  for (uint32_t a : d.sram_words) {
-    if (a >= shadow_.sram_words()) return bad("SRAM4 word", a, shadow_.sram_words());
+  if (d.sram_values.size() != d.sram_words.size()) {
+    return InvalidArgument("delta has " + std::to_string(d.sram_words.size()) + " SRAM4 word indexes but " +
+                           std::to_string(d.sram_values.size()) + " values");
+  }
+  const uint32_t max_value = c.code_bits == 4 ? 0xFFFFu : 0xFFu;
+  for (size_t i = 0; i < d.sram_words.size(); ++i) {
+    if (d.sram_words[i] >= shadow_.sram_words()) return bad("SRAM4 word", d.sram_words[i], shadow_.sram_words());
+    if (i > 0 && d.sram_words[i] <= d.sram_words[i - 1]) {
+      return InvalidArgument("delta SRAM4 word indexes are not ascending at position " + std::to_string(i));
+    }
+    if (d.sram_values[i] > max_value) {
+      return InvalidArgument("delta SRAM4 word " + std::to_string(d.sram_words[i]) + " value " +
+                             std::to_string(d.sram_values[i]) + " does not fit a " +
+                             std::to_string(c.code_bits * 4) + "-bit word");
+    }
+  }
+  for (uint32_t p : d.port_macs) {
+    if (p >= c.ports) return bad("port", p, c.ports);
   }
   return OkStatus();
 }
 
-void FibnicPusher::PlanSramWords(const std::set<uint32_t>& bus_words, const DeviceImage& target, WritePlan& plan) {
-  const int cb = shadow_.caps.code_bits;
-  const uint32_t field = (1u << cb) - 1;
-  // A slot is final when the device already holds the entry the image wants.
-  std::vector<bool> final_slot(shadow_.nexthop.size());
-  for (size_t s = 0; s < final_slot.size(); ++s) final_slot[s] = shadow_.nexthop[s] == target.nexthop[s];
-  for (uint32_t b : bus_words) {
-    const uint32_t now = Load32(shadow_.sram, 4 * size_t{b});
-    uint32_t want = Load32(target.sram, 4 * size_t{b});
-    bool deferred = false;
-    for (int k = 0; k < 32 / cb; ++k) {
-      const uint32_t shift = static_cast<uint32_t>(k * cb);
-      const uint32_t cn = (want >> shift) & field, co = (now >> shift) & field;
-      // Naming a slot that does not hold its final entry yet would send this
-      // /24 to whatever the slot holds now: punt until the slot is final.
-      if (cn != co && cn != 0 && !final_slot[cn]) {
-        want &= ~(field << shift);
-        deferred = true;
-      }
+void FibnicPusher::PlanSramWords(const DeviceDelta& d, WritePlan& plan) {
+  const uint32_t wb = regs::SramWordBytes(shadow_.caps.code_bits);
+  // Apply the delta's words to a copy of each touched 32-bit bus word, then
+  // write each bus word once (ascending, as the indexes are).
+  size_t i = 0;
+  while (i < d.sram_words.size()) {
+    const size_t bus = size_t{d.sram_words[i]} * wb / 4;
+    const uint32_t now = Load32(shadow_.sram, 4 * bus);
+    uint8_t bytes[4];
+    std::memcpy(bytes, &now, 4);
+    for (; i < d.sram_words.size() && size_t{d.sram_words[i]} * wb / 4 == bus; ++i) {
+      const size_t at = size_t{d.sram_words[i]} * wb - 4 * bus;
+      bytes[at] = static_cast<uint8_t>(d.sram_values[i]);
+      if (wb == 2) bytes[at + 1] = static_cast<uint8_t>(d.sram_values[i] >> 8);
     }
-    if (deferred) {
-      pending_.insert(b);
-    } else {
-      pending_.erase(b);
-    }
+    uint32_t want;
+    std::memcpy(&want, bytes, 4);
     if (want == now) continue;
     plan.AddChangedBytes(ChangedBytes32(now, want));
-    plan.Add(regs::kOffSram4 + 4 * uint64_t{b}, want);
-    std::memcpy(shadow_.sram.data() + 4 * size_t{b}, &want, 4);
+    plan.Add(regs::kOffSram4 + 4 * uint64_t{bus}, want);
+    std::memcpy(shadow_.sram.data() + 4 * bus, &want, 4);
   }
 }
 
@@ -128,10 +135,7 @@ void FibnicPusher::PlanDelta(const DeviceDelta& d, const DeviceImage& target, Wr
   for (const auto& w : d.tcam) {
     PlanEntryChange(plan, regs::Tcam6Offset(w.index), shadow_.tcam[w.index], w.entry, kTcamLayout);
   }
-  std::set<uint32_t> bus_words(pending_);
-  const uint32_t wb = regs::SramWordBytes(shadow_.caps.code_bits);
-  for (uint32_t a : d.sram_words) bus_words.insert(a * wb / 4);
-  PlanSramWords(bus_words, target, plan);
+  PlanSramWords(d, plan);
   for (const auto& w : d.neigh_retire) {
     PlanEntryChange(plan, regs::NeighOffset(w.index), shadow_.neigh[w.index], w.entry, kNeighLayout);
   }
@@ -180,19 +184,6 @@ Status FibnicPusher::Push(const std::vector<DeviceDelta>& deltas, const DeviceIm
     PlanDelta(d, target, plan);
     if (plan.empty()) continue;
     RETURN_IF_ERROR(RunBatch(plan));
-  }
-  if (!pending_.empty()) {
-    // Slots became final in a retire phase: the deferred words can take their
-    // codes now, in one more batch.
-    WritePlan plan;
-    PlanDelta(DeviceDelta{}, target, plan);
-    if (!plan.empty()) RETURN_IF_ERROR(RunBatch(plan));
-  }
-  if (!pending_.empty()) {
-    in_sync_ = false;
-    return Internal("after the commit's deltas " + std::to_string(pending_.size()) +
-                    " SRAM4 words still name next-hop slots the deltas never set to the compiled entry; they punt "
-                    "until the next Sync");
   }
   return OkStatus();
 }

@@ -4,15 +4,14 @@
 // DeviceDeltas of hwif/fibnic_image.h).
 //
 // The pusher keeps a shadow of what the device holds, so it writes only words
-// whose value changes, coalesces changed SRAM words into whole 32-bit bus
-// writes (each atomic for the device) and can tell which next-hop slots are
-// already in their final state. A failed write leaves the device in a safe but
-// unknown intermediate state: the pusher then refuses further pushes until
-// Sync has read the device again.
+// whose value changes and coalesces changed SRAM words into whole 32-bit bus
+// writes (each atomic for the device; bytes of the bus word the delta does not
+// name keep the value the device holds). A failed write leaves the device in a
+// safe but unknown intermediate state: the pusher then refuses further pushes
+// until Sync has read the device again.
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <vector>
 
 #include "hwif/bar.h"
@@ -35,8 +34,10 @@ class FibnicPusher {
   Status Sync(const DeviceImage& target);
 
   // Pushes one commit's deltas in order, each as one batch ending with
-  // GENERATION; `target` is the image after the last delta (Fib::image()).
-  // Needs a prior successful Sync.
+  // GENERATION; `target` is the image after the last delta (Fib::image()),
+  // the source of CONTROL and PORT_MAC. Needs a prior successful Sync. A
+  // malformed delta (index out of range, sram_values not parallel to
+  // sram_words) is refused before anything is written.
   Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& target);
 
   bool in_sync() const { return in_sync_; }
@@ -50,7 +51,7 @@ class FibnicPusher {
  private:
   Status CheckDelta(const DeviceDelta& delta) const;
   void PlanDelta(const DeviceDelta& delta, const DeviceImage& target, WritePlan& plan);
-  void PlanSramWords(const std::set<uint32_t>& bus_words, const DeviceImage& target, WritePlan& plan);
+  void PlanSramWords(const DeviceDelta& delta, WritePlan& plan);
   Status RunBatch(WritePlan& plan);
 
   Bar& bar_;
@@ -58,9 +59,6 @@ class FibnicPusher {
   DeviceImage shadow_;
   uint32_t generation_ = 0;
   bool in_sync_ = false;
-  // SRAM bus words (index into SRAM4 / 4) left punting because a code they
-  // must hold names a slot not yet in its final state; rewritten once it is.
-  std::set<uint32_t> pending_;
   PushStats last_, total_;
 };
 

@@ -1,0 +1,109 @@
+// Helpers for hwif tests: images with a few routes set by hand, devices made
+// from them, and the per-write safety check (every intermediate BAR forwards
+// each probe address as the old state, the new state, or punts).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwif/fibnic_image.h"
+#include "hwif/fibnic_image_codec.h"
+#include "hwif/fibnic_lookup.h"
+#include "hwif/memory_bar.h"
+
+namespace fibnic::testing_util {
+
+inline IpAddr A(const char* s) { return *IpAddr::Parse(s); }
+inline MacAddr M(const char* s) { return *MacAddr::Parse(s); }
+
+// What a lookup does, reduced to what matters for misforwarding.
+struct Answer {
+  bool forward = false;
+  MacAddr mac;
+  uint8_t port = 0;
+  bool operator==(const Answer&) const = default;
+  std::string ToString() const {
+    return forward ? "forward " + mac.ToString() + " port " + std::to_string(port) : "punt";
+  }
+};
+
+inline Answer Look(const uint8_t* bar, size_t size, const IpAddr& dst) {
+  const HwDecision d = HwLookup(bar, size, dst);
+  return d.forward ? Answer{true, d.dst_mac, d.port} : Answer{};
+}
+
+// Sets the code of one /24 (index = dst >> 8) in an image.
+inline void SetCode(DeviceImage& img, uint32_t slash24, uint8_t code) {
+  const uint32_t a = slash24 >> 2, s = slash24 & 3;
+  if (img.caps.code_bits == 4) {
+    uint16_t w = static_cast<uint16_t>(img.sram[2 * a] | (img.sram[2 * a + 1] << 8));
+    w = static_cast<uint16_t>((w & ~(0xF << (4 * s))) | (code << (4 * s)));
+    img.sram[2 * a] = static_cast<uint8_t>(w);
+    img.sram[2 * a + 1] = static_cast<uint8_t>(w >> 8);
+  } else {
+    img.sram[a] = static_cast<uint8_t>((img.sram[a] & ~(3 << (2 * s))) | (code << (2 * s)));
+  }
+}
+
+inline regs::NexthopEntry Nh(const char* mac, uint8_t port, bool connected = false) {
+  regs::NexthopEntry e;
+  e.dst_mac = M(mac);
+  e.port = port;
+  e.flags = regs::kNexthopValid | (connected ? regs::kNexthopConnected : 0);
+  return e;
+}
+
+inline regs::NeighEntry Neigh(const IpAddr& addr, const char* mac, uint8_t port) {
+  regs::NeighEntry e;
+  e.addr = addr.mapped16();
+  e.mac = M(mac);
+  e.port = port;
+  e.flags = regs::kNeighValid;
+  return e;
+}
+
+inline regs::Tcam6Entry Tcam(const char* prefix, uint8_t code) {
+  const Prefix p = *Prefix::Parse(prefix);
+  regs::Tcam6Entry e;
+  e.value = p.addr().v6_hi();
+  e.mask = p.len() == 0 ? 0 : ~uint64_t{0} << (64 - std::min(p.len(), 64));
+  e.code = code;
+  e.flags = regs::kTcamValid;
+  return e;
+}
+
+inline std::unique_ptr<MemoryBar> MakeDevice(const DeviceImage& img, uint32_t generation = 0) {
+  return std::make_unique<MemoryBar>(EncodeBar(img, generation));
+}
+
+// The SRAM word values of an image, as a DeviceDelta carries them.
+inline uint16_t SramWordValue(const DeviceImage& img, uint32_t a) {
+  if (img.caps.code_bits == 4) return static_cast<uint16_t>(img.sram[2 * a] | (img.sram[2 * a + 1] << 8));
+  return img.sram[a];
+}
+
+// Checks one intermediate BAR: each probe's answer must be punt or one of
+// the answers in allowed[i]. Returns a failure description, or nullopt.
+inline std::optional<std::string> CheckProbes(const uint8_t* bar, size_t size, const std::vector<IpAddr>& probes,
+                                              const std::vector<std::vector<Answer>>& allowed) {
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const Answer got = Look(bar, size, probes[i]);
+    if (!got.forward) continue;
+    bool ok = false;
+    for (const auto& a : allowed[i]) ok = ok || a == got;
+    if (!ok) {
+      std::string want;
+      for (const auto& a : allowed[i]) want += (want.empty() ? "" : " | ") + a.ToString();
+      return probes[i].ToString() + ": " + got.ToString() + " (allowed: punt" + (want.empty() ? "" : " | " + want) +
+             ")";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace fibnic::testing_util
