@@ -103,8 +103,11 @@ StatusOr<std::unique_ptr<FileBar>> FileBar::OpenOrCreate(const std::string& path
   return Open(path, size);
 }
 
+// Other processes mapping or reading the file see every store at once (one
+// page cache); Flush only starts write-back, like a device whose SRAM is not
+// durable either. A synchronous msync per batch would cost milliseconds.
 Status FileBar::Flush() {
-  if (::msync(map_, map_size_, MS_SYNC) != 0) return IoError(Errno("msync of BAR file", path_));
+  if (::msync(map_, map_size_, MS_ASYNC) != 0) return IoError(Errno("msync of BAR file", path_));
   return OkStatus();
 }
 

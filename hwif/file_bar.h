@@ -29,7 +29,8 @@ class FileBar : public MappedBar {
   FileBar(const FileBar&) = delete;
   FileBar& operator=(const FileBar&) = delete;
 
-  // msync of the mapping: the file holds every write made so far.
+  // Starts write-back of the mapping (msync MS_ASYNC); readers of the file
+  // already see every write.
   Status Flush() override;
   const std::string& path() const { return path_; }
 
