@@ -59,7 +59,20 @@ Status StatusFromErrorJson(const json& j, const std::string& context) {
   for (StatusCode c : kAll) {
     if (code == StatusCodeName(c)) return Status(c, context + ": " + message);
   }
-  return Internal(context + ": malformed error answer " + j.dump());
+  // An error of the HTTP layer itself (no such route, body too large, ...).
+  const int http = j.is_object() && j.contains("error") && j["error"].is_object() && j["error"].contains("status") &&
+                           j["error"]["status"].is_number_integer()
+                       ? j["error"]["status"].get<int>()
+                       : 0;
+  switch (http) {
+    case 400: return InvalidArgument(context + ": " + message);
+    case 401: return Unauthenticated(context + ": " + message);
+    case 403: return PermissionDenied(context + ": " + message);
+    case 404: return NotFound(context + ": " + message);
+    case 409: return FailedPrecondition(context + ": " + message);
+    case 503: return Unavailable(context + ": " + message);
+    default: return Internal(context + ": unexpected error answer " + j.dump());
+  }
 }
 
 int HttpStatusOf(StatusCode code) {

@@ -1,0 +1,227 @@
+#include "ipnuma/config.h"
+
+#include <charconv>
+#include <fstream>
+
+namespace fibnic::ipnuma {
+namespace {
+
+namespace regs = ::fibnic::ipnuma_regs;
+
+// A physical address or size: decimal or 0x-hex, below 2^48.
+std::optional<uint64_t> ParseAddress(const std::string& s) {
+  std::string_view d = s;
+  int base = 10;
+  if (d.starts_with("0x") || d.starts_with("0X")) {
+    base = 16;
+    d.remove_prefix(2);
+  }
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), v, base);
+  if (d.empty() || ec != std::errc() || end != d.data() + d.size() || v > regs::kPaMask + 1) return std::nullopt;
+  return v;
+}
+
+uint64_t AddressKey(YamlMap& m, const std::string& key, bool required) {
+  if (!m.Has(key)) {
+    if (required) m.Require(key);
+    return 0;
+  }
+  const std::string s = m.String(key, "");
+  auto v = ParseAddress(s);
+  if (!v) {
+    m.Error(key, "'" + s + "' is not an address/size (decimal or 0x-hex, below 2^48)");
+    return 0;
+  }
+  return *v;
+}
+
+uint32_t V4Key(YamlMap& m, const std::string& key) {
+  m.Require(key);
+  auto a = m.Address(key);
+  if (!a) return 0;
+  if (!a->is_v4()) {
+    m.Error(key, "'" + a->ToString() + "' is not an IPv4 address (the IP-NUMA NIC is IPv4 only)");
+    return 0;
+  }
+  return a->v4();
+}
+
+// 1...10...0: the inverse is 0...01...1.
+bool ContiguousMask(uint32_t m) {
+  const uint32_t inv = ~m;
+  return (inv & (inv + 1)) == 0;
+}
+
+StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc);
+
+}  // namespace
+
+StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return IoError("secret file " + path + ": cannot read");
+  std::string s;
+  std::getline(in, s);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
+  if (s.empty()) return InvalidArgument("secret file " + path + " is empty");
+  return s;
+}
+
+StatusOr<IpnumadConfig> LoadIpnumadConfig(const std::string& path) {
+  ASSIGN_OR_RETURN(YamlDocument doc, YamlDocument::LoadFile(path));
+  return FromDocument(doc);
+}
+
+StatusOr<IpnumadConfig> ParseIpnumadConfig(const std::string& text, const std::string& name) {
+  ASSIGN_OR_RETURN(YamlDocument doc, YamlDocument::Parse(text, name));
+  return FromDocument(doc);
+}
+
+namespace {
+
+StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
+  YamlErrors errs(doc.name());
+  YamlMap root(doc.root(), "", &errs);
+  IpnumadConfig c;
+
+  YamlMap dev = root.Map("device");
+  c.device.kind = dev.Enum("kind", 0, {"file", "pci"}) == 0 ? DeviceConfig::Kind::kFile : DeviceConfig::Kind::kPci;
+  dev.Require("path");
+  c.device.path = dev.String("path", "");
+  YamlMap model = dev.Map("model");
+  c.device.model.pages = model.Int<uint32_t>("pages", 262144, {1, 1 << 28});
+  c.device.model.pcid_entries = model.Int<uint16_t>("pcid_entries", 4096, {2, regs::kMaxPcidEntries});
+  c.device.model.region_entries = model.Int<uint16_t>("region_entries", 64, {1, 65535});
+  if (c.device.model.region_entries > regs::kMaxRegionEntries) {
+    model.Error("region_entries", std::to_string(c.device.model.region_entries) + " does not fit the layout (max " +
+                                      std::to_string(regs::kMaxRegionEntries) + ")");
+  }
+  model.Finish();
+  dev.Finish();
+
+  YamlMap local = root.Map("local");
+  c.local.ip = V4Key(local, "address");
+  c.local.netmask = V4Key(local, "netmask");
+  if (c.local.netmask && !ContiguousMask(c.local.netmask)) {
+    local.Error("netmask", "'" + regs::Ipv4String(c.local.netmask) + "' is not a contiguous mask");
+  }
+  c.local.gateway = V4Key(local, "gateway");
+  if (c.local.ip && c.local.gateway && !c.local.OnSegment(c.local.gateway)) {
+    local.Error("gateway", regs::Ipv4String(c.local.gateway) + " is not inside " + regs::Ipv4String(c.local.ip) +
+                               "/" + regs::Ipv4String(c.local.netmask));
+  }
+  local.Require("mac");
+  if (auto m = local.Mac("mac")) c.local.mac = *m;
+  c.local.udp_port = local.Int<uint16_t>("udp_port", 4790, {1, 65535});
+  c.local.retx_timeout_ns = static_cast<uint32_t>(
+      local.Duration("retransmit_timeout", std::chrono::microseconds(10), std::chrono::microseconds(3),
+                     std::chrono::microseconds(40))
+          .count());
+  local.Finish();
+
+  YamlMap pool = root.Map("pool");
+  const size_t pk = pool.Enum("kind", 1, {"udmabuf", "reserved", "file"});
+  c.pool.kind = pk == 0 ? PoolConfig::Kind::kUdmabuf : pk == 1 ? PoolConfig::Kind::kReserved : PoolConfig::Kind::kFile;
+  if (c.pool.kind != PoolConfig::Kind::kReserved) {
+    pool.Require("path");
+    c.pool.path = pool.String("path", "");
+  }
+  if (c.pool.kind != PoolConfig::Kind::kUdmabuf) c.pool.base = AddressKey(pool, "base", true);
+  if (c.pool.kind == PoolConfig::Kind::kReserved) c.pool.size = AddressKey(pool, "size", true);
+  pool.Finish();
+
+  YamlMap neigh = root.Map("neighbours");
+  c.neighbours.source =
+      neigh.Enum("source", 0, {"kernel", "static"}) == 0 ? NeighbourConfig::Source::kKernel : NeighbourConfig::Source::kStatic;
+  for (YamlMap& e : neigh.MapList("static")) {
+    uint32_t ip = V4Key(e, "address");
+    e.Require("mac");
+    auto m = e.Mac("mac");
+    if (ip && m) c.neighbours.entries.emplace_back(ip, *m);
+    e.Finish();
+  }
+  neigh.Finish();
+
+  YamlMap api = root.Map("api");
+  c.api.listen = api.Listen("listen", Endpoint{IpAddr::V4(0x7F000001), 7471});
+  c.api.token_file = api.String("token_file", "");
+  api.Finish();
+
+  YamlMap papi = root.Map("peer_api");
+  c.peer_api.listen = papi.Listen("listen", Endpoint{IpAddr::V4(0), 7470});
+  papi.Require("secret_file");
+  c.peer_api.secret_file = papi.String("secret_file", "");
+  c.peer_api.tls_cert_file = papi.String("tls_cert_file", "");
+  c.peer_api.tls_key_file = papi.String("tls_key_file", "");
+  if (c.peer_api.tls_cert_file.empty() != c.peer_api.tls_key_file.empty()) {
+    papi.Error("tls_cert_file", "tls_cert_file and tls_key_file go together");
+  }
+  c.peer_api.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      papi.Duration("timeout", std::chrono::seconds(2), std::chrono::milliseconds(10), std::chrono::seconds(60)));
+  papi.Finish();
+
+  c.reconcile_interval = std::chrono::duration_cast<std::chrono::milliseconds>(root.Duration(
+      "reconcile_interval", std::chrono::seconds(10), std::chrono::milliseconds(100), std::chrono::hours(1)));
+
+  std::vector<std::string> secret_errors;
+  for (YamlMap& p : root.MapList("peers")) {
+    PeerSpec s;
+    p.Require("name");
+    s.name = p.String("name", "");
+    s.ip = V4Key(p, "address");
+    p.Require("api");
+    const Endpoint ep = p.Listen("api", Endpoint{});
+    s.api = ep.ToString();
+    const std::string sf = p.String("secret_file", c.peer_api.secret_file);
+    if (!sf.empty()) {
+      auto secret = ReadSecretFile(sf);
+      if (secret.ok()) {
+        s.secret = *secret;
+      } else {
+        p.Error("secret_file", secret.status().message());
+      }
+    }
+    p.Finish();
+    c.desired.peers.push_back(s);
+  }
+  for (YamlMap& e : root.MapList("exports")) {
+    ExportSpec s;
+    e.Require("name");
+    s.name = e.String("name", "");
+    s.base = AddressKey(e, "base", true);
+    s.length = AddressKey(e, "length", true);
+    e.Require("allow");
+    const std::string allow = e.String("allow", "");
+    auto pfx = Prefix::Parse(allow);
+    if (!pfx.ok() || !pfx->addr().is_v4()) {
+      e.Error("allow", "'" + allow + "' is not an IPv4 prefix (e.g. 172.18.0.0/16)");
+    } else {
+      s.allow = *pfx;
+    }
+    e.Finish();
+    c.desired.exports.push_back(s);
+  }
+  for (YamlMap& m : root.MapList("mappings")) {
+    MappingSpec s;
+    m.Require("name");
+    s.name = m.String("name", "");
+    m.Require("peer");
+    s.peer = m.String("peer", "");
+    m.Require("export");
+    s.export_name = m.String("export", "");
+    s.offset = AddressKey(m, "offset", false);
+    m.Require("first_page");
+    s.first_page = m.Int<uint32_t>("first_page", 0, {0, (int64_t{1} << 32) - 1});
+    m.Require("pages");
+    s.pages = m.Int<uint32_t>("pages", 1, {1, (int64_t{1} << 32) - 1});
+    m.Finish();
+    c.desired.mappings.push_back(s);
+  }
+  root.Finish();
+  RETURN_IF_ERROR(errs.ToStatus());
+  return c;
+}
+
+}  // namespace
+
+}  // namespace fibnic::ipnuma

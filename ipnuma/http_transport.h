@@ -1,0 +1,33 @@
+// The peer protocol's client side: HTTP/1.1 POST of a JSON body to the peer
+// ipnumad's peer API, authenticated with the peer's shared secret as a bearer
+// token, with one deadline for connect + request + answer. The body carries
+// this NIC's address ("from") so the peer can apply the export's ACL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "ipnuma/service.h"
+
+namespace fibnic::ipnuma {
+
+class HttpPeerTransport : public PeerTransport {
+ public:
+  HttpPeerTransport(uint32_t self_ip, std::chrono::milliseconds timeout) : self_ip_(self_ip), timeout_(timeout) {}
+  StatusOr<nlohmann::json> Post(const PeerSpec& peer, const std::string& path, const nlohmann::json& body) override;
+
+ private:
+  uint32_t self_ip_;
+  std::chrono::milliseconds timeout_;
+};
+
+// Posts a JSON body to http://endpoint/path with an optional bearer token and
+// returns the answer's status and body (client of both APIs: peers, ipnumactl).
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+StatusOr<HttpAnswer> HttpCall(const std::string& endpoint, const std::string& method, const std::string& target,
+                              const std::string& body, const std::string& bearer, std::chrono::milliseconds timeout);
+
+}  // namespace fibnic::ipnuma
