@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/http_client.h"
 #include "hwif/file_bar.h"
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
@@ -131,7 +132,7 @@ int Run(std::vector<std::string> args) {
   } else if (cmd == "export" && (args.size() == 3 || (args.size() == 4 && args[3] == "--force")) &&
              args[1] == "remove") {
     method = "DELETE";
-    target = "/api/v1/ipnuma/exports/" + args[2] + (args.size() == 4 ? "?force=1" : "");
+    target = "/api/v1/ipnuma/exports/" + UrlEncode(args[2]) + (args.size() == 4 ? "?force=1" : "");
   } else if (cmd == "map" && args.size() == 7) {
     method = "POST";
     target = "/api/v1/ipnuma/mappings";
@@ -140,14 +141,26 @@ int Run(std::vector<std::string> args) {
                .dump();
   } else if (cmd == "unmap" && args.size() == 2) {
     method = "DELETE";
-    target = "/api/v1/ipnuma/mappings/" + args[1];
+    target = "/api/v1/ipnuma/mappings/" + UrlEncode(args[1]);
   } else if (cmd == "reconcile" && args.size() == 1) {
     method = "POST";
     target = "/api/v1/ipnuma/reconcile";
   } else {
     return usage();
   }
-  auto ans = HttpCall(api, method, target, body, token, std::chrono::seconds(30));
+  HttpRequestSpec req;
+  auto server = Endpoint::Parse(api);
+  if (!server.ok()) {
+    std::cerr << "ipnumactl: --api: " << server.status().message() << "\n";
+    return 2;
+  }
+  req.server = *server;
+  req.method = method;
+  req.target = target;
+  req.token = token;
+  req.body = body;
+  req.timeout = std::chrono::seconds(30);
+  auto ans = HttpCall(req);
   if (!ans.ok()) {
     std::cerr << "ipnumactl: " << ans.status().ToString() << "\n";
     return 1;

@@ -21,13 +21,4 @@ class HttpPeerTransport : public PeerTransport {
   std::chrono::milliseconds timeout_;
 };
 
-// Posts a JSON body to http://endpoint/path with an optional bearer token and
-// returns the answer's status and body (client of both APIs: peers, ipnumactl).
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-};
-StatusOr<HttpAnswer> HttpCall(const std::string& endpoint, const std::string& method, const std::string& target,
-                              const std::string& body, const std::string& bearer, std::chrono::milliseconds timeout);
-
 }  // namespace fibnic::ipnuma
