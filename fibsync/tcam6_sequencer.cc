@@ -50,8 +50,12 @@ bool SameEntry(const regs::Tcam6Entry& a, const regs::Tcam6Entry& b) {
 
 class Planner {
  public:
-  Planner(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target)
-      : old_(old_slots), target_(target), n_(static_cast<uint32_t>(old_slots.size())) {}
+  Planner(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target,
+          size_t max_writes)
+      : old_(old_slots),
+        target_(target),
+        n_(static_cast<uint32_t>(old_slots.size())),
+        limit_(max_writes ? max_writes : 4 * size_t{n_} + 8) {}
 
   WritePlan Run() {
     Layout();
@@ -224,9 +228,8 @@ class Planner {
       }
       return false;
     };
-    const size_t limit = 4 * size_t{n_} + 8;
     while (!adds.empty() || !dels.empty()) {
-      if (writes.size() > limit) return false;
+      if (writes.size() >= limit_) return false;
       if (!try_add() && !try_del() && !try_evict()) return false;
     }
     return true;
@@ -257,6 +260,7 @@ class Planner {
   const std::vector<regs::Tcam6Entry>& old_;
   const std::vector<regs::Tcam6Entry>& target_;
   const uint32_t n_;
+  const size_t limit_;
   std::vector<regs::Tcam6Entry> final_;
 };
 
@@ -288,8 +292,9 @@ bool SafeState(const std::vector<regs::Tcam6Entry>& cur, const std::vector<regs:
   return true;
 }
 
-WritePlan PlanWrites(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target) {
-  return Planner(old_slots, target).Run();
+WritePlan PlanWrites(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target,
+                     size_t max_writes) {
+  return Planner(old_slots, target, max_writes).Run();
 }
 
 }  // namespace fibnic::tcam6

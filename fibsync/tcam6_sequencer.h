@@ -26,8 +26,10 @@ struct WritePlan {
 
 // old_slots: the TCAM now (prefix masks, LPM-consistent order). target: the
 // valid entries wanted (prefix masks, at most one per prefix, any order,
-// at most old_slots.size() of them).
-WritePlan PlanWrites(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target);
+// at most old_slots.size() of them). max_writes: the step-by-step plan is
+// abandoned for the always-safe one beyond this many writes (0: 4*slots+8).
+WritePlan PlanWrites(const std::vector<regs::Tcam6Entry>& old_slots, const std::vector<regs::Tcam6Entry>& target,
+                     size_t max_writes = 0);
 
 // True if for every destination the first valid match in `cur` says punt or
 // the same code as `old_slots` or `new_slots` would (exact, not sampled).
