@@ -26,8 +26,9 @@ struct FileRoute {
 // Runs make-routes on the real table (IPv6 only, `limit` routes if > 0) into a
 // temporary file and parses it.
 inline StatusOr<std::vector<FileRoute>> LoadSharedTable(const std::string& shared_dir, int limit, int gateways = 3) {
-  char dir[] = "/tmp/tcam6-routes-XXXXXX";
-  if (mkdtemp(dir) == nullptr) return Internal("mkdtemp failed");
+  std::string tmpl = "/tmp/tcam6-routes-" + std::string(6, 'X');  // mkdtemp's template
+  char* dir = mkdtemp(tmpl.data());
+  if (dir == nullptr) return Internal("mkdtemp failed");
   const std::string out = std::string(dir) + "/r.txt";
   std::string cmd = "python3 '" + shared_dir + "/tools/make-routes' '" + shared_dir +
                     "/data/full-table-2024-03.prefixes.gz' --family 6 --gateways " + std::to_string(gateways) +
