@@ -23,7 +23,7 @@ module fibnic_neigh_cam #(
     input  wire [31:0]     host_wdata,
     input  wire [3:0]      host_wstrb,
     input  wire [EW+2:0]   host_rword,
-    output reg  [31:0]     host_rdata,
+    output wire [31:0]     host_rdata,
     input  wire            lk_start,
     input  wire [127:0]    lk_key,        // network order, first byte in [127:120]
     output reg             lk_hit,
@@ -70,7 +70,7 @@ module fibnic_neigh_cam #(
     rd_bank_d   <= rd_bank;
     rd_w_d      <= host_rword[2:0];
   end
-  always @(*) host_rdata = host_q[rd_bank_d];
+  assign host_rdata = host_q[rd_bank_d];
 
   function automatic [127:0] addr_of(input [31:0] a0, input [31:0] a1, input [31:0] a2, input [31:0] a3);
     addr_of = {a0[7:0], a0[15:8], a0[23:16], a0[31:24], a1[7:0], a1[15:8], a1[23:16], a1[31:24],

@@ -45,8 +45,8 @@ module fibnic_top #(
       region = ((a - OFF_SRAM4) >> 2) < (25'd1 << SRAM_WORD_BITS) ? 3'd4 : 3'd7;
     else if (a < OFF_NEXTHOP) region = 3'd0;
     else if (a < OFF_NEXTHOP + (25'd16 << CODE_BITS)) region = 3'd1;
-    else if (a >= OFF_TCAM6 && a < OFF_TCAM6 + 25'd32 * TCAM_ENTRIES) region = 3'd2;
-    else if (a >= OFF_NEIGH && a < OFF_NEIGH + 25'd32 * NEIGH_ENTRIES) region = 3'd3;
+    else if (a >= OFF_TCAM6 && a < OFF_TCAM6 + 25'(32 * TCAM_ENTRIES)) region = 3'd2;
+    else if (a >= OFF_NEIGH && a < OFF_NEIGH + 25'(32 * NEIGH_ENTRIES)) region = 3'd3;
     else region = 3'd7;
   endfunction
 
@@ -129,6 +129,15 @@ module fibnic_top #(
       .host_wdata(bar_wdata), .host_wstrb(bar_wstrb), .host_rword(r_ne[NW+4:2]), .host_rdata(rd_ne),
       .lk_start(neigh_start), .lk_key(neigh_key), .lk_hit(neigh_hit), .lk_mac(neigh_mac),
       .lk_port(neigh_port));
+
+  // The NEIGH search reads one row per clock and must end within the 20-clock
+  // lookup budget (docs/fpga.md): at most 8 rows. A build that breaks it does
+  // not elaborate (the module named below does not exist).
+  generate
+    if (NEIGH_ENTRIES / NEIGH_BANKS > 8) begin : neigh_budget
+      fibnic_neigh_cam_rows_exceed_lookup_budget too_many_rows ();
+    end
+  endgenerate
 
   // ---- pipeline -------------------------------------------------------------
   wire         in_frame, end_now, fire, fire_ended, crc_ok;
