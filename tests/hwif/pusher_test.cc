@@ -9,6 +9,7 @@
 #include "hwif/recording_bar.h"
 #include "tests/hwif/fibnic_test_util.h"
 #include "tests/hwif/temp_dir.h"
+#include "tests/oracle/reference_lpm.h"
 
 namespace fibnic {
 namespace {
@@ -267,6 +268,64 @@ TEST(Pusher, PushRefusesOtherModelImage) {
   Rig rig(Base());
   DeviceImage other(regs::Caps::Model4Bit());
   EXPECT_EQ(rig.pusher.Push({}, other).code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace fibnic
+
+namespace fibnic {
+namespace {
+
+using namespace testing_util;
+
+// A TCAM reshuffle in producer order (holes before covers): a more-specific
+// route must go in front of the covering entry that sits at index 0. Every
+// single write is checked against the reference LPM of the old and new routes.
+TEST(Pusher, TcamReshuffleInProducerOrderIsSafeAtEveryWrite) {
+  DeviceImage img;
+  img.nexthop[1] = Nh("02:00:00:00:00:01", 0);
+  img.nexthop[2] = Nh("02:00:00:00:00:02", 1);
+  img.neigh[0] = Neigh(A("192.0.2.1"), "02:00:00:00:00:01", 0);
+  img.neigh[1] = Neigh(A("192.0.2.2"), "02:00:00:00:00:02", 1);
+  img.tcam[0] = Tcam("2001:db8::/32", 1);
+  Rig rig(img);
+
+  oracle::ReferenceLpm before, after;
+  for (auto* lpm : {&before, &after}) {
+    lpm->SetNeighbor({A("192.0.2.1"), M("02:00:00:00:00:01"), 0, NeighState::kReachable});
+    lpm->SetNeighbor({A("192.0.2.2"), M("02:00:00:00:00:02"), 1, NeighState::kReachable});
+    lpm->SetRoute(*Prefix::Parse("2001:db8::/32"), {NextHop{A("192.0.2.1"), 0}});
+  }
+  after.SetRoute(*Prefix::Parse("2001:db8:ab01::/48"), {NextHop{A("192.0.2.2"), 1}});
+
+  DeviceImage to = img;
+  to.tcam[2] = img.tcam[0];                    // 1. the cover again, behind
+  to.tcam[0] = Tcam("2001:db8:ab01::/48", 2);  // 2. the hole takes index 0
+  DeviceDelta d;
+  d.tcam = {{2, to.tcam[2]}, {0, to.tcam[0]}};
+
+  const std::vector<IpAddr> probes = {A("2001:db8:ab01::5"), A("2001:db8:ab01:ffff::1"), A("2001:db8:1::5"),
+                                      A("2001:db9::1")};
+  std::vector<std::vector<Answer>> allowed;
+  for (const auto& p : probes) {
+    std::vector<Answer> a;
+    for (const auto* lpm : {&before, &after}) {
+      for (const auto& [mac, port] : lpm->Acceptable(p)) a.push_back({true, mac, port});
+    }
+    allowed.push_back(a);
+  }
+  std::string failure;
+  rig.rec.set_observer([&](const BusWrite&, size_t i) {
+    auto bad = CheckProbes(rig.mem->data(), rig.mem->size(), probes, allowed);
+    if (bad) failure = "after write " + std::to_string(i + 1) + ": " + *bad;
+    return OkStatus();
+  });
+  ASSERT_TRUE(rig.pusher.Push({d}, to).ok());
+  EXPECT_TRUE(failure.empty()) << failure;
+  EXPECT_GE(rig.rec.writes().size(), 5u);
+  EXPECT_EQ(Look(rig.mem->data(), rig.mem->size(), A("2001:db8:ab01::5")),
+            (Answer{true, M("02:00:00:00:00:02"), 1}));
+  EXPECT_EQ(Look(rig.mem->data(), rig.mem->size(), A("2001:db8:1::5")), (Answer{true, M("02:00:00:00:00:01"), 0}));
 }
 
 }  // namespace
