@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "daemon/http_client.h"
 #include "ipnuma/service.h"
@@ -53,6 +54,16 @@ uint16_t FreePort() {
 }
 
 void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// Runs a command; its exit status and stdout+stderr.
+std::pair<int, std::string> RunCmd(const std::string& cmd) {
+  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  const int st = ::pclose(f);
+  return {WEXITSTATUS(st), out};
+}
 
 std::vector<uint8_t> ReadBytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -310,20 +321,47 @@ TEST_F(TwoDaemons, RevokeUnmapsPeerFirstAndRestartKeepsTables) {
   EXPECT_TRUE(a_.Get("mappings")["mappings"].empty());
 }
 
+TEST_F(TwoDaemons, IpnumactlDrivesTheApiAndDecodesBars) {
+  a_.Start();
+  b_.Start();
+  ASSERT_TRUE(WaitMappings(a_, 1));
+  ASSERT_TRUE(WaitMappings(b_, 1));
+  const std::string ctl = std::string(IPNUMACTL_BIN) + " --api " + a_.api() + " --token-file " +
+                          (dir_ / "a.token").string() + " ";
+  auto [rc, out] = RunCmd(ctl + "map extra b rx 0x3000 20 1");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = RunCmd(ctl + "map extra2 b rx 0x3000 300 1");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("out of the BAR's 256 pages"), std::string::npos) << out;
+  std::tie(rc, out) = RunCmd(ctl + "mappings");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\"extra\""), std::string::npos) << out;
+  // Offline decode of A's BAR file: both runs, B's PC ID.
+  std::tie(rc, out) = RunCmd(std::string(IPNUMACTL_BIN) + " decode " + a_.bar.string());
+  ASSERT_EQ(rc, 0) << out;
+  json d = json::parse(out);
+  ASSERT_EQ(d["pages"].size(), 2u) << out;
+  EXPECT_EQ(d["pages"][0]["first_page"], 4);
+  EXPECT_EQ(d["pages"][0]["pages"], 3);
+  EXPECT_EQ(d["pages"][0]["remote_base"], "0x200002000");
+  EXPECT_EQ(d["pages"][1]["first_page"], 20);
+  EXPECT_EQ(d["pages"][1]["remote_base"], "0x200004000");
+  EXPECT_EQ(d["pcid"][0]["address"], "10.0.0.2");
+  EXPECT_EQ(d["regions"][0]["base"], "0x100004000");
+  std::tie(rc, out) = RunCmd(ctl + "unmap extra");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_FALSE(a_.Tables().pagemap[20].mapped());
+}
+
 TEST(IpnumadConfig, CheckConfigNamesFileLineAndKey) {
   const fs::path p = fs::temp_directory_path() / ("ipnumad-bad-" + std::to_string(::getpid()) + ".yaml");
   WriteFile(p, "device: {kind: file, path: /tmp/x.bar}\nlocal:\n  address: 10.0.0.1\n  netmask: 255.255.255.0\n"
                "  gateway: 10.0.0.254\n  mac: '02:00:00:00:00:01'\n  retransmit_timeout: 90us\n"
                "pool: {kind: reserved, base: 0x1000, size: 0x1000}\npeer_api: {secret_file: /nonexistent}\n"
                "colour: red\n");
-  const std::string cmd = std::string(IPNUMAD_BIN) + " --check-config --config " + p.string() + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (size_t n = fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  const int st = ::pclose(f);
+  auto [rc, out] = RunCmd(std::string(IPNUMAD_BIN) + " --check-config --config " + p.string());
   fs::remove(p);
-  EXPECT_EQ(WEXITSTATUS(st), 1) << out;
+  EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find(p.string() + ":7:"), std::string::npos) << out;  // file:line of the bad value
   EXPECT_NE(out.find("retransmit_timeout"), std::string::npos) << out;
   EXPECT_NE(out.find("90us"), std::string::npos) << out;
