@@ -117,6 +117,7 @@ StatusOr<NlMessage> ParseRoute(const uint8_t* base, const nlmsghdr* h) {
   r.type = rtm.rtm_type;
   r.scope = rtm.rtm_scope;
   r.tos = rtm.rtm_tos;
+  r.flags = rtm.rtm_flags;
   if (rtm.rtm_dst_len > FamilyBits(*fam)) {
     return Bad(base, NLMSG_DATA(h), "prefix length " + std::to_string(rtm.rtm_dst_len) + " is too long for " +
                                         FamilyName(*fam));

@@ -37,6 +37,7 @@ struct NlRoute {
   uint8_t type = 0;       // RTN_*
   uint8_t scope = 0;
   uint8_t tos = 0;
+  uint32_t flags = 0;     // rtm_flags (RTM_F_CLONED marks cache entries)
   uint32_t priority = 0;  // RTA_PRIORITY (metric)
   uint32_t nh_id = 0;     // RTA_NH_ID; 0 = paths are inline
   std::vector<NlPath> paths;

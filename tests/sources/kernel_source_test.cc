@@ -1,0 +1,287 @@
+// The kernel source in a private network namespace: routes and neighbours
+// added, changed and deleted with `ip` reach the RIB; gateways get resolved
+// through the kernel; a forced netlink overrun is recovered by a re-dump and
+// mark-and-sweep, after which the RIB equals the kernel's own table.
+#include "fibsync/kernel_source.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "tests/sources/netns_util.h"
+#include "tests/sources/recording_sink.h"
+
+namespace fibnic {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MustSh;
+using testing::RecordingSink;
+using testing::Sh;
+using testing::WaitFor;
+
+Prefix P(const std::string& s) { return *Prefix::Parse(s); }
+IpAddr A(const std::string& s) { return *IpAddr::Parse(s); }
+
+class KernelSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::EnterNewNetns();
+    peer_ns = "fibnic-kpeer-" + std::to_string(getpid());
+    // k0: a FIBNIC port (its far end k0p lives in a peer namespace that
+    // answers ARP for 10.0.0.9); k1: not a FIBNIC port.
+    MustSh("ip netns add " + peer_ns);
+    MustSh("ip link add k0 type veth peer name k0p && ip link set k0p netns " + peer_ns);
+    MustSh("ip addr add 10.0.0.1/24 dev k0 && ip link set k0 up");
+    MustSh("ip netns exec " + peer_ns + " sh -c 'ip addr add 10.0.0.9/24 dev k0p && ip link set k0p up'");
+    MustSh("ip link add k1 type veth peer name k1p && ip addr add 10.1.0.1/24 dev k1 && ip link set k1 up && ip link set k1p up");
+  }
+  void TearDown() override {
+    if (source) boost::asio::post(io, [this] { source->Stop(); });
+    work.reset();
+    io.stop();
+    if (io_thread.joinable()) io_thread.join();
+    Sh("ip netns del " + peer_ns + " 2>/dev/null");
+  }
+  void StartSource(KernelSourceConfig cfg) {
+    cfg.ports = {{"k0", 0}};
+    cfg.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
+    source = std::make_unique<KernelSource>(io, sink, cfg);
+    ASSERT_TRUE(source->Start().ok());
+    io_thread = std::thread([this] { io.run(); });
+  }
+  KernelSourceStats Stats() {
+    std::promise<KernelSourceStats> p;
+    boost::asio::post(io, [&] { p.set_value(source->stats()); });
+    return p.get_future().get();
+  }
+  std::optional<std::vector<NextHop>> PathsOf(const std::string& p) {
+    auto r = sink.routes();
+    auto it = r.find(P(p));
+    if (it == r.end()) return std::nullopt;
+    return it->second.paths;
+  }
+  bool RouteIs(const std::string& p, const std::optional<std::vector<NextHop>>& want) {
+    return WaitFor([&] { return PathsOf(p) == want; }, 10s);
+  }
+  std::optional<Neighbor> NeighOf(const std::string& a) {
+    auto n = sink.neighbors();
+    auto it = n.find(A(a));
+    if (it == n.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::string peer_ns;
+  boost::asio::io_context io;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
+  std::thread io_thread;
+  RecordingSink sink;
+  std::unique_ptr<KernelSource> source;
+  const std::vector<NextHop> host{NextHop::ToHost()};
+};
+
+TEST_F(KernelSourceTest, RoutesAddChangeDeleteAndSafetyPunts) {
+  MustSh("ip route add 10.50.0.0/16 via 10.0.0.2");  // before start: comes with the dump
+  StartSource({});
+  ASSERT_TRUE(RouteIs("10.50.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  EXPECT_TRUE(RouteIs("10.0.0.0/24", std::vector<NextHop>{{std::nullopt, 0}}));  // connected
+  EXPECT_TRUE(RouteIs("10.0.0.1/32", host));   // local table: the host's own address
+  EXPECT_TRUE(RouteIs("10.1.0.0/24", host));   // connected, but not a FIBNIC port
+  MustSh("ip route replace 10.50.0.0/16 via 10.0.0.3");
+  EXPECT_TRUE(RouteIs("10.50.0.0/16", std::vector<NextHop>{{A("10.0.0.3"), 0}}));
+  MustSh("ip route add 10.51.0.0/16 nexthop via 10.0.0.2 nexthop via 10.0.0.3");
+  EXPECT_TRUE(RouteIs("10.51.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}, {A("10.0.0.3"), 0}}));
+  MustSh("ip route add 10.52.0.0/16 nexthop via 10.0.0.2 nexthop via 10.1.0.2");
+  EXPECT_TRUE(RouteIs("10.52.0.0/16", host));  // one path leaves through a non-FIBNIC port
+  MustSh("ip route add blackhole 10.53.0.0/16 && ip route add unreachable 10.54.0.0/16 && ip route add prohibit 10.55.0.0/16");
+  EXPECT_TRUE(RouteIs("10.53.0.0/16", host));
+  EXPECT_TRUE(RouteIs("10.54.0.0/16", host));
+  EXPECT_TRUE(RouteIs("10.55.0.0/16", host));
+  MustSh("ip route add 10.56.0.0/16 table 100 via 10.0.0.2");  // not a configured table
+  MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad && ip -6 route add 2001:db8:99::/48 via 2001:db8:1::2");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::vector<NextHop>{{A("2001:db8:1::2"), 0}}));
+  EXPECT_TRUE(RouteIs("2001:db8:1::1/128", host));
+  EXPECT_FALSE(PathsOf("10.56.0.0/16").has_value());
+  MustSh("ip route del 10.50.0.0/16 && ip -6 route del 2001:db8:99::/48");
+  EXPECT_TRUE(RouteIs("10.50.0.0/16", std::nullopt));
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::nullopt));
+  // A protocol left to the FPM source is not taken.
+  MustSh("ip route add 10.57.0.0/16 via 10.0.0.2 proto bgp");
+  EXPECT_TRUE(RouteIs("10.57.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
+  KernelSourceConfig cfg;
+  cfg.ignore_frr_routes = true;
+  StartSource(cfg);
+  MustSh("ip route add 10.57.0.0/16 via 10.0.0.2 proto bgp && ip route add 10.58.0.0/16 via 10.0.0.2 proto static");
+  EXPECT_TRUE(RouteIs("10.58.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  EXPECT_FALSE(PathsOf("10.57.0.0/16").has_value());
+}
+
+TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
+  StartSource({});
+  MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");
+  ASSERT_TRUE(WaitFor([&] { return NeighOf("10.0.0.2").has_value(); }, 10s));
+  EXPECT_EQ(NeighOf("10.0.0.2")->mac.ToString(), "02:00:00:00:00:02");
+  EXPECT_EQ(NeighOf("10.0.0.2")->port, 0);
+  EXPECT_EQ(NeighOf("10.0.0.2")->state, NeighState::kPermanent);
+  MustSh("ip neigh replace 10.0.0.2 lladdr 02:00:00:00:00:22 dev k0 nud reachable");
+  EXPECT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.2"); return n && n->mac.ToString() == "02:00:00:00:00:22"; }, 10s));
+  MustSh("ip neigh del 10.0.0.2 dev k0");
+  EXPECT_TRUE(WaitFor([&] { return !NeighOf("10.0.0.2").has_value(); }, 10s));
+  MustSh("ip neigh add 10.1.0.7 lladdr 02:00:00:00:00:07 dev k1 nud permanent");  // not a FIBNIC port
+
+  // Nobody sends traffic to 10.0.0.9: only the source's request makes the
+  // kernel resolve it (the peer namespace answers ARP).
+  const std::string peer_mac =
+      Sh("ip netns exec " + peer_ns + " cat /sys/class/net/k0p/address");
+  MustSh("ip route add 10.60.0.0/16 via 10.0.0.9");
+  ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.9"); return n && NeighUsable(n->state); }, 15s))
+      << Sh("ip neigh show");
+  EXPECT_EQ(NeighOf("10.0.0.9")->mac.ToString() + "\n", peer_mac);
+  EXPECT_GE(Stats().resolve_requests, 1u);
+  EXPECT_FALSE(NeighOf("10.1.0.7").has_value());
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// The kernel's routes of tables local + main, as the RIB should hold them,
+// computed from `ip -j route show` by the test itself: local table first
+// (punted), else the lowest metric of main; two routes sharing that metric
+// (IPv6 fe80::/64 on two links) are punted, as is anything not via k0.
+std::map<Prefix, std::vector<NextHop>> KernelFib() {
+  struct Seen {
+    bool local = false;
+    uint32_t metric = 0;
+    int count = 0;
+    std::vector<NextHop> paths;
+  };
+  std::map<Prefix, Seen> seen;
+  for (const std::string fam : {"-4", "-6"}) {
+    for (const std::string table : {"local", "main"}) {
+      auto j = nlohmann::json::parse(Sh("ip " + fam + " -j route show table " + table));
+      for (const auto& r : j) {
+        std::string dst = r.value("dst", "");
+        if (dst == "default") dst = fam == "-4" ? "0.0.0.0/0" : "::/0";
+        if (dst.find('/') == std::string::npos) dst += fam == "-4" ? "/32" : "/128";
+        Seen& s = seen[*Prefix::Parse(dst)];
+        if (table == "local") {
+          s.local = true;
+          continue;
+        }
+        std::vector<NextHop> paths;
+        bool host = r.value("type", "unicast") != "unicast";
+        auto add = [&](const nlohmann::json& nh) {
+          if (nh.value("dev", "") != "k0") {
+            host = true;
+            return;
+          }
+          NextHop hop{std::nullopt, 0};
+          if (nh.contains("gateway")) hop.gateway = *IpAddr::Parse(nh["gateway"].get<std::string>());
+          paths.push_back(hop);
+        };
+        if (r.contains("nexthops")) {
+          for (const auto& nh : r["nexthops"]) add(nh);
+        } else {
+          add(r);
+        }
+        std::sort(paths.begin(), paths.end());
+        if (host) paths = {NextHop::ToHost()};
+        const uint32_t metric = r.value("metric", 0u);
+        if (s.count == 0 || metric < s.metric) {
+          s.metric = metric;
+          s.count = 1;
+          s.paths = paths;
+        } else if (metric == s.metric) {
+          ++s.count;
+        }
+      }
+    }
+  }
+  std::map<Prefix, std::vector<NextHop>> out;
+  for (const auto& [p, s] : seen) {
+    out[p] = (s.local || s.count > 1) ? std::vector<NextHop>{NextHop::ToHost()} : s.paths;
+  }
+  return out;
+}
+
+TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
+  const uint64_t seed = std::random_device{}();
+  std::cout << "seed " << seed << std::endl;
+  std::mt19937_64 rng(seed);
+  KernelSourceConfig cfg;
+  cfg.rcvbuf_bytes = 4096;  // tiny: a burst overflows it
+  StartSource(cfg);
+  ASSERT_TRUE(WaitFor([&] { return sink.routes().count(P("10.0.0.0/24")); }, 10s));
+  // Stall the source while the kernel changes a lot: events are lost.
+  auto stall = [&](const std::string& batch) {
+    std::promise<void> release;
+    auto released = release.get_future().share();
+    boost::asio::post(io, [released] { released.wait(); });
+    int rc = 0;
+    const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
+    release.set_value();
+    ASSERT_EQ(rc, 0) << out;
+  };
+  const std::string dir = "/tmp/fibnic-kernel-" + std::to_string(getpid());
+  MustSh("mkdir -p " + dir);
+  {
+    std::ofstream add(dir + "/add");
+    for (int i = 0; i < 3000; ++i) {
+      add << "route add 10." << 100 + i / 250 << "." << i % 250 << ".0/24 via 10.0.0." << 2 + rng() % 5 << "\n";
+    }
+  }
+  stall(dir + "/add");
+  {
+    // Delete a random third, change another third.
+    std::ofstream mod(dir + "/mod");
+    for (int i = 0; i < 3000; ++i) {
+      const std::string p = "10." + std::to_string(100 + i / 250) + "." + std::to_string(i % 250) + ".0/24";
+      switch (rng() % 3) {
+        case 0: mod << "route del " << p << "\n"; break;
+        case 1: mod << "route replace " << p << " via 10.0.0." << 2 + rng() % 5 << "\n"; break;
+        default: break;
+      }
+    }
+  }
+  stall(dir + "/mod");
+  Sh("rm -rf " + dir);
+  std::map<Prefix, std::vector<NextHop>> want, got;
+  const bool ok = WaitFor(
+      [&] {
+        want = KernelFib();
+        got.clear();
+        for (const auto& [p, r] : sink.routes()) got[p] = r.paths;
+        return got == want && !Stats().dumping;
+      },
+      60s);
+  const auto st = Stats();
+  EXPECT_GE(st.overruns, 1u);
+  EXPECT_GE(st.resyncs, 1u);
+  std::string diff;
+  for (const auto& [p, paths] : want) {
+    auto it = got.find(p);
+    if (it == got.end() || it->second != paths) {
+      diff += "  " + p.ToString() + ": kernel " + (paths.empty() ? "-" : paths[0].ToString()) + ", RIB " +
+              (it == got.end() || it->second.empty() ? "-" : it->second[0].ToString()) + "\n";
+    }
+  }
+  for (const auto& [p, paths] : got) {
+    if (!want.count(p)) diff += "  " + p.ToString() + ": only in the RIB\n";
+  }
+  ASSERT_TRUE(ok) << "RIB (" << got.size() << " routes) differs from the kernel (" << want.size() << "):\n"
+                  << diff.substr(0, 3000);
+  std::cout << "overruns " << st.overruns << ", resyncs " << st.resyncs << ", swept " << st.swept << ", routes "
+            << got.size() << std::endl;
+}
+
+}  // namespace
+}  // namespace fibnic
