@@ -129,9 +129,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
         if (errno == ENOBUFS) {
-          ++stats.overruns;
-          Log("netlink overrun (events lost): re-dumping and reconciling");
-          StartDump();
+          OnOverrun();
           continue;
         }
         Error(std::string("netlink receive failed: ") + std::strerror(errno));
@@ -149,6 +147,21 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       });
       if (!st.ok()) Error("netlink event: " + st.message());
     }
+  }
+
+  // Events were lost. What is still queued is older than the dump about to
+  // be taken, and replaying it after the dump would bring back what the
+  // lost events undid: drop it, and what was held, then dump.
+  void OnOverrun() {
+    ++stats.overruns;
+    Log("netlink overrun (events lost): re-dumping and reconciling");
+    const int fd = nl_socket_get_fd(ev_sock.get());
+    for (int i = 0; i < 100000; ++i) {  // bounded: the kernel may keep adding
+      const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
+      if (n < 0 && errno != EINTR && errno != ENOBUFS) break;
+    }
+    held.clear();
+    StartDump();  // when a dump is running: another one right after it
   }
 
   void Apply(const nlmsghdr* h) {
