@@ -99,7 +99,7 @@ void ReadPorts(YamlMap& root, std::vector<FibnicdConfig::Port>* ports) {
   }
 }
 
-void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f) {
+void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, FibnicdConfig::File* file) {
   YamlMap km = m.Map("kernel");
   k->enabled = km.Bool("enabled", true);
   std::vector<int64_t> tables = km.IntList("tables", {254}, 1, 0xFFFFFFFFll);
@@ -113,6 +113,16 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f) {
   f->listen = fm.Listen("listen", f->listen);
   f->distance = fm.Int<uint8_t>("distance", 10, {0, 255});
   fm.Finish();
+
+  YamlMap sm = m.Map("file");
+  file->routes = sm.String("routes", "");
+  file->neighbors = sm.String("neighbors", "");
+  file->distance = sm.Int<uint8_t>("distance", 1, {0, 255});
+  for (const char* key : {"routes", "neighbors"}) {
+    std::string v = sm.String(key, "");
+    if (!v.empty() && v.front() != '/') sm.Error(key, "bad value '" + v + "'; allowed: an absolute file path");
+  }
+  sm.Finish();
   m.Finish();
 }
 
@@ -184,7 +194,7 @@ StatusOr<FibnicdConfig> ParseFibnicdConfig(const YamlDocument& doc) {
   YamlMap root(doc.root(), "", &errs);
   ReadDevice(root.Map("device"), &c.device);
   ReadPorts(root, &c.ports);
-  ReadSources(root.Map("sources"), &c.kernel, &c.fpm);
+  ReadSources(root.Map("sources"), &c.kernel, &c.fpm, &c.file);
   ReadPolicies(root.Map("policies"), &c.policies);
   ReadWeb(root.Map("web"), &c.web);
   YamlMap log = root.Map("logging");
@@ -221,6 +231,7 @@ std::vector<std::string> FibnicdConfig::ChangedSections(const FibnicdConfig& o) 
   if (!(ports == o.ports)) out.push_back("ports");
   if (!(kernel == o.kernel)) out.push_back("sources.kernel");
   if (!(fpm == o.fpm)) out.push_back("sources.fpm");
+  if (!(file == o.file)) out.push_back("sources.file");
   if (!(policies == o.policies)) out.push_back("policies");
   if (!(web == o.web)) out.push_back("web");
   if (log_level != o.log_level) out.push_back("logging");

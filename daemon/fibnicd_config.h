@@ -63,6 +63,14 @@ struct FibnicdConfig {
     bool operator==(const Fpm&) const = default;
   };
 
+  // Static routes from files in the route-file format (see docs/daemon.md).
+  struct File {
+    std::string routes;     // empty = none
+    std::string neighbors;  // empty = none
+    uint8_t distance = 1;
+    bool operator==(const File&) const = default;
+  };
+
   struct Policies {
     EcmpPolicy ecmp = EcmpPolicy::kFirst;
     double slot_hysteresis = 1.25;
@@ -95,6 +103,7 @@ struct FibnicdConfig {
   std::vector<Port> ports;
   Kernel kernel;
   Fpm fpm;
+  File file;
   Policies policies;
   Web web;
   LogLevel log_level = LogLevel::kInfo;

@@ -88,6 +88,8 @@ class Pipeline {
   // The pipeline thread's event loop: the web server runs here, so its
   // handlers read the Fib and the device between batches, without locks.
   boost::asio::io_context& io() { return io_; }
+  // The Fib itself: only for code running on the pipeline thread (web handlers).
+  Fib& fib() { return *fib_; }
   // Something was handed to sink() out of band: look at the queue now.
   void Kick() { Wake(); }
   // Applies everything queued so far, compiles, syncs the device and calls

@@ -1,0 +1,25 @@
+// DeviceSink over hwif's FibnicPusher (ordered, coalesced writes; readback
+// Sync for start-up and recovery).
+#pragma once
+
+#include "daemon/device_sink.h"
+#include "hwif/fibnic_pusher.h"
+
+namespace fibnic {
+
+class PusherSink : public DeviceSink {
+ public:
+  explicit PusherSink(FibnicPusher& pusher) : pusher_(pusher) {}
+  Status Sync(const DeviceImage& image) override { return pusher_.Sync(image); }
+  Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) override {
+    return pusher_.Push(deltas, image);
+  }
+  uint32_t generation() const override { return pusher_.generation(); }
+  uint64_t bus_writes() const override { return pusher_.total().bus_writes; }
+  uint64_t changed_bytes() const override { return pusher_.total().changed_bytes; }
+
+ private:
+  FibnicPusher& pusher_;
+};
+
+}  // namespace fibnic
