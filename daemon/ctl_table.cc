@@ -50,6 +50,15 @@ std::string CellText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) {
     bool scalars = std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_primitive(); });
+    // Paths and similar lists carry a readable "text" per element: show those.
+    bool texts = !v.empty() && std::all_of(v.begin(), v.end(), [](const json& e) {
+      return e.is_object() && e.contains("text") && e["text"].is_string();
+    });
+    if (texts) {
+      std::string s;
+      for (const auto& e : v) s += (s.empty() ? "" : ", ") + e["text"].get<std::string>();
+      return s;
+    }
     if (scalars) {
       std::string s;
       for (const auto& e : v) s += (s.empty() ? "" : ",") + CellText(e);

@@ -11,6 +11,7 @@
 namespace fibnic {
 
 // One cell's text: strings bare, null "-", arrays of scalars joined by ",",
+// arrays of objects that all have a "text" member (paths) as those texts,
 // other arrays/objects compact JSON.
 std::string CellText(const nlohmann::json& v);
 

@@ -19,6 +19,11 @@ TEST(CtlTable, TableWithNestedColumnsAndMissingCells) {
             "-                                   2001:db8::/32  -              punted     no-slot\n");
 }
 
+TEST(CtlTable, PathsShowTheirText) {
+  json paths = json::parse(R"([{"gateway": "10.0.0.1", "text": "via 10.0.0.1 port 0"}, {"text": "connected port 2"}])");
+  EXPECT_EQ(CellText(paths), "via 10.0.0.1 port 0, connected port 2");
+}
+
 TEST(CtlTable, AnswerWithListAndScalars) {
   json j = json::parse(R"({"routes": [{"prefix": "10.0.0.0/8"}], "total": 1, "next": null})");
   EXPECT_EQ(RenderAnswer(j), "PREFIX\n10.0.0.0/8\n\nnext:  -\ntotal: 1\n");

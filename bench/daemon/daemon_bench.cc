@@ -1,0 +1,204 @@
+// fibnicd end to end, on the running daemon with a file-backed BAR:
+//  1. full-table convergence: the shared real table through the file source —
+//     from the first route handed to the pipeline to READY=1 (sent once the
+//     last word is written), next to the peer measured in the same run: the
+//     offline compiler (fibnic-compile) building and writing the same image;
+//  2. warm restart on the same table: time to READY and device writes (goal 0);
+//  3. single-update latency p50/p99: a static route PUT over the REST API until
+//     its /24 is decoded as forwarded from the BAR file (HwLookup, polled),
+//     against the configured batch delay.
+//
+// daemon_bench --fibnicd BIN --compile BIN --routes R --neigh N --dir DIR [--updates K]
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/http_client.h"
+#include "hwif/fibnic_lookup.h"
+#include "tests/daemon/daemon_harness.h"
+
+namespace fibnic {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr const char* kToken = "bench-token-0123456789";
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+std::string Arg(int argc, char** argv, const std::string& name, const std::string& def = "") {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) return argv[i + 1];
+  }
+  if (def.empty()) {
+    std::fprintf(stderr, "daemon_bench: missing %s\n", name.c_str());
+    std::exit(2);
+  }
+  return def;
+}
+
+// "HH:MM:SS.mmm" of the first log line containing needle, as ms of the day.
+double LogTimeMs(const std::string& log, const std::string& needle) {
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(needle) == std::string::npos) continue;
+    int h = 0, m = 0, s = 0, ms = 0;
+    if (std::sscanf(line.c_str(), "%d:%d:%d.%d", &h, &m, &s, &ms) == 4) return ((h * 60 + m) * 60 + s) * 1000.0 + ms;
+  }
+  return -1;
+}
+
+std::string Slurp(const std::string& path) {
+  auto v = testing::ReadFile(path);
+  return std::string(v.begin(), v.end());
+}
+
+struct Run {
+  double start_to_ready_ms = 0;
+  double first_route_to_ready_ms = 0;
+  uint16_t port = 0;
+};
+
+// Starts fibnicd; returns once READY=1 arrived (or exits the bench).
+Run StartDaemon(testing::Child** out, testing::NotifySocket& notify, const std::string& bin, const std::string& cfg,
+                const std::string& log_path) {
+  std::vector<std::string> log;
+  auto t0 = Clock::now();
+  *out = new testing::Child({"/bin/sh", "-c", "exec " + bin + " --config " + cfg + " 2>" + log_path},
+                            {"NOTIFY_SOCKET=" + notify.path()});
+  if (!notify.WaitFor("READY=1", 600s, &log)) {
+    std::fprintf(stderr, "daemon_bench: fibnicd never became ready; log:\n%s\n", Slurp(log_path).c_str());
+    std::exit(1);
+  }
+  Run r;
+  r.start_to_ready_ms = Ms(Clock::now() - t0);
+  std::string text = Slurp(log_path);
+  double first = LogTimeMs(text, "file source:");
+  double ready = LogTimeMs(text, "ready:");
+  r.first_route_to_ready_ms = ready - first;
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("REST API at http://127\\.0\\.0\\.1:(\\d+)/"))) r.port = std::stoi(m[1]);
+  return r;
+}
+
+void Stop(testing::Child* c) {
+  c->Signal(SIGTERM);
+  c->Wait(30s);
+  delete c;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+int Main(int argc, char** argv) {
+  std::string fibnicd = Arg(argc, argv, "--fibnicd");
+  std::string compile = Arg(argc, argv, "--compile");
+  std::string routes = Arg(argc, argv, "--routes");
+  std::string neigh = Arg(argc, argv, "--neigh");
+  std::string dir = Arg(argc, argv, "--dir");
+  int updates = std::stoi(Arg(argc, argv, "--updates", "200"));
+
+  // Peer: the offline compiler on the same table, same machine, same run.
+  auto c0 = Clock::now();
+  std::string cmd = compile + " --routes " + routes + " --neighbors " + neigh + " --out " + dir +
+                    "/offline.img --report " + dir + "/offline.json >/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "daemon_bench: %s failed\n", cmd.c_str());
+    return 1;
+  }
+  double offline_ms = Ms(Clock::now() - c0);
+
+  std::string bar = dir + "/bar0.img";
+  std::remove(bar.c_str());
+  std::string cfg = dir + "/fibnicd.yaml";
+  testing::WriteFile(cfg, "device: {backend: file, path: " + bar +
+                              "}\n"
+                              "sources:\n"
+                              "  kernel: {enabled: false}\n"
+                              "  file: {routes: " + routes + ", neighbors: " + neigh +
+                              "}\n"
+                              "web: {listen: 127.0.0.1:0, token: " + kToken + "}\n");
+  testing::NotifySocket notify(dir + "/notify");
+
+  testing::Child* d = nullptr;
+  Run cold = StartDaemon(&d, notify, fibnicd, cfg, dir + "/cold.log");
+  Stop(d);
+  std::vector<char> before = testing::ReadFile(bar);
+  Run warm = StartDaemon(&d, notify, fibnicd, cfg, dir + "/warm.log");
+  bool unchanged = testing::ReadFile(bar) == before;
+
+  // Single updates: /24s in 100.64.0.0/10 (shared address space, not in the
+  // global table) alternately via two gateways of the neighbour file.
+  int fd = open(bar.c_str(), O_RDONLY);
+  struct stat st;
+  fstat(fd, &st);
+  auto* map = static_cast<const uint8_t*>(mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0));
+  std::vector<double> lat;
+  int timeouts = 0;
+  for (int i = 0; i < updates; ++i) {
+    uint32_t net = 0x64400000u + (static_cast<uint32_t>(i) << 8);
+    IpAddr dst = IpAddr::V4(net + 7);
+    int port = i % 2;
+    HttpRequestSpec put;
+    put.server = Endpoint{IpAddr::V4(0x7F000001), warm.port};
+    put.method = "PUT";
+    put.target = "/api/v1/routes/static/" + IpAddr::V4(net).ToString() + "/24";
+    put.token = kToken;
+    put.body = std::string("{\"paths\":[{\"gateway\":\"") + (port == 0 ? "10.0.0.1" : "10.1.0.1") +
+               "\",\"port\":" + std::to_string(port) + "}]}";
+    auto t0 = Clock::now();
+    auto r = HttpCall(put);
+    if (!r.ok() || r->status >= 300) {
+      std::fprintf(stderr, "daemon_bench: PUT failed: %s\n", r.ok() ? r->body.c_str() : r.status().ToString().c_str());
+      return 1;
+    }
+    bool seen = false;
+    while (Clock::now() - t0 < 2s) {
+      HwDecision h = HwLookup(map, static_cast<size_t>(st.st_size), dst);
+      if (h.forward && h.port == port) {
+        seen = true;
+        break;
+      }
+      std::this_thread::sleep_for(20us);
+    }
+    if (seen) {
+      lat.push_back(Ms(Clock::now() - t0));
+    } else {
+      ++timeouts;
+    }
+  }
+  Stop(d);
+
+  std::printf("full table through fibnicd (%s)\n", routes.c_str());
+  std::printf("  cold start → READY:                 %9.1f ms\n", cold.start_to_ready_ms);
+  std::printf("  first route in → last word written: %9.1f ms\n", cold.first_route_to_ready_ms);
+  std::printf("  peer: fibnic-compile, same table:   %9.1f ms   ratio daemon/offline %.2f\n", offline_ms,
+              cold.first_route_to_ready_ms / offline_ms);
+  std::printf("  warm restart → READY:               %9.1f ms   BAR unchanged: %s\n", warm.start_to_ready_ms,
+              unchanged ? "yes" : "NO");
+  if (!lat.empty()) {
+    double p50 = Percentile(lat, 0.5), p99 = Percentile(lat, 0.99);
+    std::printf("single update (REST PUT → forwarded in the BAR), %zu updates, batch_delay 1 ms\n", lat.size());
+    std::printf("  p50 %.3f ms  p99 %.3f ms  max %.3f ms  (ratio p50/batch_delay %.2f)  timeouts %d\n", p50, p99,
+                *std::max_element(lat.begin(), lat.end()), p50 / 1.0, timeouts);
+  }
+  return unchanged && timeouts == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace fibnic
+
+int main(int argc, char** argv) { return fibnic::Main(argc, argv); }
