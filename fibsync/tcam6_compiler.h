@@ -5,17 +5,18 @@
 //
 //   Fib ──Upsert/Erase──▶ Tcam6Compiler ──Commit()──▶ [TcamWrite...] (DeviceDelta::tcam)
 //
-// Entry choice: tcam6_optimizer.h (tree DP, exact for entries on trie nodes).
+// Entry choice: tcam6_optimizer.h (tree DP, exact for entries on trie nodes;
+//               incremental: a change redoes only the trie paths it touches).
 // Write order:  tcam6_sequencer.h (every prefix of the sequence is safe).
 // Model and arguments: docs/tcam6.md.
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "common/ip.h"
 #include "fibsync/offload_state.h"
+#include "fibsync/tcam6_optimizer.h"
 #include "hwif/fibnic_image.h"
 
 namespace fibnic {
@@ -44,7 +45,7 @@ class Tcam6Compiler {
   // The TCAM as of the last Commit() (capacity slots; unused ones invalid).
   const std::vector<regs::Tcam6Entry>& entries() const { return slots_; }
   uint32_t capacity() const { return capacity_; }
-  size_t route_count() const { return routes_.size(); }
+  size_t route_count() const { return opt_.route_count(); }
 
   struct State {
     OffloadState state;
@@ -58,18 +59,17 @@ class Tcam6Compiler {
   // the hardware can answer (outside /64s mixed by longer routes) is answered,
   // and their total weight — what the entry choice maximises;
   // whether the last write plan needed the always-safe (punt-through) order.
-  uint64_t covered_routes() const { return covered_routes_; }
-  uint64_t covered_weight() const { return covered_weight_; }
+  uint64_t covered_routes() const { return opt_.covered_routes(); }
+  uint64_t covered_weight() const { return opt_.covered_weight(); }
   bool last_plan_fell_back() const { return fell_back_; }
+  // Bytes held for the routes, the trie and the DP tables.
+  size_t memory_bytes() const { return opt_.memory().total(); }
 
  private:
   uint32_t capacity_;
-  std::unordered_map<Prefix, Tcam6Route> routes_;
+  tcam6::Optimizer opt_;
   bool dirty_ = false;
   std::vector<regs::Tcam6Entry> slots_;
-  std::unordered_map<Prefix, State> states_;
-  uint64_t covered_routes_ = 0;
-  uint64_t covered_weight_ = 0;
   bool fell_back_ = false;
 };
 

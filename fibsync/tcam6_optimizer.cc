@@ -1,425 +1,406 @@
+// Route changes, Solve() and per-route states of tcam6::Optimizer; the DP
+// itself is in tcam6_dp.cc.
 #include "fibsync/tcam6_optimizer.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
-#include <limits>
-#include <map>
-#include <utility>
+#include <tuple>
 
 namespace fibnic::tcam6 {
 
-uint64_t Mask64(int len) { return len == 0 ? 0 : ~uint64_t{0} << (64 - len); }
-
 namespace {
 
-constexpr int64_t kNeg = std::numeric_limits<int64_t>::min() / 4;
-constexpr uint8_t kPunt = 0;  // colour 0: punt (code-0 entry or no match)
+// What a node's own region does for its governing route (Node::contrib()).
+enum Contrib { kNoContrib = 0, kAnswered = 1, kUnanswered = 2, kMixedRegion = 3 };
 
-int BitAt(uint64_t v, int pos) { return static_cast<int>((v >> (63 - pos)) & 1); }
+// RouteRec::flags
+constexpr uint8_t kLive = 1;
+constexpr uint8_t kCovered = 2;
+constexpr uint8_t kTouched = 4;
+constexpr uint8_t kSettled = 8;  // has been through a Solve()
 
-struct Node {
-  uint64_t value = 0;
-  uint8_t len = 0;
-  int32_t child[2] = {-1, -1};
-  int32_t route = -1;     // route with exactly this prefix (len <= 64)
-  int32_t gov = -1;       // governing route: nearest route at or above
-  uint8_t gc = kPunt;     // colour the governing route asks for
-  bool own = false;       // part of the prefix lies outside every child
-  bool mixed = false;     // a /64 whose longer routes disagree with gc: must punt
-  uint32_t size = 1;      // nodes in the subtree
-  uint32_t cap = 0;       // min(budget, size): longest useful entry count
-  uint64_t off = 0;       // first DP cell in the pool
-  int16_t kept = -1;      // colour of the entry the TCAM holds here now, if any
-};
+uint64_t Hi(const Prefix& p) { return static_cast<uint64_t>(p.addr().v6() >> 64); }
 
-// Compressed binary trie over 64-bit prefixes; node 0 is ::/0.
-class Trie {
- public:
-  Trie() { nodes_.emplace_back(); }
-  std::vector<Node>& nodes() { return nodes_; }
-
-  int Insert(uint64_t v, int len) {
-    int cur = 0;
-    while (true) {
-      if (nodes_[cur].len == len) return cur;
-      const int b = BitAt(v, nodes_[cur].len);
-      const int c = nodes_[cur].child[b];
-      if (c < 0) {
-        const int id = Add(v, len);
-        nodes_[cur].child[b] = id;
-        return id;
-      }
-      const uint64_t cv = nodes_[c].value;
-      const int clen = nodes_[c].len;
-      const int common = std::min({clen, len, std::countl_zero(cv ^ v)});
-      if (common == clen) {
-        cur = c;
-        continue;
-      }
-      if (common == len) {  // the new prefix sits between cur and c
-        const int id = Add(v, len);
-        nodes_[id].child[BitAt(cv, len)] = c;
-        nodes_[cur].child[b] = id;
-        return id;
-      }
-      const int mid = Add(v & Mask64(common), common);
-      const int id = Add(v, len);
-      nodes_[mid].child[BitAt(cv, common)] = c;
-      nodes_[mid].child[BitAt(v, common)] = id;
-      nodes_[cur].child[b] = mid;
-      return id;
-    }
-  }
-
- private:
-  int Add(uint64_t v, int len) {
-    Node n;
-    n.value = v & Mask64(len);
-    n.len = static_cast<uint8_t>(len);
-    nodes_.push_back(n);
-    return static_cast<int>(nodes_.size() - 1);
-  }
-  std::vector<Node> nodes_;
-};
-
-// Whether colour x may answer an own region whose governing colour is gc.
-// need: the governing route must be fully offloaded, so punting is not enough.
-bool Allowed(uint8_t x, uint8_t gc, bool need, bool mixed) {
-  if (mixed || gc == kPunt) return x == kPunt;
-  return need ? x == gc : (x == gc || x == kPunt);
+bool EntryLess(const OptEntry& a, const OptEntry& b) {
+  return std::tie(a.value, a.len, a.code) < std::tie(b.value, b.len, b.code);
 }
-
-class Solver {
- public:
-  Solver(const std::vector<OptRoute>& routes, uint32_t budget, const std::vector<OptEntry>& prefer)
-      : routes_(routes), budget_(budget) {
-    for (const auto& e : prefer) prefer_[{e.value & Mask64(e.len), e.len}] = e.code;
-  }
-
-  OptResult Run() {
-    MapColours();
-    Build();
-    Annotate();
-    Dp();
-    OptResult out;
-    Reconstruct(out.entries);
-    Evaluate(out);
-    return out;
-  }
-
- private:
-  void MapColours() {
-    colour_of_.fill(0);
-    codes_.assign(1, 0);
-    for (const auto& r : routes_) {
-      if (r.code != 0 && colour_of_[r.code] == 0) {
-        colour_of_[r.code] = static_cast<uint8_t>(codes_.size());
-        codes_.push_back(r.code);
-      }
-    }
-    ncol_ = static_cast<int>(codes_.size());
-  }
-
-  void Build() {
-    route_node_.assign(routes_.size(), -1);
-    for (size_t i = 0; i < routes_.size(); ++i) {
-      const Prefix& p = routes_[i].prefix;
-      const uint64_t hi = static_cast<uint64_t>(p.addr().v6() >> 64);
-      if (p.len() <= 64) {
-        const int n = trie_.Insert(hi, p.len());
-        trie_.nodes()[n].route = static_cast<int32_t>(i);
-        route_node_[i] = n;
-      } else {
-        const int n = trie_.Insert(hi, 64);
-        route_node_[i] = n;
-        long_.push_back(static_cast<int32_t>(i));
-      }
-    }
-  }
-
-  // Preorder: governing route and colour, own region; postorder: sizes.
-  void Annotate() {
-    auto& nodes = trie_.nodes();
-    order_.clear();
-    order_.reserve(nodes.size());
-    std::vector<int> stack{0};
-    while (!stack.empty()) {
-      const int v = stack.back();
-      stack.pop_back();
-      order_.push_back(v);
-      Node& n = nodes[v];
-      if (n.route >= 0) {
-        n.gov = n.route;
-        n.gc = colour_of_[routes_[n.route].code];
-      }
-      bool full_sides = true;
-      for (int b = 0; b < 2; ++b) {
-        const int c = n.child[b];
-        if (c < 0 || nodes[c].len != n.len + 1) full_sides = false;
-        if (c >= 0) {
-          nodes[c].gov = n.gov;
-          nodes[c].gc = n.gc;
-          stack.push_back(c);
-        }
-      }
-      n.own = n.len == 64 || !full_sides;
-      auto it = prefer_.find({n.value, n.len});
-      if (it != prefer_.end() && (it->second == 0 || colour_of_[it->second] != 0)) n.kept = colour_of_[it->second];
-    }
-    for (int32_t i : long_) {
-      Node& n = nodes[route_node_[i]];
-      if (colour_of_[routes_[i].code] != n.gc) n.mixed = true;
-    }
-    answerable_.assign(routes_.size(), false);
-    for (const Node& n : nodes) {
-      if (n.own && !n.mixed && n.gc != kPunt) answerable_[n.gov] = true;
-    }
-    uint64_t cells = 0;
-    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      Node& n = nodes[*it];
-      n.size = 1;
-      for (int c : n.child) {
-        if (c >= 0) n.size += nodes[c].size;
-      }
-      n.cap = std::min<uint32_t>(budget_, n.size);
-      n.off = cells;
-      cells += uint64_t(Variants(n)) * ncol_ * (n.cap + 1);
-    }
-    pool_.assign(cells, kNeg);
-  }
-
-  static int Variants(const Node& n) { return n.route >= 0 ? 1 : 2; }
-
-  // F[v](need, colour)[k]: best value in v's subtree with at most k entries
-  // there, given the colour in force above v and whether the governing route
-  // (above v) must be fully offloaded. Route nodes decide their own need.
-  int64_t* Cells(const Node& n, int need, int colour) {
-    const int var = n.route >= 0 ? 0 : need;
-    return &pool_[n.off + (uint64_t(var) * ncol_ + colour) * (n.cap + 1)];
-  }
-  int64_t F(int v, int need, int colour, uint32_t k) {
-    if (v < 0) return 0;
-    const Node& n = trie_.nodes()[v];
-    return Cells(n, need, colour)[std::min(k, n.cap)];
-  }
-
-  int64_t Gain(const Node& n, bool need_v) const {
-    if (!need_v) return 0;
-    return int64_t(routes_[n.route].weight) * int64_t(budget_ + 1);
-  }
-  bool CanNeed(const Node& n) const { return n.route >= 0 && n.gc != kPunt && answerable_[n.route]; }
-  static int64_t Bonus(const Node& n, int colour) { return n.kept == colour ? 1 : 0; }
-
-  // G: best value with colour x in force at v (v's own entry not counted),
-  // for child-need `need`, at most k entries in the children.
-  void Combine(const Node& n, int x, int need, int64_t* out, uint32_t kmax) {
-    std::fill(out, out + kmax + 1, kNeg);
-    const int a = n.child[0], b = n.child[1];
-    const uint32_t ca = a < 0 ? 0 : trie_.nodes()[a].cap;
-    const uint32_t cb = b < 0 ? 0 : trie_.nodes()[b].cap;
-    for (uint32_t i = 0; i <= std::min(ca, kmax); ++i) {
-      const int64_t fa = F(a, need, x, i);
-      if (fa <= kNeg) continue;
-      for (uint32_t j = 0; j <= cb && i + j <= kmax; ++j) {
-        const int64_t fb = F(b, need, x, j);
-        if (fb <= kNeg) continue;
-        out[i + j] = std::max(out[i + j], fa + fb);
-      }
-    }
-    for (uint32_t k = 1; k <= kmax; ++k) out[k] = std::max(out[k], out[k - 1]);
-  }
-
-  // Options at v: (child need, gain) pairs valid for colour x in force at v.
-  template <typename Fn>
-  void ForOptions(const Node& n, int x, int need_in, Fn&& fn) {
-    if (n.route >= 0) {
-      for (int nv = 0; nv <= (CanNeed(n) ? 1 : 0); ++nv) {
-        if (n.own && !Allowed(static_cast<uint8_t>(x), n.gc, nv, n.mixed)) continue;
-        fn(nv, Gain(n, nv));
-      }
-    } else {
-      if (n.own && !Allowed(static_cast<uint8_t>(x), n.gc, need_in, n.mixed)) return;
-      fn(need_in, 0);
-    }
-  }
-
-  void G(const Node& n, int x, int need_in, int64_t* g, std::vector<int64_t>& tmp) {
-    std::fill(g, g + n.cap + 1, kNeg);
-    ForOptions(n, x, need_in, [&](int cn, int64_t gain) {
-      Combine(n, x, cn, tmp.data(), n.cap);
-      for (uint32_t k = 0; k <= n.cap; ++k) {
-        if (tmp[k] > kNeg) g[k] = std::max(g[k], tmp[k] + gain);
-      }
-    });
-  }
-
-  void Dp() {
-    auto& nodes = trie_.nodes();
-    std::vector<int64_t> g(size_t(ncol_) * (budget_ + 1)), tmp(budget_ + 1);
-    std::vector<int64_t> best1(budget_ + 1), best2(budget_ + 1);
-    std::vector<int> arg1(budget_ + 1);
-    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      const Node& n = nodes[*it];
-      const uint32_t L = n.cap;
-      for (int need = 0; need < Variants(n); ++need) {
-        for (int x = 0; x < ncol_; ++x) G(n, x, need, &g[size_t(x) * (L + 1)], tmp);
-        // Best and second-best "entry with colour x here" per k (k-1 below).
-        for (uint32_t k = 0; k <= L; ++k) {
-          best1[k] = best2[k] = kNeg;
-          arg1[k] = -1;
-          if (k == 0) continue;
-          for (int x = 0; x < ncol_; ++x) {
-            const int64_t gx = g[size_t(x) * (L + 1) + k - 1];
-            if (gx <= kNeg) continue;
-            const int64_t val = gx + Bonus(n, x);
-            if (val > best1[k]) {
-              best2[k] = best1[k];
-              best1[k] = val;
-              arg1[k] = x;
-            } else if (val > best2[k]) {
-              best2[k] = val;
-            }
-          }
-        }
-        for (int c = 0; c < ncol_; ++c) {
-          int64_t* f = Cells(n, need, c);
-          for (uint32_t k = 0; k <= L; ++k) {
-            const int64_t with_entry = arg1[k] == c ? best2[k] : best1[k];
-            f[k] = std::max(g[size_t(c) * (L + 1) + k], with_entry);
-            if (k > 0) f[k] = std::max(f[k], f[k - 1]);
-          }
-        }
-      }
-    }
-  }
-
-  void Reconstruct(std::vector<OptEntry>& entries) {
-    entry_colour_.assign(trie_.nodes().size(), -1);
-    const Node& root = trie_.nodes()[0];
-    const int64_t best = F(0, 0, kPunt, root.cap);
-    uint32_t k = 0;
-    while (F(0, 0, kPunt, k) < best) ++k;
-    Descend(0, 0, kPunt, k);
-    for (size_t v = 0; v < trie_.nodes().size(); ++v) {
-      if (entry_colour_[v] < 0) continue;
-      const Node& n = trie_.nodes()[v];
-      entries.push_back({n.value, n.len, codes_[entry_colour_[v]]});
-    }
-  }
-
-  // Finds a choice at v that attains F(v, need_in, c)[k] and recurses.
-  void Descend(int v, int need_in, int c, uint32_t k) {
-    if (v < 0) return;
-    const Node n = trie_.nodes()[v];
-    k = std::min(k, n.cap);
-    if (k == 0) return;
-    const int64_t target = F(v, need_in, c, k);
-    if (target <= kNeg) return;
-    std::vector<int64_t> g(n.cap + 1), tmp(budget_ + 1);
-    int colour = -1;
-    uint32_t kk = k;
-    G(n, c, need_in, g.data(), tmp);
-    if (g[k] == target) {
-      colour = c;
-    } else {
-      for (int x = 0; x < ncol_ && colour < 0; ++x) {
-        if (x == c) continue;
-        G(n, x, need_in, g.data(), tmp);
-        if (g[k - 1] > kNeg && g[k - 1] + Bonus(n, x) == target) colour = x;
-      }
-      kk = k - 1;
-      entry_colour_[v] = colour;
-    }
-    const int64_t want = g[kk];
-    bool done = false;
-    ForOptions(n, colour, need_in, [&](int cn, int64_t gain) {
-      if (done) return;
-      for (uint32_t i = 0; i <= kk && !done; ++i) {
-        const int64_t fa = F(n.child[0], cn, colour, i);
-        const int64_t fb = F(n.child[1], cn, colour, kk - i);
-        if (fa <= kNeg || fb <= kNeg || fa + fb + gain != want) continue;
-        done = true;
-        Descend(n.child[0], cn, colour, i);
-        Descend(n.child[1], cn, colour, kk - i);
-      }
-    });
-  }
-
-  // What the chosen entries actually do to each route (independent of the DP's
-  // bookkeeping): walk the trie with the colour in force.
-  void Evaluate(OptResult& out) {
-    const auto& nodes = trie_.nodes();
-    std::vector<uint32_t> answered(routes_.size()), unanswered(routes_.size());
-    std::vector<bool> has_mixed(routes_.size());
-    std::vector<uint8_t> colour_at(nodes.size(), kPunt);
-    for (int v : order_) {  // preorder: parents first
-      const Node& n = nodes[v];
-      if (entry_colour_[v] >= 0) colour_at[v] = static_cast<uint8_t>(entry_colour_[v]);
-      for (int c : n.child) {
-        if (c >= 0) colour_at[c] = colour_at[v];
-      }
-      if (!n.own || n.gov < 0 || n.gc == kPunt) continue;
-      if (n.mixed) {
-        has_mixed[n.gov] = true;
-      } else if (colour_at[v] == n.gc) {
-        ++answered[n.gov];
-      } else {
-        ++unanswered[n.gov];
-      }
-    }
-    out.states.resize(routes_.size());
-    for (size_t i = 0; i < routes_.size(); ++i) {
-      OptRouteState& s = out.states[i];
-      const OptRoute& r = routes_[i];
-      if (r.code == 0) continue;
-      if (r.prefix.len() > 64) {
-        const int v = route_node_[i];
-        const Node& n = nodes[v];
-        if (n.mixed) {
-          s.reason = PuntReason::kLongerThan64;
-        } else if (colour_at[v] == n.gc) {
-          s.state = OffloadState::kOffloaded;
-        } else {
-          s.reason = PuntReason::kTcamFull;
-        }
-        continue;
-      }
-      if (answered[i] == 0 && unanswered[i] == 0) {
-        s.reason = has_mixed[i] ? PuntReason::kLongerThan64 : PuntReason::kShadowed;
-      } else if (unanswered[i] > 0) {
-        s.state = answered[i] > 0 ? OffloadState::kPartial : OffloadState::kPunted;
-        s.reason = PuntReason::kTcamFull;
-      } else {
-        // Everything the hardware can answer is answered; a mixed /64 inside
-        // still punts (partial), but no entry could do better.
-        s.state = has_mixed[i] ? OffloadState::kPartial : OffloadState::kOffloaded;
-        s.reason = has_mixed[i] ? PuntReason::kLongerThan64 : PuntReason::kNone;
-        out.covered_weight += r.weight;
-        ++out.covered_routes;
-      }
-    }
-  }
-
-  const std::vector<OptRoute>& routes_;
-  const uint32_t budget_;
-  std::map<std::pair<uint64_t, int>, uint8_t> prefer_;  // prefix -> code
-  std::array<uint8_t, 256> colour_of_{};
-  std::vector<uint8_t> codes_;  // colour -> code
-  int ncol_ = 1;
-  Trie trie_;
-  std::vector<int> route_node_;
-  std::vector<int32_t> long_;
-  std::vector<int> order_;  // preorder
-  std::vector<bool> answerable_;
-  std::vector<int64_t> pool_;
-  std::vector<int> entry_colour_;
-};
 
 }  // namespace
 
-OptResult Optimize(const std::vector<OptRoute>& routes, uint32_t budget, const std::vector<OptEntry>& prefer) {
-  return Solver(routes, budget, prefer).Run();
+Optimizer::Optimizer(uint32_t budget) : budget_(budget) {}
+Optimizer::~Optimizer() = default;
+
+void Optimizer::MarkPath() {
+  for (int v : path_) trie_[v].Set(Node::kDirty, true);
+}
+
+void Optimizer::CountCode(uint8_t code, int delta) {
+  if (code == 0) return;
+  const uint32_t before = code_count_[code];
+  code_count_[code] += delta;
+  if ((before == 0) != (code_count_[code] == 0)) colours_stale_ = true;
+}
+
+int Optimizer::NewRoute(uint8_t code, PuntReason reason, uint32_t weight) {
+  int id;
+  if (route_free_.empty()) {
+    id = static_cast<int>(routes_.size());
+    routes_.emplace_back();
+  } else {
+    id = route_free_.back();
+    route_free_.pop_back();
+  }
+  RouteRec& r = routes_[id];
+  r = RouteRec{};
+  r.code = code;
+  r.reason = reason;
+  r.weight = weight;
+  r.flags = kLive;
+  ++route_count_;
+  CountCode(code, +1);
+  Touch(id);
+  return id;
+}
+
+// The route of the nearest route node above path_[i], or -1.
+int Optimizer::GovAbove(size_t i) const {
+  while (i-- > 0) {
+    if (trie_[path_[i]].route >= 0) return trie_[path_[i]].route;
+  }
+  return -1;
+}
+
+// v's region (v and the nodes below it up to the next route nodes) changes
+// governor or colour: take back what it credited to `credited_to`, give it
+// the new colour, and leave it for Solve() to redo.
+void Optimizer::Regovern(int v, int credited_to, uint8_t gc) {
+  std::vector<int> stack{v};
+  while (!stack.empty()) {
+    const int u = stack.back();
+    stack.pop_back();
+    Node& n = trie_[u];
+    if (n.contrib() != kNoContrib) {
+      Credit(credited_to, n.contrib(), -1);
+      n.set_contrib(kNoContrib);
+    }
+    n.gc = gc;
+    n.Set(Node::kDirty, true);
+    for (int c : n.child) {
+      if (c >= 0 && trie_[c].route < 0) stack.push_back(c);
+    }
+  }
+}
+
+// A node leaves the trie: its credit goes, and its table.
+void Optimizer::Retire(int v) {
+  Node& n = trie_[v];
+  if (n.contrib() != kNoContrib) {
+    const size_t at = static_cast<size_t>(std::find(path_.begin(), path_.end(), v) - path_.begin());
+    Credit(GovAbove(at), n.contrib(), -1);
+    n.set_contrib(kNoContrib);
+  }
+  FreeTable(n);
+}
+
+bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_t weight) {
+  if (p.family() != Family::kV6) return false;
+  const LongRoute want{code, reason, weight};
+  if (p.len() > 64) {
+    auto [it, inserted] = long_.try_emplace(p, want);
+    if (!inserted) {
+      if (it->second == want) return false;
+      CountCode(it->second.code, -1);
+      it->second = want;
+    }
+    CountCode(code, +1);
+    const int w = trie_.Insert(Hi(p), 64, path_);
+    if (inserted) ++trie_[w].long_routes;
+    MarkPath();
+    return true;
+  }
+  const int found = trie_.Find(Hi(p), p.len());
+  if (found >= 0 && trie_[found].route >= 0) {
+    const int id = trie_[found].route;
+    RouteRec& r = routes_[id];
+    if (r.code == code && r.reason == reason && r.weight == weight) return false;
+    trie_.Find(Hi(p), p.len(), &path_);
+    MarkPath();
+    Uncredit(id);
+    CountCode(r.code, -1);
+    CountCode(code, +1);
+    const bool recolour = r.code != code;
+    r.code = code;
+    r.reason = reason;
+    r.weight = weight;
+    if (recolour) Regovern(found, id, code);
+    return true;
+  }
+  const int v = trie_.Insert(Hi(p), p.len(), path_);
+  MarkPath();
+  const int id = NewRoute(code, reason, weight);
+  Regovern(v, GovAbove(path_.size() - 1), code);
+  trie_[v].route = id;
+  return true;
+}
+
+bool Optimizer::Erase(const Prefix& p) {
+  if (p.family() != Family::kV6) return false;
+  if (p.len() > 64) {
+    auto it = long_.find(p);
+    if (it == long_.end()) return false;
+    CountCode(it->second.code, -1);
+    long_.erase(it);
+    const int w = trie_.Find(Hi(p), 64, &path_);
+    --trie_[w].long_routes;
+    MarkPath();
+    trie_.Prune(path_, [this](int u) { Retire(u); });
+    return true;
+  }
+  const int v = trie_.Find(Hi(p), p.len(), &path_);
+  if (v < 0 || trie_[v].route < 0) return false;
+  MarkPath();
+  const int id = trie_[v].route;
+  Uncredit(id);
+  CountCode(routes_[id].code, -1);
+  const uint8_t gc_above = path_.size() > 1 ? trie_[path_[path_.size() - 2]].gc : 0;
+  Regovern(v, id, gc_above);
+  trie_[v].route = -1;
+  routes_[id].flags = 0;
+  route_free_.push_back(id);
+  --route_count_;
+  trie_.Prune(path_, [this](int u) { Retire(u); });
+  return true;
+}
+
+// Colours are the codes in use, ascending (so ties break the same way however
+// the routes arrived). A change of that set changes every table.
+void Optimizer::RemapColours() {
+  colours_stale_ = false;
+  colour_of_.fill(0);
+  codes_.assign(1, 0);
+  for (int code = 1; code < 256; ++code) {
+    if (code_count_[code] == 0) continue;
+    colour_of_[code] = static_cast<uint8_t>(codes_.size());
+    codes_.push_back(static_cast<uint8_t>(code));
+  }
+  ncol_ = static_cast<int>(codes_.size());
+  std::vector<int> stack{0};
+  while (!stack.empty()) {
+    Node& n = trie_[stack.back()];
+    stack.pop_back();
+    n.Set(Node::kDirty, true);
+    for (int c : n.child) {
+      if (c >= 0) stack.push_back(c);
+    }
+  }
+}
+
+// The TCAM's current entries give the DP its tie-break bonus: nodes whose
+// kept entry changes are redone.
+void Optimizer::UpdateKept(const std::vector<OptEntry>& prefer) {
+  auto wanted = [&](const Node& n) {
+    for (const auto& e : prefer) {
+      if ((e.value & Mask64(e.len)) == n.value && e.len == n.len) return std::pair<bool, uint8_t>{true, e.code};
+    }
+    return std::pair<bool, uint8_t>{false, 0};
+  };
+  auto apply = [&](const OptEntry& e) {
+    const int v = trie_.Find(e.value, e.len, &path_);
+    if (v < 0) return;
+    Node& n = trie_[v];
+    const auto [has, code] = wanted(n);
+    if (n.Has(Node::kHasKept) == has && (!has || n.kept == code)) return;
+    n.Set(Node::kHasKept, has);
+    n.kept = code;
+    MarkPath();
+  };
+  for (const auto& e : prefer_) apply(e);
+  for (const auto& e : prefer) apply(e);
+  prefer_ = prefer;
+}
+
+const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefer) {
+  if (colours_stale_) RemapColours();
+  UpdateKept(prefer);
+  if (trie_[0].Has(Node::kDirty)) Refresh(0);
+
+  std::vector<OptEntry> next;
+  arena_top_ = 0;
+  const TableRef root = TableOf(0);
+  const int64_t best = F(root, 0, 0, root.len);
+  uint32_t k = 0;
+  while (F(root, 0, 0, k) < best) ++k;
+  arena_top_ = 0;
+  Descend(0, 0, 0, k, next);
+  std::sort(next.begin(), next.end(), EntryLess);
+
+  std::vector<OptEntry> changed;
+  MarkEntries(next, changed);
+  if (trie_[0].Has(Node::kDirty)) Settle(0, -1, 0);
+  for (const auto& e : changed) WalkColours(e);
+  FinishTouched();
+  entries_ = std::move(next);
+  return entries_;
+}
+
+// Moves the entry marks from the last answer to `next`; `changed` gets the
+// entries in one but not the other.
+void Optimizer::MarkEntries(const std::vector<OptEntry>& next, std::vector<OptEntry>& changed) {
+  for (const auto& e : entries_) {
+    const int v = trie_.Find(e.value, e.len);
+    if (v >= 0) trie_[v].Set(Node::kHasEntry, false);
+  }
+  for (const auto& e : next) {
+    Node& n = trie_[trie_.Find(e.value, e.len)];
+    n.Set(Node::kHasEntry, true);
+    n.entry = e.code;
+  }
+  std::set_symmetric_difference(entries_.begin(), entries_.end(), next.begin(), next.end(),
+                                std::back_inserter(changed), EntryLess);
+}
+
+// Top-down over the dirty nodes: their own regions' contributions under the
+// new entries; clears the dirty marks.
+void Optimizer::Settle(int v, int gov, uint8_t code) {
+  Node& n = trie_[v];
+  if (n.Has(Node::kHasEntry)) code = n.entry;
+  if (n.route >= 0) gov = n.route;
+  Recontrib(v, gov, code);
+  n.Set(Node::kDirty, false);
+  for (int c : n.child) {
+    if (c >= 0 && trie_[c].Has(Node::kDirty)) Settle(c, gov, code);
+  }
+}
+
+// An entry came or went: the nodes whose answering entry it is (or was) may
+// answer differently now.
+void Optimizer::WalkColours(const OptEntry& e) {
+  const int t = trie_.Topmost(e.value, e.len, &path_);
+  if (t < 0) return;
+  int gov = -1;
+  uint8_t code = 0;
+  for (int u : path_) {
+    if (u == t) break;
+    if (trie_[u].route >= 0) gov = trie_[u].route;
+    if (trie_[u].Has(Node::kHasEntry)) code = trie_[u].entry;
+  }
+  struct Item {
+    int v, gov;
+    uint8_t code;
+  };
+  std::vector<Item> stack{{t, gov, code}};
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    const Node& n = trie_[it.v];
+    if (n.Has(Node::kHasEntry)) it.code = n.entry;
+    if (n.route >= 0) it.gov = n.route;
+    Recontrib(it.v, it.gov, it.code);
+    for (int c : n.child) {
+      // Below another entry nothing changed (or that entry is walked itself).
+      if (c >= 0 && !trie_[c].Has(Node::kHasEntry)) stack.push_back({c, it.gov, it.code});
+    }
+  }
+}
+
+void Optimizer::Recontrib(int v, int gov, uint8_t code) {
+  Node& n = trie_[v];
+  int now = kNoContrib;
+  if (n.Has(Node::kOwn) && n.gc != 0) {
+    now = n.Has(Node::kMixed) ? kMixedRegion : code == n.gc ? kAnswered : kUnanswered;
+  }
+  if (now == n.contrib()) return;
+  if (n.contrib() != kNoContrib) Credit(gov, n.contrib(), -1);
+  if (now != kNoContrib) Credit(gov, now, +1);
+  n.set_contrib(now);
+}
+
+void Optimizer::Credit(int route, int contrib, int delta) {
+  routes_[route].count[contrib] += delta;
+  Touch(route);
+}
+
+void Optimizer::Touch(int route) {
+  RouteRec& r = routes_[route];
+  if (r.flags & kTouched) return;
+  r.flags |= kTouched;
+  touched_.push_back(route);
+}
+
+// Takes a route out of the covered totals until FinishTouched() looks again.
+void Optimizer::Uncredit(int route) {
+  RouteRec& r = routes_[route];
+  if (r.flags & kCovered) {
+    covered_weight_ -= r.weight;
+    --covered_routes_;
+    r.flags &= ~kCovered;
+  }
+  Touch(route);
+}
+
+void Optimizer::FinishTouched() {
+  for (int id : touched_) {
+    RouteRec& r = routes_[id];
+    r.flags &= ~kTouched;
+    if (!(r.flags & kLive)) continue;
+    r.flags |= kSettled;
+    const bool covered = r.code != 0 && r.count[kUnanswered] == 0 && r.count[kAnswered] > 0;
+    if (covered == bool(r.flags & kCovered)) continue;
+    r.flags ^= kCovered;
+    if (covered) {
+      covered_weight_ += r.weight;
+      ++covered_routes_;
+    } else {
+      covered_weight_ -= r.weight;
+      --covered_routes_;
+    }
+  }
+  touched_.clear();
+}
+
+OptRouteState Optimizer::StateOf(const Prefix& p) const {
+  using S = OffloadState;
+  using R = PuntReason;
+  if (p.family() != Family::kV6) return {};
+  if (p.len() > 64) {
+    auto it = long_.find(p);
+    if (it == long_.end()) return {};
+    if (it->second.code == 0) return {S::kPunted, it->second.reason};
+    std::vector<int> path;
+    const int w = trie_.Find(Hi(p), 64, &path);
+    const Node& n = trie_[w];
+    if (n.Has(Node::kMixed)) return {S::kPunted, R::kLongerThan64};
+    uint8_t code = 0;
+    for (int u : path) {
+      if (trie_[u].Has(Node::kHasEntry)) code = trie_[u].entry;
+    }
+    return code == n.gc ? OptRouteState{S::kOffloaded, R::kNone} : OptRouteState{S::kPunted, R::kTcamFull};
+  }
+  const int v = trie_.Find(Hi(p), p.len());
+  if (v < 0 || trie_[v].route < 0) return {};
+  const RouteRec& r = routes_[trie_[v].route];
+  if (!(r.flags & kSettled)) return {};
+  if (r.code == 0) return {S::kPunted, r.reason};
+  const uint32_t answered = r.count[kAnswered], unanswered = r.count[kUnanswered];
+  const bool mixed = r.count[kMixedRegion] > 0;
+  if (answered == 0 && unanswered == 0) return {S::kPunted, mixed ? R::kLongerThan64 : R::kShadowed};
+  if (unanswered > 0) return {answered > 0 ? S::kPartial : S::kPunted, R::kTcamFull};
+  // Everything the hardware can answer is answered; a mixed /64 inside still
+  // punts (partial), but no entry could do better.
+  return mixed ? OptRouteState{S::kPartial, R::kLongerThan64} : OptRouteState{S::kOffloaded, R::kNone};
+}
+
+Optimizer::Memory Optimizer::memory() const {
+  Memory m;
+  m.trie = trie_.bytes() + path_.capacity() * sizeof(int);
+  // std::map nodes: the value plus about four pointers of bookkeeping.
+  m.routes = routes_.size() * sizeof(RouteRec) + route_free_.capacity() * sizeof(int32_t) +
+             long_.size() * (sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
+             touched_.capacity() * sizeof(int32_t);
+  m.tables = tables_.capacity() * sizeof(Table) + table_free_.capacity() * sizeof(int32_t) +
+             (arena_.capacity() + full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() +
+              best2_.capacity()) * sizeof(int64_t) + arg1_.capacity() * sizeof(int);
+  for (const Table& t : tables_) m.tables += t.size * sizeof(int64_t);
+  return m;
 }
 
 }  // namespace fibnic::tcam6

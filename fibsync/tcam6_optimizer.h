@@ -10,22 +10,28 @@
 // that entry model: no set of <= budget entries placed on trie nodes offloads
 // more weight. Code-0 routes and non-uniform /64s are holes the DP must keep
 // punting; ties prefer entries already in the TCAM (fewer writes), then fewer
-// entries.
+// entries, then lower codes.
+//
+// Incremental: the trie and every node's DP table persist across Solve()
+// calls. A route change marks the path from its node to the root (and, when
+// the route's colour changes, the nodes it governs); Solve() recomputes only
+// those tables, so a one-route change costs O(depth · C² · budget²) instead of
+// a full recompute. The answer is exactly what a fresh Optimizer with the same
+// routes would give for the same `prefer` (tcam6_incremental_test checks it).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "common/ip.h"
 #include "fibsync/offload_state.h"
+#include "fibsync/tcam6_trie.h"
 
 namespace fibnic::tcam6 {
-
-struct OptRoute {
-  Prefix prefix;        // IPv6, any length 0..128
-  uint8_t code = 0;     // 0: the route's addresses must punt
-  uint32_t weight = 1;  // what offloading the route is worth
-};
 
 // A prefix entry over the first 64 bits: len <= 64, value has no host bits.
 struct OptEntry {
@@ -40,19 +46,133 @@ struct OptRouteState {
   PuntReason reason = PuntReason::kNone;  // why not (fully) offloaded
 };
 
-struct OptResult {
-  std::vector<OptEntry> entries;        // at most one per prefix; LPM semantics
-  std::vector<OptRouteState> states;    // parallel to the input routes (code-0 routes: punted, kNone)
+class Optimizer {
+ public:
+  explicit Optimizer(uint32_t budget);
+  ~Optimizer();
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // An IPv6 route, any length 0..128 (code 0: its addresses must punt, for
+  // `reason`). False when nothing changed (IPv4, same route, unknown prefix).
+  bool Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_t weight);
+  bool Erase(const Prefix& p);
+
+  // The best entries for the routes as they are now, sorted by (value, len).
+  // `prefer`: what the TCAM holds now; among optimal answers, the one reusing
+  // most of it wins.
+  const std::vector<OptEntry>& Solve(const std::vector<OptEntry>& prefer);
+
+  // As of the last Solve(). Unknown prefixes: punted, kNone.
+  OptRouteState StateOf(const Prefix& p) const;
   // Routes (<= /64, code != 0) whose every address outside mixed /64s is
   // answered in hardware — the objective — and their total weight.
-  uint64_t covered_weight = 0;
-  uint64_t covered_routes = 0;
+  uint64_t covered_weight() const { return covered_weight_; }
+  uint64_t covered_routes() const { return covered_routes_; }
+  size_t route_count() const { return route_count_ + long_.size(); }
+
+  struct Memory {
+    size_t trie = 0;    // nodes
+    size_t routes = 0;  // route records and routes longer than /64
+    size_t tables = 0;  // stored DP tables and scratch
+    size_t total() const { return trie + routes + tables; }
+  };
+  Memory memory() const;
+
+ private:
+  struct RouteRec {
+    uint32_t weight = 1;
+    uint8_t code = 0;
+    PuntReason reason = PuntReason::kNone;
+    uint8_t flags = 0;  // kLive, kCovered, kTouched, kSettled
+    uint32_t count[4] = {0, 0, 0, 0};  // own-region nodes by contribution (index 0 unused)
+  };
+  struct LongRoute {
+    uint8_t code = 0;
+    PuntReason reason = PuntReason::kNone;
+    uint32_t weight = 1;
+    bool operator==(const LongRoute&) const = default;
+  };
+  struct Table {
+    std::unique_ptr<int64_t[]> cells;
+    size_t size = 0;
+    uint32_t len = 0;  // k runs 0..len; beyond it nothing improves
+    uint8_t vars = 0;
+  };
+  // A node's table as the DP reads it: none (no node: value 0), stored, or
+  // in the arena (by offset: the arena grows while references are held).
+  struct TableRef {
+    enum Kind : uint8_t { kAbsent, kStored, kArena };
+    Kind kind = kAbsent;
+    const int64_t* cells = nullptr;  // kStored
+    size_t off = 0;                  // kArena
+    uint32_t len = 0;
+    uint8_t vars = 1;
+    uint32_t used() const { return kind == kAbsent ? 0 : len; }
+  };
+
+  // Changes.
+  void MarkPath();
+  void CountCode(uint8_t code, int delta);
+  int NewRoute(uint8_t code, PuntReason reason, uint32_t weight);
+  void Regovern(int v, int credited_to, uint8_t gc);
+  void Retire(int v);
+  int GovAbove(size_t path_index) const;
+
+  // DP.
+  void RemapColours();
+  void UpdateKept(const std::vector<OptEntry>& prefer);
+  void Refresh(int v);
+  bool LongMixed(const Node& n) const;
+  TableRef TableOf(int v);
+  void ComputeNode(const Node& n, const TableRef& a, const TableRef& b, uint32_t& len, uint8_t& vars);
+  const int64_t* Row(const TableRef& t, int need, int colour) const;
+  int64_t F(const TableRef& t, int need, int colour, uint32_t k) const;
+  void Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const;
+  template <typename Fn>
+  void ForOptions(const Node& n, int x, int need_in, Fn&& fn) const;
+  void G(const Node& n, const TableRef& a, const TableRef& b, int x, int need_in, int64_t* g, uint32_t kmax,
+         std::vector<int64_t>& tmp) const;
+  int Variants(const Node& n) const { return n.route >= 0 || n.gc == 0 ? 1 : 2; }
+  bool CanNeed(const Node& n) const { return n.route >= 0 && n.gc != 0 && n.Has(Node::kAns); }
+  int64_t Bonus(const Node& n, int colour) const;
+  void FreeTable(Node& n);
+  void Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out);
+
+  // Route states.
+  void MarkEntries(const std::vector<OptEntry>& next, std::vector<OptEntry>& changed);
+  void Settle(int v, int gov, uint8_t code);
+  void WalkColours(const OptEntry& e);
+  void Recontrib(int v, int gov, uint8_t code);
+  void Credit(int route, int contrib, int delta);
+  void Touch(int route);
+  void Uncredit(int route);
+  void FinishTouched();
+
+  const uint32_t budget_;
+  Trie trie_;
+  std::deque<RouteRec> routes_;
+  std::vector<int32_t> route_free_;
+  size_t route_count_ = 0;
+  std::map<Prefix, LongRoute> long_;  // routes longer than /64, in address order
+  std::array<uint32_t, 256> code_count_{};
+  bool colours_stale_ = true;
+  std::array<uint8_t, 256> colour_of_{};
+  std::vector<uint8_t> codes_{0};  // colour -> code, ascending; colour 0 = punt
+  int ncol_ = 1;
+
+  std::vector<Table> tables_;
+  std::vector<int32_t> table_free_;
+  std::vector<int64_t> arena_;  // tables of small subtrees, computed when needed
+  size_t arena_top_ = 0;
+  std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
+  std::vector<int> arg1_;
+
+  std::vector<int> path_;
+  std::vector<int32_t> touched_;
+  std::vector<OptEntry> prefer_, entries_;
+  uint64_t covered_weight_ = 0;
+  uint64_t covered_routes_ = 0;
 };
-
-// `prefer`: entries currently in the TCAM; among optimal answers, the one
-// reusing most of them wins.
-OptResult Optimize(const std::vector<OptRoute>& routes, uint32_t budget, const std::vector<OptEntry>& prefer);
-
-uint64_t Mask64(int len);
 
 }  // namespace fibnic::tcam6

@@ -6,6 +6,7 @@
 
 #include "tests/tcam6/tcam6_checks.h"
 #include "tests/tcam6/tcam6_oracle.h"
+#include "tests/tcam6/tcam6_random.h"
 
 namespace fibnic::tcam6test {
 namespace {
@@ -181,24 +182,6 @@ TEST(Tcam6Compiler, FullTcamChangeStaysSafe) {
   EXPECT_EQ(TcamAnswer(h.comp().entries(), A("2001:db8:1::1")), 2);
 }
 
-Prefix RandomPrefix(std::mt19937_64& rng, const std::vector<Prefix>& near) {
-  std::uniform_int_distribution<int> pick(0, 99);
-  U128 base;
-  if (!near.empty() && pick(rng) < 80) {
-    base = near[rng() % near.size()].addr().v6();
-    const int flip = 16 + int(rng() % 112);
-    base ^= U128{1} << (127 - flip);
-  } else {
-    base = (U128{0x2001} << 112) | (U128{rng() & 0xff} << 96);
-  }
-  int len;
-  const int r = pick(rng);
-  if (r < 5) len = int(rng() % 16);
-  else if (r < 85) len = 16 + int(rng() % 49);
-  else len = 65 + int(rng() % 64);
-  return Prefix::V6(base, len);
-}
-
 TEST(Tcam6Compiler, RandomTablesAndChanges) {
   const uint64_t seed = std::random_device{}();
   std::printf("RandomTablesAndChanges seed %llu\n", static_cast<unsigned long long>(seed));
@@ -209,10 +192,7 @@ TEST(Tcam6Compiler, RandomTablesAndChanges) {
     Harness h(cap, rng());
     std::vector<Prefix> known;
     const int n = 1 + int(rng() % 120);
-    auto random_route = [&] {
-      const uint8_t code = uint8_t(rng() % 100 < 15 ? 0 : 1 + rng() % 3);
-      return Tcam6Route{code, code == 0 ? PuntReason::kUnresolved : PuntReason::kNone, uint32_t(1 + rng() % 4)};
-    };
+    auto random_route = [&] { return RandomRoute(rng, 3); };
     for (int i = 0; i < n; ++i) {
       const Prefix p = RandomPrefix(rng, known);
       known.push_back(p);

@@ -1,0 +1,224 @@
+// Incremental == from scratch: the optimizer keeps its trie and DP tables
+// across Solve() calls and redoes only what a change touches; after every
+// batch of random changes its answer (entries, covered totals, every route's
+// state) must be exactly what a fresh optimizer fed the same routes, in
+// another order, gives for the same `prefer`. Also at the compiler level
+// (prefer = the TCAM before the commit) and on the real table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fibsync/tcam6_compiler.h"
+#include "fibsync/tcam6_optimizer.h"
+#include "fibsync/tcam6_sequencer.h"
+#include "tests/tcam6/route_file.h"
+#include "tests/tcam6/tcam6_oracle.h"
+#include "tests/tcam6/tcam6_random.h"
+
+namespace fibnic::tcam6test {
+namespace {
+
+#ifndef TCAM6_REAL_TABLE_LIMIT
+#define TCAM6_REAL_TABLE_LIMIT 0  // all of it
+#endif
+
+std::string Show(const std::vector<tcam6::OptEntry>& es) {
+  std::string s;
+  for (const auto& e : es) s += "  " + Hex(e.value) + "/" + std::to_string(e.len) + " code " + std::to_string(e.code) + "\n";
+  return s;
+}
+
+// Fresh optimizer over `routes` (inserted in a shuffled order) vs `inc`.
+void ExpectSameAsFresh(const tcam6::Optimizer& inc, const std::vector<tcam6::OptEntry>& inc_entries,
+                       const Routes& routes, uint32_t budget, const std::vector<tcam6::OptEntry>& prefer,
+                       std::mt19937_64& rng, const std::string& label) {
+  std::vector<std::pair<Prefix, Tcam6Route>> order(routes.begin(), routes.end());
+  std::shuffle(order.begin(), order.end(), rng);
+  tcam6::Optimizer fresh(budget);
+  for (const auto& [p, r] : order) fresh.Upsert(p, r.code, r.reason, r.weight);
+  const auto& want = fresh.Solve(prefer);
+  ASSERT_EQ(inc_entries, want) << label << "\nincremental:\n" << Show(inc_entries) << "fresh:\n" << Show(want);
+  EXPECT_EQ(inc.covered_weight(), fresh.covered_weight()) << label;
+  EXPECT_EQ(inc.covered_routes(), fresh.covered_routes()) << label;
+  EXPECT_EQ(inc.route_count(), routes.size()) << label;
+  int failures = 0;
+  for (const auto& [p, r] : routes) {
+    const auto a = inc.StateOf(p), b = fresh.StateOf(p);
+    if ((a.state != b.state || a.reason != b.reason) && failures++ < 5) {
+      ADD_FAILURE() << label << ": " << p.ToString() << " incremental " << OffloadStateName(a.state) << "/"
+                    << PuntReasonName(a.reason) << ", fresh " << OffloadStateName(b.state) << "/"
+                    << PuntReasonName(b.reason);
+    }
+  }
+}
+
+// Random batches: new routes near old ones (nesting, splitting branching
+// points), erasures (pruning them), code/weight/reason changes, new codes
+// (the colour set changes), and prefer sets that are the last answer, a part
+// of it, or random trie prefixes.
+TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("MatchesFreshOptimizerOnRandomChanges seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int table = 0; table < 60; ++table) {
+    const uint32_t budget = 1 + uint32_t(rng() % 32);
+    tcam6::Optimizer inc(budget);
+    Routes routes;
+    std::vector<Prefix> known;
+    int codes = 1 + int(rng() % 3);
+    auto set = [&](const Prefix& p, const Tcam6Route& r) {
+      routes[p] = r;
+      inc.Upsert(p, r.code, r.reason, r.weight);
+    };
+    const int n = 1 + int(rng() % 150);
+    for (int i = 0; i < n; ++i) {
+      known.push_back(RandomPrefix(rng, known));
+      set(known.back(), RandomRoute(rng, codes));
+    }
+    std::vector<tcam6::OptEntry> prefer;
+    for (int round = 0; round < 25; ++round) {
+      const std::string label = "seed " + std::to_string(seed) + " table " + std::to_string(table) + " round " +
+                                std::to_string(round) + " budget " + std::to_string(budget);
+      const auto entries = inc.Solve(prefer);
+      ExpectSameAsFresh(inc, entries, routes, budget, prefer, rng, label);
+      if (HasFailure()) return;
+      switch (rng() % 4) {
+        case 0: prefer = entries; break;  // what the compiler does
+        case 1:
+          prefer = entries;
+          if (!prefer.empty()) prefer.erase(prefer.begin() + long(rng() % prefer.size()));
+          break;
+        case 2:
+          prefer.clear();
+          for (int i = 0; i < 4 && !known.empty(); ++i) {
+            const Prefix& p = known[rng() % known.size()];
+            const int len = std::min(p.len(), 64);
+            prefer.push_back({uint64_t(p.addr().v6() >> 64) & tcam6::Mask64(len), uint8_t(len), uint8_t(rng() % 5)});
+          }
+          break;
+        default: prefer.clear();
+      }
+      if (rng() % 8 == 0) ++codes;  // a code nobody used so far
+      const int changes = 1 + int(rng() % (rng() % 5 == 0 ? 40 : 4));
+      for (int c = 0; c < changes; ++c) {
+        const int kind = int(rng() % 4);
+        if (kind == 0 || known.empty()) {
+          known.push_back(RandomPrefix(rng, known));
+          set(known.back(), RandomRoute(rng, codes));
+        } else if (kind == 1) {
+          const Prefix p = known[rng() % known.size()];
+          EXPECT_EQ(inc.Erase(p), routes.erase(p) == 1) << label << " erase " << p.ToString();
+        } else if (kind == 2) {
+          set(known[rng() % known.size()], RandomRoute(rng, codes));
+        } else {  // the same route again: no change
+          const Prefix& p = known[rng() % known.size()];
+          auto it = routes.find(p);
+          if (it != routes.end()) {
+            EXPECT_FALSE(inc.Upsert(p, it->second.code, it->second.reason, it->second.weight)) << label;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The compiler's Commit() answers what a fresh optimizer answers with the
+// TCAM before the commit as `prefer`.
+TEST(Tcam6Incremental, CompilerCommitsMatchFresh) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("CompilerCommitsMatchFresh seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int table = 0; table < 20; ++table) {
+    const uint32_t cap = 1 + uint32_t(rng() % 32);
+    Tcam6Compiler comp(cap);
+    Routes routes;
+    std::vector<Prefix> known;
+    for (int round = 0; round < 20; ++round) {
+      std::vector<tcam6::OptEntry> prefer;
+      for (const auto& e : comp.entries()) {
+        if (e.valid()) prefer.push_back({e.value, uint8_t(tcam6::MaskLen(e.mask)), e.code});
+      }
+      const int changes = round == 0 ? 60 : 1 + int(rng() % 3);
+      for (int c = 0; c < changes; ++c) {
+        if (rng() % 3 != 0 || known.empty()) {
+          known.push_back(RandomPrefix(rng, known));
+          routes[known.back()] = RandomRoute(rng, 3);
+          comp.Upsert(known.back(), routes[known.back()]);
+        } else {
+          const Prefix p = known[rng() % known.size()];
+          routes.erase(p);
+          comp.Erase(p);
+        }
+      }
+      comp.Commit();
+      std::vector<tcam6::OptEntry> got;
+      for (const auto& e : comp.entries()) {
+        if (e.valid()) got.push_back({e.value, uint8_t(tcam6::MaskLen(e.mask)), e.code});
+      }
+      std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.value, a.len, a.code) < std::tie(b.value, b.len, b.code);
+      });
+      tcam6::Optimizer fresh(cap);
+      for (const auto& [p, r] : routes) fresh.Upsert(p, r.code, r.reason, r.weight);
+      const std::string label = "seed " + std::to_string(seed) + " table " + std::to_string(table) + " round " +
+                                std::to_string(round);
+      ASSERT_EQ(got, fresh.Solve(prefer)) << label;
+      EXPECT_EQ(comp.covered_weight(), fresh.covered_weight()) << label;
+      EXPECT_EQ(comp.covered_routes(), fresh.covered_routes()) << label;
+      for (const auto& [p, r] : routes) {
+        const auto a = comp.StateOf(p);
+        const auto b = fresh.StateOf(p);
+        ASSERT_TRUE(a.state == b.state && a.reason == b.reason) << label << " " << p.ToString();
+      }
+    }
+  }
+}
+
+// The real table: single-route changes (and one batch), each checked
+// against a from-scratch solve.
+TEST(Tcam6Incremental, RealTableChangesMatchFresh) {
+  auto loaded = LoadSharedTable(FIBNIC_SHARED_DIR, TCAM6_REAL_TABLE_LIMIT);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  Routes routes = ToCodes(*loaded);
+  ASSERT_GT(routes.size(), 30000u);
+  const uint64_t seed = std::random_device{}();
+  std::printf("RealTableChangesMatchFresh seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  tcam6::Optimizer inc(32);
+  for (const auto& [p, r] : routes) inc.Upsert(p, r.code, r.reason, r.weight);
+  std::vector<tcam6::OptEntry> prefer = inc.Solve({});
+  std::vector<Prefix> keys;
+  for (const auto& [p, r] : routes) keys.push_back(p);
+  for (int step = 0; step < 5; ++step) {
+    // Mostly a route under a chosen entry (so the answer moves), else anywhere.
+    std::vector<Prefix> near;
+    for (const auto& e : prefer) {
+      auto it = routes.lower_bound(Prefix::V6(U128{e.value} << 64, 0));
+      if (it != routes.end()) near.push_back(it->first);
+    }
+    const int changes = step == 4 ? 200 : 1;
+    for (int c = 0; c < changes; ++c) {
+      const Prefix p = !near.empty() && rng() % 2 ? near[rng() % near.size()] : keys[rng() % keys.size()];
+      if (rng() % 3 == 0) {
+        routes.erase(p);
+        inc.Erase(p);
+      } else {
+        routes[p] = RandomRoute(rng, 3);
+        inc.Upsert(p, routes[p].code, routes[p].reason, routes[p].weight);
+      }
+    }
+    const auto entries = inc.Solve(prefer);
+    ExpectSameAsFresh(inc, entries, routes, 32, prefer, rng,
+                      "real table seed " + std::to_string(seed) + " step " + std::to_string(step));
+    if (HasFailure()) return;
+    prefer = entries;
+  }
+}
+
+}  // namespace
+}  // namespace fibnic::tcam6test
