@@ -17,7 +17,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io, RibSink& sink, FpmSourceConfig c)
       : cfg(std::move(c)),
         ports(cfg.ports),
-        table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); }, FpmTableOptions{cfg.table, cfg.distance}),
+        table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); }, FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols}),
         acceptor(io),
         sweep_timer(io),
         buf(64 * 1024) {

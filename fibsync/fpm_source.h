@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/status.h"
@@ -32,6 +33,10 @@ struct FpmSourceConfig {
   PortNames ports;       // interface name → FIBNIC port
   uint32_t table = 254;  // zebra table id taken (254 = default VRF)
   uint8_t distance = 20;
+  // Route protocols not taken from zebra (see FpmTableOptions): by default
+  // RTPROT_KERNEL, zebra's connected/kernel routes, whose deletions it
+  // never sends over FPM; the kernel source provides them.
+  std::set<uint8_t> ignore_protocols = {2};
   // Sweep stale routes no earlier than this after a connect, and only once no
   // frame arrived for `replay_quiet` (or at 4 x stale_hold at the latest).
   std::chrono::milliseconds stale_hold{30000};

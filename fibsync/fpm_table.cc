@@ -21,6 +21,10 @@ Status FpmTable::ApplyFrame(const uint8_t* payload, size_t len) {
   std::set<Prefix> touched;
   for (NlMessage& m : msgs) {
     if (m.kind == NlMessage::Kind::kRoute && m.route.table == options_.table) {
+      if (options_.ignore_protocols.count(m.route.protocol)) {
+        ++counts_.ignored;
+        m.route.del = true;
+      }
       ApplyRoute(std::move(m.route), touched);
     } else if (m.kind == NlMessage::Kind::kNexthop) {
       ApplyNexthop(std::move(m.nexthop), touched);

@@ -28,6 +28,12 @@ namespace fibnic {
 struct FpmTableOptions {
   uint32_t table = 254;  // zebra's table id to take (254 = main / default VRF)
   uint8_t distance = 20;
+  // zebra sends its "system" routes (connected, and routes it learned from
+  // the kernel) with rtm_protocol RTPROT_KERNEL when they appear, but never
+  // their deletion (FRR issue #19637): taking them would leave stale routes
+  // behind. They are the kernel source's. A route of an ignored protocol
+  // replacing one we hold counts as its deletion.
+  std::set<uint8_t> ignore_protocols = {2};  // RTPROT_KERNEL
 };
 
 struct FpmTableCounts {

@@ -88,6 +88,7 @@ class FpmFrrTest : public ::testing::Test {
 TEST_F(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   frr.Setup(source->port(), {"203.0.113.0/24", "198.51.100.0/24"});
   frr.StartZebra();
+  frr.StartStaticd();
   frr.StartRouterBgpd();
   frr.StartPeer();
   ASSERT_TRUE(WaitFor([&] { return frr.BgpEstablished(); }, 60s)) << "BGP session did not come up";
@@ -95,11 +96,12 @@ TEST_F(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   ExpectConverged("initial");
   const std::vector<NextHop> via_peer{{*IpAddr::Parse("10.99.0.2"), 1}};
   EXPECT_EQ(sink.routes().at(*Prefix::Parse("203.0.113.0/24")).paths, via_peer);
-  // Punted, not dropped: the kernel blackhole and the non-FIBNIC link.
+  // Punted, not dropped: the static blackhole and the static route via the
+  // non-FIBNIC link. Connected routes are the kernel source's.
   const std::vector<NextHop> host{NextHop::ToHost()};
   EXPECT_EQ(sink.routes().at(*Prefix::Parse("10.200.0.0/16")).paths, host);
-  EXPECT_EQ(sink.routes().at(*Prefix::Parse("10.98.0.0/24")).paths, host);
-  EXPECT_EQ(sink.routes().at(*Prefix::Parse("10.99.0.0/24")).paths, (std::vector<NextHop>{{std::nullopt, 1}}));
+  EXPECT_EQ(sink.routes().at(*Prefix::Parse("10.97.0.0/16")).paths, host);
+  EXPECT_FALSE(Has("10.99.0.0/24"));
 
   // Announce and withdraw.
   frr.PeerNetwork("192.0.2.0/25", true);
@@ -115,10 +117,12 @@ TEST_F(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   // restarted together, as watchfrr does (FRR 8.4's bgpd does not
   // re-install into a restarted zebra by itself).
   frr.StopRouterBgpd(SIGKILL);
+  frr.StopStaticd(SIGKILL);
   frr.StopZebra(SIGKILL);
   frr.PeerNetwork("198.51.100.0/24", false);
   sink.TakeLog();
   frr.StartZebra();
+  frr.StartStaticd();
   frr.StartRouterBgpd();
   ASSERT_TRUE(WaitFor([&] { return Stats().connections >= 2; }, 30s)) << "zebra did not reconnect";
   // The session comes back and bgpd installs what the peer still announces.

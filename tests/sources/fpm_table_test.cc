@@ -125,6 +125,17 @@ TEST_F(FpmTableTest, ReplaySweepsOnlyWhatWasNotReplayed) {
   EXPECT_EQ(table.stale_count(), 0u);
 }
 
+TEST_F(FpmTableTest, ZebraSystemRoutesAreLeftToTheKernelSource) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.9.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
+  // zebra now prefers a connected/kernel route (RTPROT_KERNEL) for the
+  // prefix: we no longer hold one, and a later delete of it never comes.
+  auto sys = InlineRoute("10.9.0.0/16", {Via("192.0.2.7", 11)});
+  sys.protocol = RTPROT_KERNEL;
+  ASSERT_TRUE(Frame({BuildRouteMessage(sys)}).ok());
+  EXPECT_TRUE(sink.routes().empty());
+  EXPECT_EQ(table.routes(), 0u);
+}
+
 TEST_F(FpmTableTest, OtherTablesAreIgnored) {
   auto r = InlineRoute("10.8.0.0/16", {Via("192.0.2.1", 10)});
   r.table = 100;

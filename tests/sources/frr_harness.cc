@@ -39,7 +39,7 @@ FrrHarness::FrrHarness() {
 }
 
 FrrHarness::~FrrHarness() {
-  for (pid_t* p : {&peer_, &bgpd_, &zebra_}) {
+  for (pid_t* p : {&peer_, &bgpd_, &staticd_, &zebra_}) {
     procs_.Kill(*p);
     *p = -1;
   }
@@ -56,10 +56,11 @@ void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announ
   MustSh("ip addr add 10.99.0.1/24 dev r-eth0 && ip link set r-eth0 up");
   MustSh("ip netns exec " + ns_ + " sh -c 'ip link set lo up && ip addr add 10.99.0.2/24 dev p-eth0 && ip link set p-eth0 up'");
   MustSh("ip link add r-eth1 type veth peer name r-eth1p && ip addr add 10.98.0.1/24 dev r-eth1 && ip link set r-eth1 up && ip link set r-eth1p up");
-  // A kernel blackhole zebra learns at start-up and hands on over FPM.
-  MustSh("ip route add blackhole 10.200.0.0/16");
   Write(dir_ + "/zebra.conf", "hostname router\nfpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n");
   Write(dir_ + "/bgpd.conf", kRouterBgp);
+  // Statics the FIBNIC must punt: a blackhole, and a route via the link
+  // that is not a FIBNIC port.
+  Write(dir_ + "/staticd.conf", "ip route 10.200.0.0/16 blackhole\nip route 10.97.0.0/16 10.98.0.2\n");
   std::string peer = kPeerBgp;
   for (const auto& p : announced) peer += "  network " + p + "\n";
   Write(peer_dir_ + "/bgpd.conf", peer + " exit-address-family\n");
@@ -90,6 +91,18 @@ void FrrHarness::StartRouterBgpd() {
 void FrrHarness::StopRouterBgpd(int sig) {
   procs_.Kill(bgpd_, sig);
   bgpd_ = -1;
+}
+
+void FrrHarness::StartStaticd() {
+  staticd_ = procs_.Start({"/usr/lib/frr/staticd", "-f", dir_ + "/staticd.conf", "-i", dir_ + "/staticd.pid", "-z",
+                           dir_ + "/zserv.api", "--vty_socket", dir_, "-u", "frr", "-g", "frr", "-P", "0", "--log",
+                           "stdout"},
+                          dir_ + "/staticd.log");
+}
+
+void FrrHarness::StopStaticd(int sig) {
+  procs_.Kill(staticd_, sig);
+  staticd_ = -1;
 }
 
 void FrrHarness::StartPeer() {
@@ -130,6 +143,8 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
     for (const auto& [pfx, entries] : j.items()) {
       for (const auto& e : entries) {
         if (!e.value("selected", false) || !e.value("installed", false) || e.value("table", 254) != 254) continue;
+        const std::string proto = e.value("protocol", "");
+        if (proto == "connected" || proto == "kernel") continue;
         std::vector<NextHop> paths;
         bool host = false;
         for (const auto& nh : e["nexthops"]) {
@@ -158,7 +173,7 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
 }
 
 std::string FrrHarness::Logs() {
-  return Sh("tail -n 30 " + dir_ + "/zebra.log " + dir_ + "/bgpd.log " + peer_dir_ + "/bgpd.log 2>&1");
+  return Sh("tail -n 30 " + dir_ + "/zebra.log " + dir_ + "/bgpd.log " + dir_ + "/staticd.log " + peer_dir_ + "/bgpd.log 2>&1");
 }
 
 }  // namespace fibnic::testing

@@ -26,6 +26,8 @@ class FrrHarness {
   void StartZebra();
   void StopZebra(int sig = SIGTERM);
   void StartRouterBgpd();
+  void StartStaticd();
+  void StopStaticd(int sig = SIGTERM);
   void StopRouterBgpd(int sig = SIGTERM);
   void StartPeer();
   void KillPeer();  // SIGKILL: the session drops at once
@@ -34,6 +36,8 @@ class FrrHarness {
 
   // What zebra has selected and installed in table 254, as the RIB should
   // hold it: interface names mapped through `ports`, anything else to host.
+  // Connected and kernel routes are left out: the FPM source leaves them to
+  // the kernel source (zebra never sends their deletion over FPM).
   std::map<Prefix, std::vector<NextHop>> FrrFib(const PortNames& ports);
   std::string Vtysh(const std::string& cmd, bool peer = false);
   std::string Logs();
@@ -44,7 +48,7 @@ class FrrHarness {
  private:
   std::string dir_, peer_dir_, ns_;
   Processes procs_;
-  pid_t zebra_ = -1, bgpd_ = -1, peer_ = -1;
+  pid_t zebra_ = -1, bgpd_ = -1, staticd_ = -1, peer_ = -1;
 };
 
 }  // namespace fibnic::testing
