@@ -159,3 +159,35 @@ TEST(RuleCheckerSelfTest, RejectsRegionInvalidatedUnderAMappedPage) {
 
 }  // namespace
 }  // namespace fibnic::ipnuma::testing
+
+namespace fibnic::ipnuma::testing {
+namespace {
+
+// The probe refuses anything but an IP-NUMA NIC of major version 1 whose BAR
+// holds the page map its CAPS announce, and says which register was wrong.
+TEST(ProbeTest, RefusesWrongIdentity) {
+  const regs::Caps caps = SmallCaps();
+  auto probe = [&](uint32_t offset, uint32_t value, size_t size) {
+    MemoryBar bar(size);
+    auto id = IdentityBlock(caps);
+    EXPECT_TRUE(bar.Write(0, id.data(), id.size()).ok());
+    EXPECT_TRUE(bar.Write32(offset, value).ok());
+    return ProbeNic(bar);
+  };
+  auto ok = probe(regs::kOffVersion, 0x00010003, caps.bar0_bytes());  // minor versions are fine
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*ok, caps);
+  auto st = probe(regs::kOffId, 0x4E424946, caps.bar0_bytes()).status();  // a FIBNIC
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("ID register"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("0x4e424946"), std::string::npos) << st.message();
+  st = probe(regs::kOffVersion, 0x00020000, caps.bar0_bytes()).status();
+  EXPECT_NE(st.message().find("VERSION register"), std::string::npos) << st.message();
+  st = probe(regs::kOffCaps1, 64u << 16 | 1u, caps.bar0_bytes()).status();  // 1 PC ID entry
+  EXPECT_NE(st.message().find("CAPS1[15:0]"), std::string::npos) << st.message();
+  st = probe(regs::kOffCaps0, 1024, caps.bar0_bytes()).status();  // more pages than the BAR holds
+  EXPECT_NE(st.message().find("CAPS0 announces 1024 pages"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace fibnic::ipnuma::testing
