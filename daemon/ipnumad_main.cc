@@ -156,7 +156,11 @@ int Run(const IpnumadConfig& cfg) {
     return std::to_string(s["peers"].size()) + " peers, " + std::to_string(s["exports"].size()) + " exports, " +
            std::to_string(s["mappings"].size()) + " mappings, " + std::to_string(s["pending"].size()) + " pending";
   };
-  for (const auto& e : svc.Snapshot()["errors"]) LogWarn(e.get<std::string>());
+  auto log_errors = [&svc] {
+    const nlohmann::json snap = svc.Snapshot();
+    for (const auto& e : snap["errors"]) LogWarn(e.get<std::string>());
+  };
+  log_errors();
   LogInfo("ready: " + summary() + "; API on " + cfg.api.listen.ToString());
   notifier.Ready(summary());
 
@@ -174,7 +178,7 @@ int Run(const IpnumadConfig& cfg) {
       if (ec) return;
       Status r = svc.Reconcile();
       if (!r.ok()) LogError("reconcile: " + r.ToString());
-      for (const auto& e : svc.Snapshot()["errors"]) LogWarn(e.get<std::string>());
+      log_errors();
       notifier.Status(summary());
       tick();
     });
