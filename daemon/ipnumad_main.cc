@@ -58,14 +58,11 @@ StatusOr<BufferPool> OpenPool(const PoolConfig& p) {
   return BufferPool::Reserved(p.base, p.size);
 }
 
-web::WebConfig ServerConfig(const Endpoint& listen, const std::string& token, const std::string& cert,
-                            const std::string& key) {
+web::WebConfig ServerConfig(const Endpoint& listen, const std::string& token) {
   web::WebConfig w;
   w.listen_address = listen.host.ToString();
   w.port = listen.port;
   w.token = token;
-  w.tls_cert_file = cert;
-  w.tls_key_file = key;
   return w;
 }
 
@@ -131,8 +128,7 @@ int Run(const IpnumadConfig& cfg) {
   ServingThread peer_srv, op_srv;
   Status st = AddPeerRoutes(peer_srv.router, svc);
   if (st.ok()) {
-    st = peer_srv.Start(ServerConfig(cfg.peer_api.listen, *peer_secret, cfg.peer_api.tls_cert_file,
-                                     cfg.peer_api.tls_key_file));
+    st = peer_srv.Start(ServerConfig(cfg.peer_api.listen, *peer_secret));
   }
   if (!st.ok()) return fail("peer API " + cfg.peer_api.listen.ToString(), st);
   LogInfo("peer API on " + cfg.peer_api.listen.ToString());
@@ -145,7 +141,7 @@ int Run(const IpnumadConfig& cfg) {
   st = AddOperatorRoutes(op_srv.router, svc);
   if (st.ok()) {
     web::AddDashboard(op_srv.router);
-    st = op_srv.Start(ServerConfig(cfg.api.listen, api_token, "", ""));
+    st = op_srv.Start(ServerConfig(cfg.api.listen, api_token));
   }
   if (!st.ok()) {
     peer_srv.Stop();

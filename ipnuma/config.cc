@@ -151,11 +151,6 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
   c.peer_api.listen = papi.Listen("listen", Endpoint{IpAddr::V4(0), 7470});
   papi.Require("secret_file");
   c.peer_api.secret_file = papi.String("secret_file", "");
-  c.peer_api.tls_cert_file = papi.String("tls_cert_file", "");
-  c.peer_api.tls_key_file = papi.String("tls_key_file", "");
-  if (c.peer_api.tls_cert_file.empty() != c.peer_api.tls_key_file.empty()) {
-    papi.Error("tls_cert_file", "tls_cert_file and tls_key_file go together");
-  }
   c.peer_api.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       papi.Duration("timeout", std::chrono::seconds(2), std::chrono::milliseconds(10), std::chrono::seconds(60)));
   papi.Finish();

@@ -36,7 +36,6 @@ struct ApiConfig {
 struct PeerApiConfig {
   Endpoint listen;
   std::string secret_file;  // what peers must present (bearer) to this ipnumad
-  std::string tls_cert_file, tls_key_file;
   std::chrono::milliseconds timeout{2000};  // for requests this ipnumad sends
 };
 
