@@ -55,16 +55,16 @@ Status FpmFrameReader::Feed(const uint8_t* data, size_t len, const FrameFn& fn) 
     const uint8_t version = hdr[0];
     const uint8_t type = hdr[1];
     const size_t flen = (static_cast<size_t>(hdr[2]) << 8) | hdr[3];
-    const std::string where = " at stream byte " + std::to_string(consumed_);
+    auto where = [&] { return " at stream byte " + std::to_string(consumed_); };
     if (version != kFpmVersion) {
-      return InvalidArgument("FPM frame" + where + ": version " + std::to_string(version) + ", expected 1");
+      return InvalidArgument("FPM frame" + where() + ": version " + std::to_string(version) + ", expected 1");
     }
     if (type != kFpmTypeNetlink) {
-      return InvalidArgument("FPM frame" + where + ": message type " + std::to_string(type) +
+      return InvalidArgument("FPM frame" + where() + ": message type " + std::to_string(type) +
                              (type == 2 ? " (protobuf)" : "") + ", only netlink (1) is supported");
     }
     if (flen < kFpmHeaderLen) {
-      return InvalidArgument("FPM frame" + where + ": length " + std::to_string(flen) + " is shorter than the header");
+      return InvalidArgument("FPM frame" + where() + ": length " + std::to_string(flen) + " is shorter than the header");
     }
     if (pending_.empty()) {
       if (avail < flen) {

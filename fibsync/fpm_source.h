@@ -70,6 +70,8 @@ class FpmSource {
   FpmSource(const FpmSource&) = delete;
   FpmSource& operator=(const FpmSource&) = delete;
 
+  // Call everything from the io_context's thread (the sources are not
+  // thread-safe; post to it from elsewhere).
   Status Start();  // binds and listens
   void Stop();     // closes listener and connection; routes stay in the RIB
   FpmSourceStats stats() const;

@@ -66,6 +66,8 @@ class KernelSource {
   KernelSource(const KernelSource&) = delete;
   KernelSource& operator=(const KernelSource&) = delete;
 
+  // Call everything from the io_context's thread (the sources are not
+  // thread-safe; post to it from elsewhere).
   Status Start();  // opens sockets, subscribes, starts the first dump
   void Stop();
   void RequestResync();
