@@ -133,6 +133,19 @@ Status Fibnicd::StartWeb() {
                                                  {"last_error", m.last_error}};
                          }});
   if (fpm_) ctx.sources.push_back({"fpm", [this] { return FpmStatsJson(fpm_->stats()); }});
+  if (kernel_) {
+    ctx.sources.push_back({"kernel", [this] {
+                             KernelSourceStats s = kernel_->stats();
+                             return nlohmann::json{{"messages", s.messages},       {"ignored", s.ignored},
+                                                   {"routes", s.routes},           {"neighbors", s.neighbors},
+                                                   {"route_updates", s.route_updates},
+                                                   {"neighbor_updates", s.neighbor_updates},
+                                                   {"errors", s.errors},           {"overruns", s.overruns},
+                                                   {"resyncs", s.resyncs},         {"swept", s.swept},
+                                                   {"resolve_requests", s.resolve_requests},
+                                                   {"dumping", s.dumping},         {"last_error", s.last_error}};
+                           }});
+  }
   if (file_) {
     ctx.sources.push_back({"file", [this] {
                              FileSourceStats s = file_->stats();
@@ -164,6 +177,20 @@ Status Fibnicd::StartWeb() {
 }
 
 Status Fibnicd::StartSources() {
+  if (config_.kernel.enabled) {
+    KernelSourceConfig kc;
+    kc.ports = PortNamesOf(config_);
+    kc.tables = config_.kernel.tables;
+    kc.distance = config_.kernel.distance;
+    // With FPM on, zebra's routes come from FRR directly: do not count them twice.
+    kc.ignore_frr_routes = config_.fpm.enabled;
+    kc.log = [this](const std::string& m) {
+      LogInfo("kernel: " + m);
+      telemetry_.Record(web::EventLevel::kInfo, "source", "kernel: " + m);
+    };
+    kernel_ = std::make_unique<KernelSource>(io_, pipeline_->sink(), kc);
+    RETURN_IF_ERROR(kernel_->Start().WithContext("kernel source"));
+  }
   if (!config_.file.routes.empty() || !config_.file.neighbors.empty()) {
     file_ = std::make_unique<FileSource>(pipeline_->sink(), config_.file.routes, config_.file.neighbors,
                                          config_.file.distance, device_.caps.ports);
@@ -209,6 +236,34 @@ Status Fibnicd::Start() {
   pipeline_->Mutate([&](Fib&) { web_status = StartWeb(); });
   RETURN_IF_ERROR(web_status.WithContext("web server on " + config_.web.listen.ToString()));
 
+  WaitInitialDump();
+
+  signals_.add(SIGHUP);
+  signals_.add(SIGTERM);
+  signals_.add(SIGINT);
+  WaitSignal();
+  if (auto wd = SdNotifier::WatchdogInterval()) {
+    heartbeat_every_ = std::max(std::chrono::milliseconds(10),
+                                std::chrono::duration_cast<std::chrono::milliseconds>(*wd) / 2);
+  }
+  Heartbeat();
+  return OkStatus();
+}
+
+void Fibnicd::WaitInitialDump() {
+  // The kernel source dumps asynchronously on this loop; its stats say when
+  // the first dump is done (stats are read on the loop that owns the source).
+  if (kernel_ && kernel_->stats().dumping) {
+    initial_wait_.expires_after(std::chrono::milliseconds(5));
+    initial_wait_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) WaitInitialDump();
+    });
+    return;
+  }
+  FinishInitialSync();
+}
+
+void Fibnicd::FinishInitialSync() {
   // The initial table is compiled whole and synced in one go (a restart with
   // an unchanged table writes nothing); READY=1 once it is on the device.
   pipeline_->FinishInitialSync([this](Status st, const Fib& fib) {
@@ -221,17 +276,6 @@ Status Fibnicd::Start() {
     LogInfo("ready: " + summary);
     notify_.Ready("ready: " + summary);
   });
-
-  signals_.add(SIGHUP);
-  signals_.add(SIGTERM);
-  signals_.add(SIGINT);
-  WaitSignal();
-  if (auto wd = SdNotifier::WatchdogInterval()) {
-    heartbeat_every_ = std::max(std::chrono::milliseconds(10),
-                                std::chrono::duration_cast<std::chrono::milliseconds>(*wd) / 2);
-  }
-  Heartbeat();
-  return OkStatus();
 }
 
 void Fibnicd::WaitSignal() {
@@ -319,9 +363,11 @@ void Fibnicd::Stop(int exit_code) {
   exit_code_ = exit_code;
   notify_.Stopping("stopping; the device keeps forwarding with its last tables");
   heartbeat_.cancel();
+  initial_wait_.cancel();
   signals_.cancel();
   // Sources first, so nothing new arrives; then push what is queued and stop.
   // The device is left as it is: it keeps forwarding with its last tables.
+  if (kernel_) kernel_->Stop();
   if (fpm_) fpm_->Stop();
   if (web_) pipeline_->Mutate([this](Fib&) { web_->Stop(); });
   pipeline_->Stop();

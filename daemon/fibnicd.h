@@ -21,6 +21,7 @@
 #include "daemon/pusher_sink.h"
 #include "daemon/sd_notifier.h"
 #include "fibsync/fpm_source.h"
+#include "fibsync/kernel_source.h"
 #include "hwif/fibnic_pusher.h"
 #include "web/fib_api.h"
 #include "web/router.h"
@@ -53,6 +54,10 @@ class Fibnicd {
   // On the pipeline thread (the web server's handlers read the Fib there).
   Status StartWeb();
   void ObserveBatch(const BatchReport& b);
+  // Once the kernel source's first dump is in (or at once without it), the
+  // table is compiled whole and synced; READY=1 follows.
+  void WaitInitialDump();
+  void FinishInitialSync();
   void WaitSignal();
   void Reload();
   void Heartbeat();
@@ -66,12 +71,14 @@ class Fibnicd {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer heartbeat_;
   std::chrono::milliseconds heartbeat_every_{5000};
+  boost::asio::steady_timer initial_wait_{io_};
   SdNotifier notify_;
   OpenedDevice device_;
   std::unique_ptr<FibnicPusher> pusher_;
   std::unique_ptr<PusherSink> sink_;
   std::unique_ptr<Pipeline> pipeline_;
   web::Telemetry telemetry_;
+  std::unique_ptr<KernelSource> kernel_;
   std::unique_ptr<FpmSource> fpm_;
   std::unique_ptr<FileSource> file_;
   std::unique_ptr<web::Router> router_;

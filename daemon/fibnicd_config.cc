@@ -102,7 +102,7 @@ void ReadPorts(YamlMap& root, std::vector<FibnicdConfig::Port>* ports) {
 void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, FibnicdConfig::File* file) {
   YamlMap km = m.Map("kernel");
   k->enabled = km.Bool("enabled", true);
-  std::vector<int64_t> tables = km.IntList("tables", {254}, 1, 0xFFFFFFFFll);
+  std::vector<int64_t> tables = km.IntList("tables", {255, 254}, 1, 0xFFFFFFFFll);
   k->tables.assign(tables.begin(), tables.end());
   if (k->tables.empty()) km.Error("tables", "needs at least one routing table (254 = main)");
   k->distance = km.Int<uint8_t>("distance", 20, {0, 255});
@@ -178,7 +178,7 @@ device:
 sources:
   kernel:
     enabled: true
-    tables: [254]
+    tables: [255, 254]
   fpm:
     enabled: false
 web:

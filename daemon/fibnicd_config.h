@@ -51,7 +51,9 @@ struct FibnicdConfig {
 
   struct Kernel {
     bool enabled = true;
-    std::vector<uint32_t> tables = {254};  // routing tables to follow (254 = main)
+    // Routing tables to follow: 255 = local (the host's own addresses, always
+    // punted — without it a covering route would forward them), 254 = main.
+    std::vector<uint32_t> tables = {255, 254};
     uint8_t distance = 20;
     bool operator==(const Kernel&) const = default;
   };

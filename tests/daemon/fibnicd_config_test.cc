@@ -24,7 +24,7 @@ TEST(FibnicdConfig, EmbeddedDefaultIsFileBackendWithKernelSource) {
   EXPECT_EQ(c->device.backend, DeviceBackend::kFile);
   EXPECT_EQ(c->device.code_bits, 2);
   EXPECT_TRUE(c->kernel.enabled);
-  EXPECT_THAT(c->kernel.tables, ElementsAre(254u));
+  EXPECT_THAT(c->kernel.tables, ElementsAre(255u, 254u));
   EXPECT_FALSE(c->fpm.enabled);
   EXPECT_EQ(c->web.listen.ToString(), "127.0.0.1:8080");
   EXPECT_EQ(c->policies.batch_delay, std::chrono::milliseconds(1));
