@@ -1,7 +1,15 @@
 // fibnicctl — look into a running fibnicd through its REST API (/api/v1/...),
 // and compare BAR images offline. Human tables by default, --json for scripts.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <span>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -127,11 +135,16 @@ int ImageDiff(const Args& a) {
 }
 
 int LocalLookup(const Args& a, const IpAddr& dst) {
-  std::ifstream in(a.bar, std::ios::binary | std::ios::ate);
-  if (!in) return Fail(IoError("cannot open BAR image '" + a.bar + "'"));
-  std::vector<uint8_t> bar(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(bar.data()), static_cast<std::streamsize>(bar.size()));
+  // Mapped, not read: a lookup touches a few words of a 20 MiB image.
+  int fd = open(a.bar.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail(IoError("cannot open BAR image '" + a.bar + "': " + std::strerror(errno)));
+  struct stat st;
+  void* map = fstat(fd, &st) == 0 && st.st_size > 0
+                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return Fail(IoError("cannot map BAR image '" + a.bar + "'"));
+  std::span<const uint8_t> bar(static_cast<const uint8_t*>(map), static_cast<size_t>(st.st_size));
   auto header = DecodeBarHeader(bar.data(), bar.size());
   if (!header.ok()) return Fail(header.status().WithContext(a.bar));
   HwDecision d = HwLookup(bar.data(), bar.size(), dst);

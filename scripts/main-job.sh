@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# What scripts/run.sh runs once built: compile the shared real Internet table
-# into a FIBNIC BAR image and print the report.
+# What scripts/run.sh runs once built: fibnicd on the embedded default — the
+# file-backed FIBNIC (no hardware), the kernel's routing table, no FRR — in the
+# foreground until Ctrl-C. Extra arguments go to fibnicd (e.g. --config FILE).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
-out="${FIBNIC_OUT:-$root/build/main-job}"
-mkdir -p "$out"
-python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" \
-  --gateways 3 --out "$out/routes.txt" --neigh "$out/neigh.txt"
-exec "$root/build/fibsync/fibnic-compile" --routes "$out/routes.txt" --neighbors "$out/neigh.txt" \
-  --out "$out/bar0.img" --report "$out/report.json" "$@"
+state="${FIBNIC_STATE_DIR:-$root/build/main-job}"
+mkdir -p "$state"
+cat <<MSG
+fibnicd on the embedded default (configs/fibnicd.yaml): file backend, kernel routes.
+  BAR image : $state/bar0.img
+  dashboard : http://127.0.0.1:8080/
+  status    : $root/build/daemon/fibnicctl status
+  a lookup  : $root/build/daemon/fibnicctl lookup 8.8.8.8        (RIB next to the decoded BAR)
+  offline   : $root/build/daemon/fibnicctl lookup 8.8.8.8 --bar $state/bar0.img
+Routes through interfaces that are not FIBNIC ports punt to the host; map ports
+with a config (see docs/daemon.md). Ctrl-C stops; the BAR keeps its tables.
+MSG
+STATE_DIRECTORY="$state" exec "$root/build/daemon/fibnicd" "$@"
