@@ -1,6 +1,7 @@
 // The DP half of tcam6::Optimizer: per-node tables, their incremental refresh,
 // and the reconstruction of the chosen entries (docs/tcam6.md, "Which entries").
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "fibsync/tcam6_optimizer.h"
@@ -10,6 +11,7 @@ namespace fibnic::tcam6 {
 namespace {
 
 constexpr int64_t kNeg = std::numeric_limits<int64_t>::min() / 4;
+constexpr int32_t kNeg32 = std::numeric_limits<int32_t>::min() / 2;  // kNeg in a narrow cell
 constexpr uint8_t kPunt = 0;  // colour 0: punt (code-0 entry or no match)
 // Subtrees of at most this many nodes keep no table: it is recomputed from
 // the node annotations when a parent needs it (cheap, and most nodes are
@@ -25,15 +27,30 @@ bool Allowed(int x, int gc, bool need, bool mixed) {
 
 }  // namespace
 
-const int64_t* Optimizer::Row(const TableRef& t, int need, int colour) const {
-  const int64_t* base = t.kind == TableRef::kStored ? t.cells : arena_.data() + t.off;
+const int32_t* Optimizer::Row(const TableRef& t, int need, int colour) const {
+  const int32_t* base = t.kind == TableRef::kStored ? t.cells : arena_.data() + t.off;
   const int var = need < t.vars ? need : 0;
-  return base + (size_t(var) * ncol_ + colour) * (t.len + 1);
+  return base + (size_t(var) * ncol_ + colour) * (t.len + 1) * (narrow_ ? 1 : 2);
+}
+
+int64_t Optimizer::Load(const int32_t* row, uint32_t k) const {
+  if (narrow_) return row[k] <= kNeg32 ? kNeg : row[k];
+  int64_t v;
+  std::memcpy(&v, row + 2 * size_t(k), sizeof v);
+  return v;
+}
+
+void Optimizer::StoreFull(int32_t* dst) const {
+  if (narrow_) {
+    for (size_t i = 0; i < full_.size(); ++i) dst[i] = full_[i] <= kNeg ? kNeg32 : static_cast<int32_t>(full_[i]);
+  } else {
+    std::memcpy(dst, full_.data(), full_.size() * sizeof(int64_t));
+  }
 }
 
 int64_t Optimizer::F(const TableRef& t, int need, int colour, uint32_t k) const {
   if (t.kind == TableRef::kAbsent) return 0;
-  return Row(t, need, colour)[std::min(k, t.len)];
+  return Load(Row(t, need, colour), std::min(k, t.len));
 }
 
 int64_t Optimizer::Bonus(const Node& n, int colour) const {
@@ -45,16 +62,16 @@ int64_t Optimizer::Bonus(const Node& n, int colour) const {
 // Best value of the two children with colour x in force and child-need
 // `need`, at most k entries in them (k <= kmax).
 void Optimizer::Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const {
-  static constexpr int64_t kZero[1] = {0};  // an absent child: 0 whatever k
-  const int64_t* ra = a.kind == TableRef::kAbsent ? kZero : Row(a, need, x);
-  const int64_t* rb = b.kind == TableRef::kAbsent ? kZero : Row(b, need, x);
-  const uint32_t ca = a.kind == TableRef::kAbsent ? 0 : a.len, cb = b.kind == TableRef::kAbsent ? 0 : b.len;
+  static constexpr int32_t kZero[2] = {0, 0};  // an absent child: 0 whatever k
+  const int32_t* ra = a.kind == TableRef::kAbsent ? kZero : Row(a, need, x);
+  const int32_t* rb = b.kind == TableRef::kAbsent ? kZero : Row(b, need, x);
+  const uint32_t ca = a.used(), cb = b.used();
   std::fill(out, out + kmax + 1, kNeg);
   for (uint32_t i = 0; i <= std::min(ca, kmax); ++i) {
-    const int64_t fa = ra[i];
+    const int64_t fa = Load(ra, i);
     if (fa <= kNeg) continue;
     for (uint32_t j = 0; j <= cb && i + j <= kmax; ++j) {
-      const int64_t fb = rb[j];
+      const int64_t fb = Load(rb, j);
       if (fb <= kNeg) continue;
       out[i + j] = std::max(out[i + j], fa + fb);
     }
@@ -165,9 +182,9 @@ Optimizer::TableRef Optimizer::TableOf(int v) {
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
-  if (arena_.size() < start + full_.size()) arena_.resize(start + full_.size());
-  std::copy(full_.begin(), full_.end(), arena_.begin() + static_cast<ptrdiff_t>(start));
-  arena_top_ = start + full_.size();
+  if (arena_.size() < start + FullWords()) arena_.resize(start + FullWords());
+  StoreFull(arena_.data() + start);
+  arena_top_ = start + FullWords();
   return {TableRef::kArena, nullptr, start, len, vars};
 }
 
@@ -234,11 +251,11 @@ void Optimizer::Refresh(int v) {
     }
   }
   Table& t = tables_[n.table];
-  if (t.size != full_.size()) {
-    t.cells = std::make_unique<int64_t[]>(full_.size());
-    t.size = full_.size();
+  if (t.size != FullWords()) {
+    t.cells = std::make_unique<int32_t[]>(FullWords());
+    t.size = FullWords();
   }
-  std::copy(full_.begin(), full_.end(), t.cells.get());
+  StoreFull(t.cells.get());
   t.len = len;
   t.vars = vars;
 }

@@ -55,6 +55,7 @@ int Optimizer::NewRoute(uint8_t code, PuntReason reason, uint32_t weight) {
   r.reason = reason;
   r.weight = weight;
   r.flags = kLive;
+  weight_sum_ += weight;
   ++route_count_;
   CountCode(code, +1);
   Touch(id);
@@ -128,6 +129,7 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
     CountCode(r.code, -1);
     CountCode(code, +1);
     const bool recolour = r.code != code;
+    weight_sum_ += uint64_t{weight} - r.weight;
     r.code = code;
     r.reason = reason;
     r.weight = weight;
@@ -164,6 +166,7 @@ bool Optimizer::Erase(const Prefix& p) {
   const uint8_t gc_above = path_.size() > 1 ? trie_[path_[path_.size() - 2]].gc : 0;
   Regovern(v, id, gc_above);
   trie_[v].route = -1;
+  weight_sum_ -= routes_[id].weight;
   routes_[id].flags = 0;
   route_free_.push_back(id);
   --route_count_;
@@ -183,11 +186,18 @@ void Optimizer::RemapColours() {
     codes_.push_back(static_cast<uint8_t>(code));
   }
   ncol_ = static_cast<int>(codes_.size());
+  MarkAllDirty(false);
+}
+
+// Everything is redone (colours or cell width changed); drop_tables: the
+// caller has emptied the table store.
+void Optimizer::MarkAllDirty(bool drop_tables) {
   std::vector<int> stack{0};
   while (!stack.empty()) {
     Node& n = trie_[stack.back()];
     stack.pop_back();
     n.Set(Node::kDirty, true);
+    if (drop_tables) n.table = -1;
     for (int c : n.child) {
       if (c >= 0) stack.push_back(c);
     }
@@ -220,6 +230,16 @@ void Optimizer::UpdateKept(const std::vector<OptEntry>& prefer) {
 
 const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefer) {
   if (colours_stale_) RemapColours();
+  // Every DP value is at most the total weight (scaled by budget + 1, plus
+  // the reuse bonus): narrow cells while that fits in 30 bits.
+  const bool narrow =
+      weight_sum_ < (uint64_t{1} << 30) && (weight_sum_ + 1) * (uint64_t{budget_} + 1) + budget_ < (uint64_t{1} << 30);
+  if (narrow != narrow_) {
+    narrow_ = narrow;
+    tables_.clear();
+    table_free_.clear();
+    MarkAllDirty(true);
+  }
   UpdateKept(prefer);
   if (trie_[0].Has(Node::kDirty)) Refresh(0);
 
@@ -315,7 +335,7 @@ void Optimizer::Recontrib(int v, int gov, uint8_t code) {
 }
 
 void Optimizer::Credit(int route, int contrib, int delta) {
-  routes_[route].count[contrib] += delta;
+  routes_[route].count[contrib - 1] += delta;
   Touch(route);
 }
 
@@ -343,7 +363,7 @@ void Optimizer::FinishTouched() {
     r.flags &= ~kTouched;
     if (!(r.flags & kLive)) continue;
     r.flags |= kSettled;
-    const bool covered = r.code != 0 && r.count[kUnanswered] == 0 && r.count[kAnswered] > 0;
+    const bool covered = r.code != 0 && r.count[kUnanswered - 1] == 0 && r.count[kAnswered - 1] > 0;
     if (covered == bool(r.flags & kCovered)) continue;
     r.flags ^= kCovered;
     if (covered) {
@@ -380,8 +400,8 @@ OptRouteState Optimizer::StateOf(const Prefix& p) const {
   const RouteRec& r = routes_[trie_[v].route];
   if (!(r.flags & kSettled)) return {};
   if (r.code == 0) return {S::kPunted, r.reason};
-  const uint32_t answered = r.count[kAnswered], unanswered = r.count[kUnanswered];
-  const bool mixed = r.count[kMixedRegion] > 0;
+  const uint32_t answered = r.count[kAnswered - 1], unanswered = r.count[kUnanswered - 1];
+  const bool mixed = r.count[kMixedRegion - 1] > 0;
   if (answered == 0 && unanswered == 0) return {S::kPunted, mixed ? R::kLongerThan64 : R::kShadowed};
   if (unanswered > 0) return {answered > 0 ? S::kPartial : S::kPunted, R::kTcamFull};
   // Everything the hardware can answer is answered; a mixed /64 inside still
@@ -397,9 +417,10 @@ Optimizer::Memory Optimizer::memory() const {
              long_.size() * (sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
              touched_.capacity() * sizeof(int32_t);
   m.tables = tables_.capacity() * sizeof(Table) + table_free_.capacity() * sizeof(int32_t) +
-             (arena_.capacity() + full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() +
-              best2_.capacity()) * sizeof(int64_t) + arg1_.capacity() * sizeof(int);
-  for (const Table& t : tables_) m.tables += t.size * sizeof(int64_t);
+             (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
+                 sizeof(int64_t) +
+             (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
+  for (const Table& t : tables_) m.tables += t.size * sizeof(int32_t);
   return m;
 }
 

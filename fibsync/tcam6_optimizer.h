@@ -85,7 +85,7 @@ class Optimizer {
     uint8_t code = 0;
     PuntReason reason = PuntReason::kNone;
     uint8_t flags = 0;  // kLive, kCovered, kTouched, kSettled
-    uint32_t count[4] = {0, 0, 0, 0};  // own-region nodes by contribution (index 0 unused)
+    uint32_t count[3] = {0, 0, 0};  // own-region nodes by contribution (answered, unanswered, mixed)
   };
   struct LongRoute {
     uint8_t code = 0;
@@ -93,9 +93,11 @@ class Optimizer {
     uint32_t weight = 1;
     bool operator==(const LongRoute&) const = default;
   };
+  // Cells are int32 while every value fits (narrow_), else int64 kept as
+  // two int32 words: the real table's DP fits in half the bytes.
   struct Table {
-    std::unique_ptr<int64_t[]> cells;
-    size_t size = 0;
+    std::unique_ptr<int32_t[]> cells;
+    size_t size = 0;  // words
     uint32_t len = 0;  // k runs 0..len; beyond it nothing improves
     uint8_t vars = 0;
   };
@@ -104,8 +106,8 @@ class Optimizer {
   struct TableRef {
     enum Kind : uint8_t { kAbsent, kStored, kArena };
     Kind kind = kAbsent;
-    const int64_t* cells = nullptr;  // kStored
-    size_t off = 0;                  // kArena
+    const int32_t* cells = nullptr;  // kStored
+    size_t off = 0;                  // kArena, in words
     uint32_t len = 0;
     uint8_t vars = 1;
     uint32_t used() const { return kind == kAbsent ? 0 : len; }
@@ -126,7 +128,11 @@ class Optimizer {
   bool LongMixed(const Node& n) const;
   TableRef TableOf(int v);
   void ComputeNode(const Node& n, const TableRef& a, const TableRef& b, uint32_t& len, uint8_t& vars);
-  const int64_t* Row(const TableRef& t, int need, int colour) const;
+  const int32_t* Row(const TableRef& t, int need, int colour) const;
+  int64_t Load(const int32_t* row, uint32_t k) const;
+  void StoreFull(int32_t* dst) const;
+  size_t FullWords() const { return full_.size() * (narrow_ ? 1 : 2); }
+  void MarkAllDirty(bool drop_tables);
   int64_t F(const TableRef& t, int need, int colour, uint32_t k) const;
   void Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const;
   template <typename Fn>
@@ -163,7 +169,9 @@ class Optimizer {
 
   std::vector<Table> tables_;
   std::vector<int32_t> table_free_;
-  std::vector<int64_t> arena_;  // tables of small subtrees, computed when needed
+  uint64_t weight_sum_ = 0;  // routes up to /64: bounds every DP value
+  bool narrow_ = true;
+  std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed
   size_t arena_top_ = 0;
   std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
   std::vector<int> arg1_;

@@ -59,8 +59,8 @@ void ExpectSameAsFresh(const tcam6::Optimizer& inc, const std::vector<tcam6::Opt
 
 // Random batches: new routes near old ones (nesting, splitting branching
 // points), erasures (pruning them), code/weight/reason changes, new codes
-// (the colour set changes), and prefer sets that are the last answer, a part
-// of it, or random trie prefixes.
+// (the colour set changes), huge weights (the cell width changes), and
+// prefer sets that are the last answer, a part of it, or random trie prefixes.
 TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
   const uint64_t seed = std::random_device{}();
   std::printf("MatchesFreshOptimizerOnRandomChanges seed %llu\n", static_cast<unsigned long long>(seed));
@@ -114,7 +114,11 @@ TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
           const Prefix p = known[rng() % known.size()];
           EXPECT_EQ(inc.Erase(p), routes.erase(p) == 1) << label << " erase " << p.ToString();
         } else if (kind == 2) {
-          set(known[rng() % known.size()], RandomRoute(rng, codes));
+          Tcam6Route r = RandomRoute(rng, codes);
+          // Now and then a traffic weight too big for 32-bit DP cells: the
+          // tables switch to 64-bit cells (and back once it is gone).
+          if (rng() % 10 == 0) r.weight = 0x80000000u + uint32_t(rng() % 1000);
+          set(known[rng() % known.size()], r);
         } else {  // the same route again: no change
           const Prefix& p = known[rng() % known.size()];
           auto it = routes.find(p);

@@ -127,8 +127,9 @@ TEST(Tcam6Optimality, MatchesBruteForceOnSmallTables) {
       const U128 bits = (U128{0x20010db8} << 96) | ((U128{rng()} & ((U128{1} << 40) - 1)) << 56);
       const int len = rng() % 6 == 0 ? 65 + int(rng() % 8) : 32 + int(rng() % 33);
       const uint8_t code = uint8_t(rng() % 5 == 0 ? 0 : 1 + rng() % 2);
-      routes[Prefix::V6(bits, len)] = Tcam6Route{code, code ? PuntReason::kNone : PuntReason::kUnresolved,
-                                                 uint32_t(1 + rng() % 3)};
+      // Every fourth table has traffic-sized weights: the DP runs on 64-bit cells.
+      const uint32_t weight = uint32_t(1 + rng() % 3) * (t % 4 == 0 ? (1u << 29) : 1u);
+      routes[Prefix::V6(bits, len)] = Tcam6Route{code, code ? PuntReason::kNone : PuntReason::kUnresolved, weight};
     }
     const uint32_t budget = 1 + uint32_t(rng() % 3);
     Tcam6Compiler comp(budget);
