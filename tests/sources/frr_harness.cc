@@ -47,7 +47,7 @@ FrrHarness::~FrrHarness() {
   if (!::testing::Test::HasFailure()) Sh("rm -rf " + dir_);
 }
 
-void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announced) {
+void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announced, bool nhg) {
   MustSh("mkdir -p " + peer_dir_);
   // A FIBNIC port to the peer, and a second link that is not a FIBNIC port.
   MustSh("ip netns add " + ns_);
@@ -56,7 +56,8 @@ void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announ
   MustSh("ip addr add 10.99.0.1/24 dev r-eth0 && ip link set r-eth0 up");
   MustSh("ip netns exec " + ns_ + " sh -c 'ip link set lo up && ip addr add 10.99.0.2/24 dev p-eth0 && ip link set p-eth0 up'");
   MustSh("ip link add r-eth1 type veth peer name r-eth1p && ip addr add 10.98.0.1/24 dev r-eth1 && ip link set r-eth1 up && ip link set r-eth1p up");
-  Write(dir_ + "/zebra.conf", "hostname router\nfpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n");
+  Write(dir_ + "/zebra.conf", "hostname router\nfpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n" +
+                                  (nhg ? "" : "no fpm use-next-hop-groups\n"));
   Write(dir_ + "/bgpd.conf", kRouterBgp);
   // Statics the FIBNIC must punt: a blackhole, and a route via the link
   // that is not a FIBNIC port.

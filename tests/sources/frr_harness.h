@@ -22,7 +22,8 @@ class FrrHarness {
   ~FrrHarness();
 
   // Sets up namespaces, links and config; zebra will connect to fpm_port.
-  void Setup(uint16_t fpm_port, const std::vector<std::string>& announced);
+  // nhg=false: `no fpm use-next-hop-groups` (next-hops inline in routes).
+  void Setup(uint16_t fpm_port, const std::vector<std::string>& announced, bool nhg);
   void StartZebra();
   void StopZebra(int sig = SIGTERM);
   void StartRouterBgpd();
