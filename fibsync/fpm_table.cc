@@ -65,15 +65,15 @@ void FpmTable::ApplyRoute(NlRoute r, std::set<Prefix>& touched) {
 
 void FpmTable::TouchUsers(uint32_t id, std::set<Prefix>& touched) {
   // Groups may (in malformed input) contain themselves: walk with a visited set.
-  std::vector<uint32_t> todo{id};
+  std::vector<uint32_t> pending{id};
   std::unordered_set<uint32_t> seen{id};
-  while (!todo.empty()) {
-    const uint32_t cur = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const uint32_t cur = pending.back();
+    pending.pop_back();
     if (auto u = users_.find(cur); u != users_.end()) touched.insert(u->second.begin(), u->second.end());
     if (auto g = parents_.find(cur); g != parents_.end()) {
       for (uint32_t parent : g->second) {
-        if (seen.insert(parent).second) todo.push_back(parent);
+        if (seen.insert(parent).second) pending.push_back(parent);
       }
     }
   }

@@ -167,14 +167,14 @@ bool KernelTable::WantsResolution(const IpAddr& gw) const {
 void KernelTable::AddGateways(const NlRoute& r, int delta) {
   for (const NlPath& path : r.paths) {
     if (!path.gateway || path.ifindex == 0) continue;
-    Gateway& g = gateways_[*path.gateway];
     if (delta > 0) {
+      Gateway& g = gateways_[*path.gateway];
       g.ifindex = path.ifindex;
       if (g.refs++ == 0 && resolve_ && WantsResolution(*path.gateway) && ports_.Port(path.ifindex)) {
         resolve_(*path.gateway, path.ifindex);
       }
-    } else if (--g.refs == 0) {
-      gateways_.erase(*path.gateway);
+    } else if (auto it = gateways_.find(*path.gateway); it != gateways_.end() && --it->second.refs == 0) {
+      gateways_.erase(it);
     }
   }
 }

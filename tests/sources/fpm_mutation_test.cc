@@ -109,7 +109,7 @@ TEST(FpmRandomized, MutatedStreamsNeverCrashNorPartiallyApply) {
   std::cout << "seed " << seed << std::endl;
   Gen g(seed);
   uint64_t rejected = 0, frames = 0;
-  for (int round = 0; round < 20000; ++round) {
+  for (int round = 0; round < 10000; ++round) {
     std::vector<uint8_t> stream;
     for (int f = 0; f < 8; ++f) {
       std::vector<std::vector<uint8_t>> msgs;
