@@ -59,6 +59,7 @@ class ServerThread {
     return fut.get();
   }
   WebServer* server() { return server_.get(); }
+  const Router& router() const { return router_; }
 
  private:
   boost::asio::io_context io_;

@@ -1,0 +1,66 @@
+// What the web tests serve before (and besides) a full fibnicd: a real Fib fed
+// from a route file (or synthetic routes), pushed by the real FibnicPusher into
+// an in-memory BAR0, with the independent oracle fed the same input. The
+// Fib API runs on top of it exactly as fibnicd mounts it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "fibsync/fib.h"
+#include "hwif/fibnic_pusher.h"
+#include "hwif/memory_bar.h"
+#include "tests/oracle/reference_lpm.h"
+#include "web/fib_api.h"
+#include "web/router.h"
+#include "web/telemetry.h"
+
+namespace fibnic::web::testing {
+
+class Harness {
+ public:
+  explicit Harness(FibConfig config = FibConfig());
+  ~Harness();
+
+  // Route and neighbour files (spec format), as static routes; lines that repeat
+  // a prefix add ECMP paths. Commits and pushes.
+  Status LoadRouteFiles(const std::string& routes, const std::string& neighbors);
+  // v4 + v6 random routes over three gateways on ports 1..3 (one unresolved).
+  Status LoadSynthetic(int v4, int v6, uint64_t seed);
+
+  // Route changes that also reach the oracle; Commit() pushes them to the BAR.
+  void Upsert(const Route& r);
+  void Delete(const Prefix& p);
+  Status Commit();
+
+  // Mounts the Fib API (with static routes through the API) on router.
+  Status Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry);
+
+  Fib& fib() { return *fib_; }
+  MemoryBar& bar() { return *bar_; }
+  const oracle::ReferenceLpm& oracle() const { return oracle_; }
+  // Distinct prefixes read per family (v4, v6) — counted from the input, not the Fib.
+  const uint64_t* input_prefixes() const { return input_prefixes_; }
+  const std::vector<Route>& routes() const { return routes_; }
+  const std::vector<Neighbor>& neighbors() const { return neighbors_; }
+
+ private:
+  Status Start();
+  void AddRouteLine(const Prefix& p, const NextHop& nh);
+
+  std::unique_ptr<Fib> fib_;
+  std::unique_ptr<MemoryBar> bar_;
+  std::unique_ptr<FibnicPusher> pusher_;
+  std::unique_ptr<FibApi> api_;
+  Telemetry* telemetry_ = nullptr;
+  oracle::ReferenceLpm oracle_;
+  std::vector<Route> routes_;
+  std::vector<Neighbor> neighbors_;
+  uint64_t input_prefixes_[2] = {};
+};
+
+}  // namespace fibnic::web::testing
