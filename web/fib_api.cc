@@ -64,6 +64,29 @@ FibApi::Impl::Impl(boost::asio::io_context& io, WebContext c) : ctx(std::move(c)
   if (ctx.bar) device = std::make_unique<DeviceView>(*ctx.bar);
 }
 
+std::optional<uint32_t> FibApi::Impl::DeviceGeneration() {
+  if (!device) return std::nullopt;
+  auto h = device->Header();
+  if (!h.ok()) return std::nullopt;
+  return h->generation;
+}
+
+const FibCounts& FibApi::Impl::Counts() {
+  const auto now = std::chrono::steady_clock::now();
+  auto& c = counts_cache;
+  if (c.valid) {
+    if (now - c.at < 20 * c.cost) return c.value;
+    const auto gen = DeviceGeneration();
+    if (gen ? gen == c.generation : now - c.at < std::chrono::seconds(1)) return c.value;  // nothing pushed since
+  }
+  c.generation = DeviceGeneration();
+  c.value = ctx.fib->Counts();
+  c.at = std::chrono::steady_clock::now();
+  c.cost = c.at - now;
+  c.valid = true;
+  return c.value;
+}
+
 void FibApi::Impl::StartSampler() {
   Sample();
   timer.expires_after(std::chrono::seconds(1));
@@ -75,16 +98,17 @@ void FibApi::Impl::StartSampler() {
 }
 
 void FibApi::Impl::Sample() {
-  uint64_t routes = 0, bytes = 0;
+  uint64_t routes = 0, bytes = 0, commits = 0;
   if (ctx.telemetry) {
     routes = ctx.telemetry->CounterValue(kRouteUpdatesTotal);
     bytes = ctx.telemetry->CounterValue(kBarBytesWrittenTotal);
+    commits = ctx.telemetry->CounterValue(kCommitsTotal);
   }
-  rates.Sample(UnixMs(std::chrono::system_clock::now()), routes, bytes, ctx.fib->Counts().commits);
+  rates.Sample(UnixMs(std::chrono::system_clock::now()), routes, bytes, commits);
 }
 
 json FibApi::Impl::StatusJson() {
-  const FibCounts c = ctx.fib->Counts();
+  const FibCounts c = Counts();
   const regs::Caps& caps = ctx.fib->config().caps;
   json routes = json::object();
   for (int f = 0; f < 2; ++f) {
@@ -124,6 +148,7 @@ json FibApi::Impl::StatusJson() {
           {"neighbors", c.neighbors},
           {"slots", {{"used", c.slots_used}, {"total", caps.slots()}}},
           {"commits", c.commits},
+          {"counts_age_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - counts_cache.at).count()},
           {"rates", {{"routes_per_s", r.routes_per_s}, {"bar_bytes_per_s", r.bar_bytes_per_s}, {"commits_per_s", r.commits_per_s}}},
           {"sources", std::move(sources)},
           {"events", {{"last_seq", ctx.telemetry ? ctx.telemetry->last_seq() : 0}}}};
@@ -177,7 +202,7 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
     out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, v] : series) out += name + PrometheusLabels(labels) + " " + PrometheusNumber(v) + "\n";
   };
-  const FibCounts c = ctx.fib->Counts();
+  const FibCounts c = Counts();
   std::vector<std::pair<Labels, double>> routes;
   for (int f = 0; f < 2; ++f) {
     for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {

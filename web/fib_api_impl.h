@@ -24,6 +24,12 @@ namespace fibnic::web {
 struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   Impl(boost::asio::io_context& io, WebContext c);
 
+  // Fib::Counts() walks every route (about a second on a full table), so it is
+  // cached: recomputed when the device's GENERATION moved (every second without
+  // a device), but never sooner than 20x its own cost — at most ~5% of the io thread.
+  const FibCounts& Counts();
+  std::optional<uint32_t> DeviceGeneration();
+
   void StartSampler();
   void Sample();
   nlohmann::json StatusJson();
@@ -63,6 +69,13 @@ struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
   std::unique_ptr<DeviceView> device;
+  struct CountsCache {
+    FibCounts value;
+    bool valid = false;
+    std::chrono::steady_clock::time_point at;
+    std::chrono::duration<double> cost{0};
+    std::optional<uint32_t> generation;
+  } counts_cache;
   std::optional<std::pair<uint64_t, uint64_t>> sram_key;  // (generation, commits)
   SramSnapshot sram;
 };

@@ -72,6 +72,7 @@ class ApiTest : public ::testing::Test {
       AddDashboard(r);
     }, telemetry_);
     ASSERT_TRUE(server_->status().ok()) << server_->status().ToString();
+    server_->BeforeStop([] { harness_->Unmount(); });
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -205,14 +206,17 @@ TEST_F(ApiTest, FiltersAgreeWithTheFile) {
   json j = GetJson("/api/v1/routes?limit=1000&prefix=" + Enc(within.ToString()));
   for (const auto& r : j["routes"]) got_within.insert(r["prefix"]);
   ASSERT_FALSE(want_within.empty());
-  if (want_within.size() <= 1000) EXPECT_EQ(got_within, want_within);
+  if (want_within.size() <= 1000) {
+    EXPECT_EQ(got_within, want_within);
+  }
 
   // covering: every file prefix that contains a /32 inside some long route
   const Prefix some = std::prev(file_->routes.end(), file_->count(Family::kV6) + 7)->first;  // an IPv4 route
   ASSERT_EQ(some.family(), Family::kV4);
   std::set<std::string> want_cov, got_cov;
   for (const auto& [p, v] : file_->routes) if (p.Contains(some.addr())) want_cov.insert(p.ToString());
-  for (const auto& r : GetJson("/api/v1/routes?covering=" + some.addr().ToString())["routes"]) got_cov.insert(r["prefix"]);
+  const json cov = GetJson("/api/v1/routes?covering=" + some.addr().ToString());
+  for (const auto& r : cov["routes"]) got_cov.insert(r["prefix"]);
   EXPECT_EQ(got_cov, want_cov);
 
   uint64_t by_state = 0;
@@ -255,11 +259,21 @@ TEST_F(ApiTest, TablesAreInSyncWithTheDevice) {
   ASSERT_EQ(nh["slots"].size(), 3u);
   for (const auto& s : nh["slots"]) {
     EXPECT_EQ(s["in_sync"], true) << s.dump();
-    if (!s["owner"].is_null()) EXPECT_EQ(s["device"]["valid"], true);
+    if (!s["owner"].is_null()) {
+      EXPECT_EQ(s["device"]["valid"], true);
+    }
   }
   json nb = GetJson("/api/v1/neighbors");
   EXPECT_EQ(nb["neighbors"].size(), file_->neighbors);
-  for (const auto& n : nb["neighbors"]) EXPECT_FALSE(n["cam_index"].is_null()) << n.dump();  // few neighbours: all loaded
+  // The NEIGH CAM holds what connected routes need; each entry shown must be on the device.
+  int in_cam = 0;
+  for (const auto& n : nb["neighbors"]) {
+    if (n["cam_index"].is_null()) continue;
+    ++in_cam;
+    EXPECT_EQ(n["cam_mac"], n["mac"]);
+    EXPECT_EQ(n["cam_port"], n["port"]);
+  }
+  EXPECT_EQ(nb["cam_used"], in_cam);
   json tc = GetJson("/api/v1/tcam");
   ASSERT_EQ(tc["entries"].size(), 32u);
   int valid = 0;
@@ -269,7 +283,10 @@ TEST_F(ApiTest, TablesAreInSyncWithTheDevice) {
     valid += tc["entries"][i]["valid"].get<bool>();
   }
   EXPECT_EQ(tc["used"], valid);
-  EXPECT_GT(valid, 0);
+  // Offloaded IPv6 routes need TCAM entries.
+  if (GetJson("/api/v1/status")["routes"]["ipv6"]["offloaded"].get<uint64_t>() > 0) {
+    EXPECT_GT(valid, 0);
+  }
 }
 
 TEST_F(ApiTest, SramPictureAndSummaryDecodeTheBar) {
@@ -323,8 +340,16 @@ TEST_F(ApiTest, StaticRouteThroughTheApiNeedsTheTokenAndTakesEffect) {
   EXPECT_EQ(lk["rib"]["matched"], "198.51.100.0/24");
   EXPECT_EQ(lk["rib"]["path"]["gateway"], "10.1.0.1");
   EXPECT_NE(lk["verdict"], "mismatch");
-  if (lk["hardware"]["forward"].get<bool>()) EXPECT_EQ(lk["hardware"]["mac"], "02:00:00:00:00:01");
-  json after = GetJson("/api/v1/status");
+  if (lk["hardware"]["forward"].get<bool>()) {
+    EXPECT_EQ(lk["hardware"]["mac"], "02:00:00:00:00:01");
+  }
+  // Counts are cached for up to 20x their cost after a push: poll briefly.
+  json after;
+  for (int i = 0; i < 50; ++i) {
+    after = GetJson("/api/v1/status");
+    if (after["routes"]["ipv4"]["total"] != before["routes"]["ipv4"]["total"]) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   EXPECT_EQ(after["routes"]["ipv4"]["total"].get<uint64_t>(), before["routes"]["ipv4"]["total"].get<uint64_t>() + 1);
   EXPECT_GT(after["device"]["generation"].get<uint64_t>(), before["device"]["generation"].get<uint64_t>());
   json ev = GetJson("/api/v1/events?level=info");

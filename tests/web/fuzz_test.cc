@@ -42,7 +42,7 @@ TEST(WebFuzz, MalformedRequestsNeverBreakTheServer) {
   WebConfig cfg;
   cfg.port = 0;
   cfg.token = "fuzz-token-0123456789";
-  cfg.read_timeout = cfg.idle_timeout = std::chrono::milliseconds(300);
+  cfg.read_timeout = cfg.idle_timeout = std::chrono::milliseconds(150);
   cfg.write_timeout = std::chrono::milliseconds(1000);
   testing::Harness harness;
   ASSERT_TRUE(harness.LoadSynthetic(2000, 200, seed).ok());
@@ -51,6 +51,7 @@ TEST(WebFuzz, MalformedRequestsNeverBreakTheServer) {
     AddDashboard(r);
   }, &telemetry);
   ASSERT_TRUE(srv.status().ok()) << srv.status().ToString();
+  srv.BeforeStop([&] { harness.Unmount(); });
 
   const std::vector<std::string> valid = {
       "GET /api/v1/status HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -75,6 +76,7 @@ TEST(WebFuzz, MalformedRequestsNeverBreakTheServer) {
   for (uint64_t i = 0; i < cases; ++i) {
     auto c = mut.Next(valid);
     ++kinds[c.kind];
+    if (std::getenv("FIBNIC_WEB_FUZZ_TRACE")) std::fprintf(stderr, "case %llu %s\n", static_cast<unsigned long long>(i), c.kind);
     RawConn conn(srv.port(), 2000);
     ASSERT_TRUE(conn.connected()) << "case " << i << ": server stopped accepting (seed " << seed << ")";
     conn.Send(c.bytes);  // the server may close before reading everything

@@ -42,6 +42,7 @@ class ServerThread {
   }
   ~ServerThread() {
     boost::asio::post(io_, [this] {
+      if (before_stop_) before_stop_();
       if (server_) server_->Stop();
       work_.reset();
     });
@@ -60,6 +61,9 @@ class ServerThread {
   }
   WebServer* server() { return server_.get(); }
   const Router& router() const { return router_; }
+  // Runs on the server thread at teardown: stop what keeps the io_context
+  // busy besides the server (e.g. the Fib API's rate sampler).
+  void BeforeStop(std::function<void()> fn) { before_stop_ = std::move(fn); }
 
  private:
   boost::asio::io_context io_;
@@ -67,6 +71,7 @@ class ServerThread {
   Router router_;
   std::unique_ptr<WebServer> server_;
   std::thread thread_;
+  std::function<void()> before_stop_;
   Status status_;
   uint16_t port_ = 0;
 };

@@ -39,6 +39,8 @@ class Harness {
 
   // Mounts the Fib API (with static routes through the API) on router.
   Status Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry);
+  // Stops the API's timers (on the server thread) so its io_context can finish.
+  void Unmount() { api_.reset(); }
 
   Fib& fib() { return *fib_; }
   MemoryBar& bar() { return *bar_; }

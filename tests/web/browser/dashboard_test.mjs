@@ -23,16 +23,17 @@ async function api(p) {
 }
 const num = (s) => Number(String(s).replace(/,/g, ''));
 
-const browser = await chromium.launch({
+// A fresh profile directory per run (playwright passes it as --user-data-dir).
+const browser = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
+  viewport: { width: 1400, height: 1000 },
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    `--user-data-dir=${profile}`],
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 const errors = [];
 try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const page = await browser.newPage();
   page.on('pageerror', (e) => errors.push('page error: ' + e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
 
@@ -40,15 +41,24 @@ try {
   await page.goto(base + '/', { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="1"]', { timeout: 15000 });
   await page.waitForFunction(() => document.getElementById('v4-total').textContent !== '–');
-  const st = await api('/api/v1/status');
-  for (const [fam, id] of [['ipv4', 'v4'], ['ipv6', 'v6']]) {
-    for (const k of ['total', 'offloaded', 'partial', 'punted']) {
-      const shown = num(await page.textContent(`#${id}-${k}`));
-      assert.equal(shown, st.routes[fam][k], `overview ${fam} ${k}: page shows ${shown}, API says ${st.routes[fam][k]}`);
+  // Routes churn while the page is open: compare snapshots until the page's
+  // live values and the API's agree (they must within a few updates).
+  let st = null, mismatch = '';
+  for (let attempt = 0; attempt < 20; attempt++) {
+    st = await api('/api/v1/status');
+    mismatch = '';
+    for (const [fam, id] of [['ipv4', 'v4'], ['ipv6', 'v6']]) {
+      for (const k of ['total', 'offloaded', 'partial', 'punted']) {
+        const shown = num(await page.textContent(`#${id}-${k}`));
+        if (shown !== st.routes[fam][k]) mismatch += ` ${fam} ${k}: page ${shown}, API ${st.routes[fam][k]};`;
+      }
     }
+    if (await page.textContent('#slots') !== `${st.slots.used} / ${st.slots.total}`) mismatch += ' slots;';
+    if (num(await page.textContent('#neighbors')) !== st.neighbors) mismatch += ' neighbours;';
+    if (!mismatch) break;
+    await page.waitForTimeout(250);
   }
-  assert.equal(await page.textContent('#slots'), `${st.slots.used} / ${st.slots.total}`);
-  assert.equal(num(await page.textContent('#neighbors')), st.neighbors);
+  assert.equal(mismatch, '', 'overview never agreed with /api/v1/status:' + mismatch);
   assert.equal(await page.textContent('#dev-name'), st.device.name);
   // Live updates arrive over SSE and the chart is drawn by Chart.js.
   await page.waitForSelector('#live:not(.off)', { timeout: 10000 });
