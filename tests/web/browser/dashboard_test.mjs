@@ -100,9 +100,12 @@ try {
   if (lk.hardware.forward) assert.ok(hw.includes(lk.hardware.mac));
   await page.screenshot({ path: path.join(shots, 'lookup.png') });
 
-  // --- SRAM picture: painted, with the API's per-code counts in the legend
+  // --- SRAM picture: painted, the legend holding exactly the per-code counts
+  // of the /api/v1/sram answer the page received (routes churn meanwhile).
+  const sramResp = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/sram');
   await page.click('#nav a[data-page="sram"]');
-  const sram = await api('/api/v1/sram');
+  const sram = await (await sramResp).json();
+  assert.equal(sram.by_code.reduce((a, b) => a + b, 0), 2 ** 24, 'SRAM /24 counts do not add up to 2^24');
   await page.waitForFunction((n) => document.querySelectorAll('#sram-legend tr').length === n, sram.by_code.length);
   const legend = await page.$$eval('#sram-legend tr td:nth-child(3)', (cs) => cs.map((c) => c.textContent));
   assert.deepEqual(legend.map(num), sram.by_code);
