@@ -81,12 +81,6 @@ StatusOr<NicTables> ReadNicTables(Bar& bar, const regs::Caps& caps) {
   return DecodeNicTables(image.data(), caps);
 }
 
-StatusOr<regs::Counters> ReadCounters(Bar& bar) {
-  uint8_t b[8 * regs::kCounterCount];
-  RETURN_IF_ERROR(bar.Read(regs::kOffCounters, b, sizeof b));
-  return regs::Counters::Decode(b);
-}
-
 Status NicWriter::WriteWords(uint64_t offset, const uint8_t* bytes, uint32_t from, uint32_t to) {
   for (uint32_t w = from; w < to; w += 4) RETURN_IF_ERROR(bar_.Write32(offset + w, Word(bytes + w)));
   return OkStatus();

@@ -36,7 +36,6 @@ struct NicTables {
 // Decodes a BAR0 byte image (at least caps.bar0_bytes() long).
 NicTables DecodeNicTables(const uint8_t* bar0, const regs::Caps& caps);
 StatusOr<NicTables> ReadNicTables(Bar& bar, const regs::Caps& caps);
-StatusOr<regs::Counters> ReadCounters(Bar& bar);
 
 class NicWriter {
  public:

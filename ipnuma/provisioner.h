@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "hwif/counters.h"
 #include "ipnuma/model.h"
 #include "ipnuma/nic.h"
 #include "ipnuma/pool.h"
@@ -90,7 +91,8 @@ class Provisioner {
   std::vector<std::string> MappingsInto(const std::string& peer, const std::string& export_name, uint64_t base,
                                         uint64_t length) const;
 
-  StatusOr<regs::Counters> Counters() { return ReadCounters(bar_); }
+  // Carry-safe reads of the live counters (each u64 is two 32-bit bus reads).
+  StatusOr<regs::Counters> Counters() { return ReadIpnumaCounters(bar_); }
 
  private:
   Provisioner(Bar& bar, const regs::Caps& caps, const LocalNic& local, const BufferPool& pool)

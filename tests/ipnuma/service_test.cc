@@ -193,6 +193,20 @@ TEST_F(ServiceTest, UnresolvedPeerMacIsRetriedWhenNeighbourAppears) {
   EXPECT_EQ(a_->Tables().pagemap[0], (regs::PagemapEntry{kPoolB + 0x1000, 1}));
 }
 
+TEST_F(ServiceTest, CountersShowTheDeviceCounters) {
+  StartBoth();
+  // What the NIC counts (written straight into the device, as the hardware
+  // does): values above 2^32 need both halves of each u64.
+  const uint64_t want[regs::kCounterCount] = {0x1ffffffffull, 7, 0, 0x100000000ull, 42, 3};
+  for (int i = 0; i < regs::kCounterCount; ++i) {
+    ASSERT_TRUE(a_->mem->Write(regs::kOffCounters + 8 * i, &want[i], 8).ok());
+  }
+  nlohmann::json c = a_->svc->Counters();
+  for (int i = 0; i < regs::kCounterCount; ++i) {
+    EXPECT_EQ(c[regs::kCounterNames[i]].get<uint64_t>(), want[i]) << regs::kCounterNames[i];
+  }
+}
+
 // Random operations on three NICs; the RuleChecker checks every single write.
 TEST(ServiceRandom, EveryIntermediateStateObeysTheRules) {
   const uint32_t seed = std::random_device{}();
