@@ -2,7 +2,7 @@
 // the peers' ipnumad. Threads: the peer API and the operator API each serve
 // on their own io_context (an operator request that waits on a peer never
 // blocks a peer's request to us); the main thread runs start-up, the periodic
-// reconcile (neighbours, pending mappings) and the signals.
+// reconcile (pending mappings), the kernel's neighbour events and the signals.
 #include <sys/stat.h>
 
 #include <boost/asio/io_context.hpp>
@@ -20,9 +20,9 @@
 #include "hwif/file_bar.h"
 #include "hwif/pci_bar.h"
 #include "ipnuma/api.h"
-#include "ipnuma/arp_table.h"
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
+#include "ipnuma/kernel_neighbours.h"
 #include "web/dashboard.h"
 #include "web/server.h"
 
@@ -104,6 +104,12 @@ int Run(const IpnumadConfig& cfg) {
     api_token = *t;
   }
 
+  // Neighbours: the kernel's (events on their own thread, so a MAC change is
+  // never queued behind a reconcile waiting on a slow peer) or a static list.
+  boost::asio::io_context main_io, neigh_io;
+  std::unique_ptr<KernelNeighbours> kernel;
+  std::thread neigh_thread;
+  Status st;
   MacLookup lookup;
   if (cfg.neighbours.source == NeighbourConfig::Source::kStatic) {
     std::map<uint32_t, MacAddr> table(cfg.neighbours.entries.begin(), cfg.neighbours.entries.end());
@@ -113,20 +119,18 @@ int Run(const IpnumadConfig& cfg) {
       return it->second;
     };
   } else {
-    lookup = [](uint32_t ip) -> std::optional<MacAddr> {
-      auto table = ReadArpTable();
-      if (!table.ok()) return std::nullopt;
-      auto it = table->find(ip);
-      if (it == table->end()) return std::nullopt;
-      return it->second;
-    };
+    kernel = std::make_unique<KernelNeighbours>(neigh_io, cfg.neighbours.interface,
+                                                [](const std::string& m) { LogWarn("kernel neighbours: " + m); });
+    st = kernel->Start(std::chrono::seconds(5));
+    if (!st.ok()) return fail("kernel neighbour table", st);
+    lookup = [k = kernel.get()](uint32_t ip) { return k->Lookup(ip); };
   }
   HttpPeerTransport transport(cfg.local.ip, cfg.peer_api.timeout);
   IpnumaService svc(std::move(*prov), transport, lookup);
 
   // Peers can reach us while we start (they may be reconciling too).
   ServingThread peer_srv, op_srv;
-  Status st = AddPeerRoutes(peer_srv.router, svc);
+  st = AddPeerRoutes(peer_srv.router, svc);
   if (st.ok()) {
     st = peer_srv.Start(ServerConfig(cfg.peer_api.listen, *peer_secret));
   }
@@ -160,7 +164,23 @@ int Run(const IpnumadConfig& cfg) {
   LogInfo("ready: " + summary() + "; API on " + cfg.api.listen.ToString());
   notifier.Ready(summary());
 
-  boost::asio::io_context main_io;
+  if (kernel) {
+    // A changed MAC is rewritten at once; a peer's first one lets its pending
+    // mappings go ahead without waiting for the next periodic reconcile.
+    kernel->OnChange([&](uint32_t ip, const MacAddr& mac) {
+      auto first = svc.OnNeighbour(ip, mac);
+      if (!first.ok()) {
+        LogError("neighbour " + regs::Ipv4String(ip) + " is " + mac.ToString() + ": " + first.status().ToString());
+      } else if (*first) {
+        boost::asio::post(main_io, [&] {
+          Status r = svc.Reconcile();
+          if (!r.ok()) LogError("reconcile: " + r.ToString());
+          log_errors();
+        });
+      }
+    });
+    neigh_thread = std::thread([&neigh_io] { neigh_io.run(); });
+  }
   boost::asio::signal_set signals(main_io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int sig) {
     LogInfo(std::string("stopping on ") + strsignal(sig));
@@ -181,6 +201,13 @@ int Run(const IpnumadConfig& cfg) {
   };
   tick();
   main_io.run();
+  if (kernel) {
+    boost::asio::post(neigh_io, [&] {
+      kernel->Stop();
+      neigh_io.stop();
+    });
+    neigh_thread.join();
+  }
   op_srv.Stop();
   peer_srv.Stop();
   return 0;

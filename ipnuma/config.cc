@@ -1,5 +1,7 @@
 #include "ipnuma/config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 
@@ -51,6 +53,13 @@ uint32_t V4Key(YamlMap& m, const std::string& key) {
 bool ContiguousMask(uint32_t m) {
   const uint32_t inv = ~m;
   return (inv & (inv + 1)) == 0;
+}
+
+// Interface names as the kernel accepts them (IFNAMSIZ, no '/', ':' or spaces).
+bool ValidIfName(const std::string& s) {
+  if (s.empty() || s.size() > 15 || s == "." || s == "..") return false;
+  return std::none_of(s.begin(), s.end(),
+                      [](char c) { return c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)); });
 }
 
 StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc);
@@ -133,6 +142,13 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
   YamlMap neigh = root.Map("neighbours");
   c.neighbours.source =
       neigh.Enum("source", 0, {"kernel", "static"}) == 0 ? NeighbourConfig::Source::kKernel : NeighbourConfig::Source::kStatic;
+  if (c.neighbours.source == NeighbourConfig::Source::kKernel && neigh.Require("interface")) {
+    c.neighbours.interface = neigh.String("interface", "");
+    if (!ValidIfName(c.neighbours.interface)) {
+      neigh.Error("interface", "bad value '" + c.neighbours.interface +
+                                   "'; allowed: a Linux interface name (1-15 chars, no '/', ':' or spaces)");
+    }
+  }
   for (YamlMap& e : neigh.MapList("static")) {
     uint32_t ip = V4Key(e, "address");
     e.Require("mac");

@@ -41,6 +41,7 @@ struct PeerApiConfig {
 
 struct NeighbourConfig {
   enum class Source { kKernel, kStatic } source = Source::kKernel;
+  std::string interface;  // kernel: the host interface on the NIC's segment, whose neighbours count
   std::vector<std::pair<uint32_t, MacAddr>> entries;  // static
 };
 

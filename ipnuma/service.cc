@@ -249,14 +249,17 @@ Status IpnumaService::RemoveExport(const std::string& name, bool force) {
   return prov_->FinishRevoke(name);
 }
 
-Status IpnumaService::OnNeighbour(uint32_t ip, const MacAddr& mac) {
+StatusOr<bool> IpnumaService::OnNeighbour(uint32_t ip, const MacAddr& mac) {
   std::lock_guard lock(mu_);
   const LocalNic& local = prov_->local();
+  bool first = false;
   for (const auto& [name, p] : prov_->peers()) {
     const bool via_gw = !local.OnSegment(p.spec.ip);
-    if ((via_gw ? local.gateway : p.spec.ip) == ip) RETURN_IF_ERROR(prov_->ResolvePeer(name, mac, via_gw));
+    if ((via_gw ? local.gateway : p.spec.ip) != ip) continue;
+    first = first || !p.resolved;
+    RETURN_IF_ERROR(prov_->ResolvePeer(name, mac, via_gw));
   }
-  return OkStatus();
+  return first;
 }
 
 std::optional<PeerSpec> IpnumaService::PeerByIp(uint32_t ip) {

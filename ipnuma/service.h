@@ -55,8 +55,9 @@ class IpnumaService {
   Status Reconcile();
 
   // A neighbour entry appeared or changed: peers whose frames go to ip get
-  // the new MAC in place (PCID VALID=0, fields, VALID=1).
-  Status OnNeighbour(uint32_t ip, const MacAddr& mac);
+  // the new MAC in place (PCID VALID=0, fields, VALID=1). True when a peer
+  // got its first MAC: mappings waiting for it can go ahead (Reconcile).
+  StatusOr<bool> OnNeighbour(uint32_t ip, const MacAddr& mac);
 
   // Operator requests.
   Status AddExport(const ExportSpec& e);

@@ -1,12 +1,11 @@
 // Where exportable memory and neighbour MACs come from: u-dma-buf sysfs
-// attributes, reserved ranges, file-backed pools, and /proc/net/arp text.
+// attributes, reserved ranges, file-backed pools.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "ipnuma/arp_table.h"
 #include "ipnuma/pool.h"
 
 namespace fibnic::ipnuma {
@@ -65,21 +64,6 @@ TEST_F(PoolTest, ReservedAndFilePools) {
   EXPECT_EQ(p->size, 8192u);
   EXPECT_TRUE(p->Contains(0x40001000, 0x1000));
   EXPECT_FALSE(p->Contains(0x40001000, 0x1040));
-}
-
-TEST_F(PoolTest, ArpTableKeepsCompleteEntriesOnly) {
-  Write("arp",
-        "IP address       HW type     Flags       HW address            Mask     Device\n"
-        "10.0.0.2         0x1         0x2         02:00:00:00:00:02     *        eth0\n"
-        "10.0.0.3         0x1         0x0         00:00:00:00:00:00     *        eth0\n"
-        "10.0.0.254       0x1         0x6         02:00:00:00:00:fe     *        eth0\n"
-        "garbage line\n");
-  auto t = ReadArpTable((dir_ / "arp").string());
-  ASSERT_TRUE(t.ok());
-  ASSERT_EQ(t->size(), 2u);
-  EXPECT_EQ(t->at(IpAddr::Parse("10.0.0.2").value().v4()).ToString(), "02:00:00:00:00:02");
-  EXPECT_EQ(t->at(IpAddr::Parse("10.0.0.254").value().v4()).ToString(), "02:00:00:00:00:fe");
-  EXPECT_FALSE(ReadArpTable((dir_ / "none").string()).ok());
 }
 
 }  // namespace

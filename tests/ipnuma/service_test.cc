@@ -160,7 +160,9 @@ TEST_F(ServiceTest, RestartDropsPagesOfRemovedPeerBeforeClearingItsPcid) {
 
 TEST_F(ServiceTest, NeighbourChangeRewritesPcidInPlace) {
   StartBoth({Mapping("to-b", "b", "rx", 0, 0, 2)});
-  ASSERT_TRUE(a_->svc->OnNeighbour(Ip("10.0.0.2"), Mac("02:00:00:00:00:22")).ok());
+  auto first = a_->svc->OnNeighbour(Ip("10.0.0.2"), Mac("02:00:00:00:00:22"));
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(*first);  // b had a MAC already
   NicTables ta = a_->Tables();
   EXPECT_EQ(ta.pcid[1].mac, Mac("02:00:00:00:00:22"));
   EXPECT_TRUE(ta.pcid[1].valid());
@@ -189,6 +191,23 @@ TEST_F(ServiceTest, UnresolvedPeerMacIsRetriedWhenNeighbourAppears) {
   ASSERT_EQ(snap["pending"].size(), 1u);
   EXPECT_NE(snap["errors"][0].get<std::string>().find("no MAC yet"), std::string::npos) << snap["errors"];
   bench_.neighbours[Ip("10.0.0.2")] = Mac("02:00:00:00:00:02");
+  ASSERT_TRUE(a_->svc->Reconcile().ok());
+  EXPECT_EQ(a_->Tables().pagemap[0], (regs::PagemapEntry{kPoolB + 0x1000, 1}));
+}
+
+TEST_F(ServiceTest, NeighbourEventResolvesWaitingPeer) {
+  bench_.neighbours.erase(Ip("10.0.0.2"));
+  StartBoth({Mapping("to-b", "b", "rx", 0, 0, 1)});
+  EXPECT_FALSE(a_->Tables().pcid[1].valid());
+  // The kernel learns b's MAC (an event, not the periodic lookup).
+  auto first = a_->svc->OnNeighbour(Ip("10.0.0.2"), Mac("02:00:00:00:00:02"));
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(*first);
+  EXPECT_EQ(a_->Tables().pcid[1], (regs::PcidEntry{Ip("10.0.0.2"), Mac("02:00:00:00:00:02"), regs::kPcidValid}));
+  // A neighbour nobody sends to changes nothing.
+  auto other = a_->svc->OnNeighbour(Ip("10.0.0.77"), Mac("02:00:00:00:00:77"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(*other);
   ASSERT_TRUE(a_->svc->Reconcile().ok());
   EXPECT_EQ(a_->Tables().pagemap[0], (regs::PagemapEntry{kPoolB + 0x1000, 1}));
 }

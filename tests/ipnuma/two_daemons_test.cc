@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "daemon/http_client.h"
+#include "ipnuma/config.h"
 #include "ipnuma/service.h"
 #include "ipnuma/nic.h"
 
@@ -366,6 +367,26 @@ TEST(IpnumadConfig, CheckConfigNamesFileLineAndKey) {
   EXPECT_NE(out.find("retransmit_timeout"), std::string::npos) << out;
   EXPECT_NE(out.find("90us"), std::string::npos) << out;
   EXPECT_NE(out.find("colour"), std::string::npos) << out;  // unknown key
+  EXPECT_NE(out.find("neighbours.interface: missing required key"), std::string::npos) << out;  // kernel source
+}
+
+TEST(IpnumadConfig, KernelNeighboursNeedAnInterfaceName) {
+  const std::string base =
+      "device: {kind: file, path: /tmp/x.bar}\n"
+      "local: {address: 10.0.0.1, netmask: 255.255.255.0, gateway: 10.0.0.254, mac: '02:00:00:00:00:01'}\n"
+      "pool: {kind: reserved, base: 0x1000, size: 0x1000}\npeer_api: {secret_file: /nonexistent}\n";
+  auto good = ParseIpnumadConfig(base + "neighbours: {source: kernel, interface: eth1}\n", "t.yaml");
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->neighbours.source, NeighbourConfig::Source::kKernel);
+  EXPECT_EQ(good->neighbours.interface, "eth1");
+  auto bad = ParseIpnumadConfig(base + "neighbours: {source: kernel, interface: 'eth/1'}\n", "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.yaml:5:"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("neighbours.interface"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("'eth/1'"), std::string::npos) << bad.status().ToString();
+  auto unknown = ParseIpnumadConfig(base + "neighbours: {source: static, interface: eth1}\n", "t.yaml");
+  ASSERT_FALSE(unknown.ok());  // an interface means nothing to a static list
+  EXPECT_NE(unknown.status().message().find("neighbours.interface"), std::string::npos) << unknown.status().ToString();
 }
 
 }  // namespace
