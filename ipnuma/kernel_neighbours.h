@@ -43,7 +43,6 @@ class KernelNeighbours : public RibSink {
   std::optional<MacAddr> Lookup(uint32_t ip) const;
   // Events from now on go to fn.
   void OnChange(Changed fn) { changed_ = std::move(fn); }
-  KernelSourceStats stats() const { return source_.stats(); }
 
   void UpsertRoute(const Route&) override {}
   void DeleteRoute(const Prefix&, RouteSource) override {}
