@@ -95,6 +95,8 @@ class Fib {
   // --- query ----------------------------------------------------------------
   RibAnswer Lookup(const IpAddr& dst) const;
   std::vector<RouteInfo> GetRoute(const Prefix& prefix) const;  // every source's candidate
+  // One source's route for a prefix, if any (cheap: no offload state).
+  std::optional<Route> FindRoute(const Prefix& prefix, RouteSource source) const;
   // Best routes of a family in prefix order; fn returns false to stop.
   void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
   std::vector<Neighbor> Neighbors() const;

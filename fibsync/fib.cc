@@ -1,0 +1,481 @@
+#include "fibsync/fib.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "fibsync/neigh_cam.h"
+#include "fibsync/nexthop_table.h"
+#include "fibsync/rib.h"
+#include "fibsync/slot_policy.h"
+#include "fibsync/sram4_compiler.h"
+
+namespace fibnic {
+struct Fib::Impl : public RibSink {
+  struct NeighRec {
+    Neighbor n;
+    uint64_t touch = 0;
+  };
+  // What the hardware should do for a group: use next-hop `nh` (-1 = punt, why).
+  struct Answer {
+    int64_t nh = -1;
+    PuntReason reason = PuntReason::kNone;
+  };
+
+  explicit Impl(const FibConfig& c)
+      : cfg(c), image(c.caps), owners(static_cast<size_t>(c.caps.slots())) {}
+
+  // --- RibSink ----------------------------------------------------------------
+  void UpsertRoute(const Route& route) override {
+    std::vector<NextHop> paths = route.paths;
+    if (!std::is_sorted(paths.begin(), paths.end()) ||
+        std::adjacent_find(paths.begin(), paths.end()) != paths.end()) {
+      std::sort(paths.begin(), paths.end());
+      paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    }
+    // A route without paths is still a route: the host decides, the hardware punts.
+    if (paths.empty()) paths.push_back(NextHop::ToHost());
+    const NhgId g = nht.Acquire(paths);
+    const RibChange ch = rib.Upsert(route.prefix, RibCand{route.source, route.distance, g});
+    Apply(route.prefix, ch);
+  }
+
+  void DeleteRoute(const Prefix& prefix, RouteSource source) override {
+    Apply(prefix, rib.Erase(prefix, source));
+  }
+
+  void UpsertNeighbor(const Neighbor& n) override {
+    neigh[n.addr] = NeighRec{n, ++touch_clock};
+    neigh_changed = true;
+  }
+
+  void DeleteNeighbor(const IpAddr& addr) override { neigh_changed |= neigh.erase(addr) > 0; }
+
+  // A best-route change reaches the compilers, then the dropped candidate's
+  // group reference is released (after no /24 can refer to it any more).
+  void Apply(const Prefix& p, const RibChange& ch) {
+    if (ch.best_changed()) {
+      if (p.family() == Family::kV4) {
+        ApplyV4(p, ch.new_best);
+      } else {
+        if (ch.old_best != kNoGroup) --V6Count(ch.old_best);
+        if (ch.new_best != kNoGroup) ++V6Count(ch.new_best);
+        v6_changed = true;
+      }
+    }
+    if (ch.dropped != kNoGroup) nht.Release(ch.dropped);
+  }
+
+  uint32_t& V6Count(NhgId g) {
+    if (v6_count.size() <= g) v6_count.resize(g + 1);
+    return v6_count[g];
+  }
+
+  void ApplyV4(const Prefix& p, NhgId best) {
+    const uint32_t a = p.addr().v4();
+    if (p.len() > 24) {
+      if (best != kNoGroup) {
+        sram.SetLonger(a, p.len(), best);
+      } else {
+        sram.RemoveLonger(a, p.len());
+      }
+      return;
+    }
+    if (best != kNoGroup) {
+      sram.SetShort(a, p.len(), best);
+      return;
+    }
+    for (int l = p.len() - 1; l >= 0; --l) {
+      if (!rib.HasLength(Family::kV4, l)) continue;
+      if (auto parent = rib.Best(Prefix::V4(a, l))) {
+        sram.RemoveShort(a, p.len(), parent->nhg, l);
+        return;
+      }
+    }
+    sram.RemoveShort(a, p.len(), kNoGroup, -1);
+  }
+
+  // --- resolution, answers, slots -----------------------------------------------
+  bool PortOk(const NextHop& nh) const { return !nh.to_host() && nh.port < cfg.caps.ports; }
+
+  // The neighbour that resolves a gateway next-hop (usable, on the path's port).
+  const Neighbor* GatewayNeighbor(const NextHop& nh) const {
+    auto it = neigh.find(*nh.gateway);
+    if (it == neigh.end() || !NeighUsable(it->second.n.state) || it->second.n.port != nh.port) return nullptr;
+    return &it->second.n;
+  }
+
+  bool Resolved(const NextHop& nh) const { return PortOk(nh) && (nh.connected() || GatewayNeighbor(nh)); }
+
+  uint8_t SlotOf(const NextHop& nh) const {
+    for (size_t i = 0; i < owners.size(); ++i) {
+      if (owners[i] == nh) return static_cast<uint8_t>(i + 1);
+    }
+    return 0;
+  }
+
+  Answer AnswerOf(NhgId g) const {
+    const auto& paths = nht.Paths(g);
+    if (paths.size() == 1) {
+      const NextHop& nh = nht.Get(paths[0]);
+      if (!PortOk(nh)) return {-1, PuntReason::kToHost};
+      return {paths[0], PuntReason::kNone};
+    }
+    if (cfg.ecmp == EcmpPolicy::kPunt) return {-1, PuntReason::kEcmpPolicy};
+    bool any_resolved = false, any_fibnic = false;
+    for (NhId id : paths) {
+      const NextHop& nh = nht.Get(id);
+      if (!PortOk(nh)) continue;
+      any_fibnic = true;
+      if (!Resolved(nh)) continue;
+      any_resolved = true;
+      if (SlotOf(nh) != 0) return {id, PuntReason::kNone};
+    }
+    if (!any_fibnic) return {-1, PuntReason::kToHost};
+    return {-1, any_resolved ? PuntReason::kNoSlot : PuntReason::kUnresolved};
+  }
+
+  // Why a group's space punts in hardware now (kNone = it forwards).
+  PuntReason GroupPuntReason(NhgId g) const {
+    const Answer a = AnswerOf(g);
+    if (a.nh < 0) return a.reason;
+    const NextHop& nh = nht.Get(static_cast<NhId>(a.nh));
+    if (!Resolved(nh)) return PuntReason::kUnresolved;
+    if (SlotOf(nh) == 0) return PuntReason::kNoSlot;
+    return PuntReason::kNone;
+  }
+
+  // The next-hop a group's address space is credited to when slots are chosen.
+  std::optional<NhId> WeightOwner(NhgId g) const {
+    const auto& paths = nht.Paths(g);
+    if (paths.size() == 1) return PortOk(nht.Get(paths[0])) ? std::optional<NhId>(paths[0]) : std::nullopt;
+    if (cfg.ecmp == EcmpPolicy::kPunt) return std::nullopt;
+    for (NhId id : paths) {
+      if (Resolved(nht.Get(id))) return id;
+    }
+    return std::nullopt;
+  }
+
+  regs::NexthopEntry EntryFor(const NextHop& nh, const regs::NexthopEntry& current) const {
+    regs::NexthopEntry e;
+    e.port = nh.port;
+    if (nh.connected()) {
+      e.flags = regs::kNexthopValid | regs::kNexthopConnected;
+      return e;
+    }
+    if (const Neighbor* n = GatewayNeighbor(nh)) {
+      e.dst_mac = n->mac;
+      e.flags = regs::kNexthopValid;
+    } else {
+      // Unresolved owner keeps its slot: same fields, VALID=0.
+      e.dst_mac = current.port == nh.port ? current.dst_mac : MacAddr{};
+    }
+    return e;
+  }
+
+  std::vector<DeviceDelta> Commit();
+  std::vector<CamWant> EligibleNeighbors() const;
+  RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
+
+  FibConfig cfg;
+  NexthopTable nht;
+  Rib rib;
+  Sram4Compiler sram;
+  DeviceImage image;
+  std::unordered_map<IpAddr, NeighRec> neigh;
+  uint64_t touch_clock = 0;
+  bool neigh_changed = false;
+  bool v6_changed = false;
+  std::vector<uint32_t> v6_count;             // by group: IPv6 best routes using it
+  std::vector<std::optional<NextHop>> owners;  // by code - 1
+  std::vector<uint64_t> owner_weight;          // by code - 1, as of the last commit
+  Sram4Compiler::Codes codes;                  // as of the last commit
+  std::vector<uint32_t> port_macs_changed;
+  uint64_t commits = 0;
+};
+
+std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
+  std::vector<CamWant> out;
+  for (const auto& [addr, rec] : neigh) {
+    const Neighbor& n = rec.n;
+    if (!NeighUsable(n.state) || !addr.is_v4()) continue;
+    auto m = sram.Match(addr.v4());
+    if (!m || m->first >= Sram4Compiler::kOverflowGroup) continue;
+    const Answer a = AnswerOf(m->first);
+    if (a.nh < 0) continue;
+    const NextHop& nh = nht.Get(static_cast<NhId>(a.nh));
+    if (!nh.connected() || SlotOf(nh) == 0) continue;
+    // The neighbour's own port must be one of the route's connected paths.
+    bool on_path = false;
+    for (NhId id : nht.Paths(m->first)) {
+      const NextHop& p = nht.Get(id);
+      on_path |= p.connected() && p.port == n.port;
+    }
+    if (on_path && n.port < cfg.caps.ports) out.push_back({addr, n.mac, n.port, rec.touch});
+  }
+  return out;
+}
+
+std::vector<DeviceDelta> Fib::Impl::Commit() {
+  const int slots = cfg.caps.slots();
+  // 1. Weights per next-hop and the slot assignment.
+  std::unordered_map<NhId, uint64_t> weight;
+  for (NhgId g = 1; g < nht.group_bound(); ++g) {
+    if (!nht.GroupLive(g)) continue;
+    const uint64_t w = g < Sram4Compiler::kOverflowGroup ? sram.Count24(g) : 0;
+    if (w == 0) continue;
+    if (auto owner = WeightOwner(g)) weight[*owner] += w;
+  }
+  std::vector<SlotCandidate> cands;
+  for (const auto& [id, w] : weight) cands.push_back({nht.Get(id), w, Resolved(nht.Get(id))});
+  const auto new_owners = AssignSlots(owners, cands, cfg.slot_hysteresis);
+
+  DeviceDelta retire;  // slots changing owner, CAM indexes being reused
+  std::vector<bool> zero(size_t(slots) + 1, false);
+  bool any_zero = false;
+  for (int c = 1; c <= slots; ++c) {
+    if (owners[c - 1] && owners[c - 1] != new_owners[c - 1]) zero[c] = any_zero = true;
+  }
+  if (any_zero) {
+    sram.ZeroCodes(zero, image.sram.data(), cfg.caps.code_bits, retire);
+    for (int c = 1; c <= slots; ++c) {
+      if (!zero[c]) continue;
+      image.nexthop[c] = regs::NexthopEntry{};
+      retire.nexthop_retire.push_back({static_cast<uint32_t>(c), image.nexthop[c]});
+    }
+  }
+  owners = new_owners;
+  owner_weight.assign(owners.size(), 0);
+  for (int c = 1; c <= slots; ++c) {
+    if (!owners[c - 1]) continue;
+    if (auto id = nht.Find(*owners[c - 1]); id && weight.count(*id)) owner_weight[c - 1] = weight[*id];
+  }
+
+  // 2. Each group's answer and code; groups whose code moved repaint their /24s.
+  Sram4Compiler::Codes next;
+  next.nh_code.assign(nht.nh_bound(), 0);
+  for (int c = 1; c <= slots; ++c) {
+    if (!owners[c - 1]) continue;
+    if (auto id = nht.Find(*owners[c - 1])) next.nh_code[*id] = static_cast<uint8_t>(c);
+  }
+  next.group_answer.assign(nht.group_bound(), -1);
+  std::vector<uint8_t> changed(size_t{Sram4Compiler::kOverflowGroup} + 1, 0);
+  bool any_changed = false;
+  for (NhgId g = 1; g < nht.group_bound() && g < Sram4Compiler::kOverflowGroup; ++g) {
+    if (nht.GroupLive(g)) next.group_answer[g] = AnswerOf(g).nh;
+    const int64_t old_answer = g < codes.group_answer.size() ? codes.group_answer[g] : -1;
+    if (next.group_answer[g] != old_answer || next.GroupCode(g) != codes.GroupCode(g)) {
+      changed[g] = 1;
+      any_changed = true;
+    }
+  }
+  if (any_changed) sram.MarkGroupsDirty(changed);
+
+  // 3. The final delta: entries, CAM, SRAM words.
+  DeviceDelta main;
+  main.port_macs.swap(port_macs_changed);
+  for (int c = 1; c <= slots; ++c) {
+    if (!owners[c - 1]) continue;
+    const auto e = EntryFor(*owners[c - 1], image.nexthop[c]);
+    if (!(e == image.nexthop[c])) {
+      image.nexthop[c] = e;
+      main.nexthop_activate.push_back({static_cast<uint32_t>(c), e});
+    }
+  }
+  sram.Flush(next, image.sram.data(), cfg.caps.code_bits, main);
+  codes = std::move(next);
+
+  CamPlan cam = PlanCam(image.neigh, EligibleNeighbors());
+  for (const auto& w : cam.retire_first) image.neigh[w.index] = w.entry;
+  for (const auto& w : cam.activate) image.neigh[w.index] = w.entry;
+  for (const auto& w : cam.retire) image.neigh[w.index] = w.entry;
+  retire.neigh_retire = std::move(cam.retire_first);
+  main.neigh_activate = std::move(cam.activate);
+  main.neigh_retire = std::move(cam.retire);
+
+  neigh_changed = v6_changed = false;
+  ++commits;
+  std::vector<DeviceDelta> out;
+  if (!retire.empty()) out.push_back(std::move(retire));
+  if (!main.empty()) out.push_back(std::move(main));
+  return out;
+}
+
+RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
+  RouteInfo info;
+  info.route = Route{p, c.source, c.distance, nht.PathsAsNextHops(c.nhg)};
+  info.best = best;
+  if (!best) {
+    info.reason = PuntReason::kNotBest;
+    return info;
+  }
+  if (p.family() == Family::kV6) {
+    const PuntReason why = AnswerOf(c.nhg).reason;  // to-host, ecmp-policy, no usable path
+    info.reason = why != PuntReason::kNone ? why : p.len() > 64 ? PuntReason::kLongerThan64 : PuntReason::kTcamFull;
+    return info;
+  }
+  auto forwards = [&](uint8_t code) { return code != 0 && image.nexthop[code].valid(); };
+  const uint32_t a = p.addr().v4();
+  if (p.len() > 24) {
+    const uint8_t code = image.CodeOf24(a >> 8);
+    const PuntReason why = GroupPuntReason(c.nhg);
+    if (forwards(code) && why == PuntReason::kNone) {
+      info.state = OffloadState::kOffloaded;
+    } else {
+      info.reason = why != PuntReason::kNone ? why : PuntReason::kLongerThan24;
+    }
+    return info;
+  }
+  const uint32_t first = a >> 8, n = 1u << (24 - p.len());
+  uint32_t mixed_punts = 0;
+  for (uint32_t i = first; i < first + n; ++i) {
+    const auto cell = sram.cell(i);
+    if (cell.len_plus1 != p.len() + 1) continue;
+    ++info.slash24_total;
+    if (!forwards(image.CodeOf24(i))) {
+      ++info.slash24_punted;
+      mixed_punts += cell.has_longer;
+    }
+  }
+  if (info.slash24_total == 0) {
+    info.reason = PuntReason::kShadowed;
+  } else if (info.slash24_punted == 0) {
+    info.state = OffloadState::kOffloaded;
+  } else {
+    const PuntReason why = c.nhg >= Sram4Compiler::kOverflowGroup ? PuntReason::kNoSlot : GroupPuntReason(c.nhg);
+    const bool all = info.slash24_punted == info.slash24_total;
+    info.state = all ? OffloadState::kPunted : OffloadState::kPartial;
+    info.reason = why != PuntReason::kNone && mixed_punts < info.slash24_punted ? why : PuntReason::kMixedSlash24;
+  }
+  return info;
+}
+
+// --- Fib ------------------------------------------------------------------------
+
+Fib::Fib(const FibConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+Fib::~Fib() = default;
+
+const FibConfig& Fib::config() const { return impl_->cfg; }
+void Fib::UpsertRoute(const Route& route) { impl_->UpsertRoute(route); }
+void Fib::DeleteRoute(const Prefix& prefix, RouteSource source) { impl_->DeleteRoute(prefix, source); }
+void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
+void Fib::DeleteNeighbor(const IpAddr& addr) { impl_->DeleteNeighbor(addr); }
+RibSink& Fib::sink() { return *impl_; }
+std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
+const DeviceImage& Fib::image() const { return impl_->image; }
+
+void Fib::SetPortMac(PortId port, const MacAddr& mac) {
+  auto& img = impl_->image;
+  if (port >= img.port_macs.size() || img.port_macs[port] == mac) return;
+  img.port_macs[port] = mac;
+  impl_->port_macs_changed.push_back(port);
+}
+
+RibAnswer Fib::Lookup(const IpAddr& dst) const {
+  const Impl& m = *impl_;
+  RibAnswer ans;
+  std::optional<RibCand> best;
+  if (dst.is_v4()) {
+    auto hit = m.sram.Match(dst.v4());
+    if (hit) {
+      ans.matched = Prefix::V4(dst.v4(), hit->second);
+      best = m.rib.Best(*ans.matched);
+    }
+  } else {
+    for (int l = 128; l >= 0 && !best; --l) {
+      if (!m.rib.HasLength(Family::kV6, l)) continue;
+      const Prefix p = Prefix::V6(dst.v6(), l);
+      if ((best = m.rib.Best(p))) ans.matched = p;
+    }
+  }
+  if (!best) return ans;
+  const auto a = m.AnswerOf(best->nhg);
+  if (a.nh < 0) {
+    ans.reason = a.reason;
+    return ans;
+  }
+  const NextHop nh = m.nht.Get(static_cast<NhId>(a.nh));
+  auto it = m.neigh.find(nh.connected() ? dst : *nh.gateway);
+  if (it != m.neigh.end()) ans.neighbor = it->second.n;
+  ans.reason = m.GroupPuntReason(best->nhg);
+  if (ans.reason == PuntReason::kNone && !dst.is_v4()) ans.reason = PuntReason::kTcamFull;
+  if (ans.reason == PuntReason::kNone) ans.path = nh;
+  return ans;
+}
+
+std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
+  std::vector<RouteInfo> out;
+  bool first = true;
+  for (const auto& c : impl_->rib.Candidates(prefix)) {
+    out.push_back(impl_->Info(prefix, c, first));
+    first = false;
+  }
+  return out;
+}
+
+std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) const {
+  for (const auto& c : impl_->rib.Candidates(prefix)) {
+    if (c.source == source) return Route{prefix, c.source, c.distance, impl_->nht.PathsAsNextHops(c.nhg)};
+  }
+  return std::nullopt;
+}
+
+void Fib::ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const {
+  const Rib& rib = impl_->rib;
+  if (family == Family::kV4) {
+    // (addr << 8 | len) sorts like Prefix and keeps a full table's list small.
+    std::vector<uint64_t> keys;
+    keys.reserve(rib.size(family));
+    rib.ForEach(family, [&](const Prefix& p, const RibCand&) { keys.push_back(uint64_t{p.addr().v4()} << 8 | p.len()); });
+    std::sort(keys.begin(), keys.end());
+    for (uint64_t k : keys) {
+      const Prefix p = Prefix::V4(static_cast<uint32_t>(k >> 8), static_cast<int>(k & 0xFF));
+      if (!fn(impl_->Info(p, *rib.Best(p), true))) return;
+    }
+    return;
+  }
+  std::vector<std::pair<Prefix, RibCand>> all;
+  all.reserve(rib.size(family));
+  rib.ForEach(family, [&](const Prefix& p, const RibCand& c) { all.emplace_back(p, c); });
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [p, c] : all) {
+    if (!fn(impl_->Info(p, c, true))) return;
+  }
+}
+
+std::vector<Neighbor> Fib::Neighbors() const {
+  std::vector<Neighbor> out;
+  for (const auto& [a, rec] : impl_->neigh) out.push_back(rec.n);
+  std::sort(out.begin(), out.end(), [](const Neighbor& x, const Neighbor& y) { return x.addr < y.addr; });
+  return out;
+}
+
+std::vector<SlotInfo> Fib::Slots() const {
+  std::vector<SlotInfo> out;
+  const auto& m = *impl_;
+  for (size_t i = 0; i < m.owners.size(); ++i) {
+    SlotInfo s;
+    s.code = static_cast<int>(i + 1);
+    s.owner = m.owners[i];
+    s.entry = m.image.nexthop[i + 1];
+    s.weight = i < m.owner_weight.size() ? m.owner_weight[i] : 0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+FibCounts Fib::Counts() const {
+  FibCounts c;
+  for (Family f : {Family::kV4, Family::kV6}) {
+    impl_->rib.ForEach(f, [&](const Prefix& p, const RibCand& cand) {
+      const auto info = impl_->Info(p, cand, true);
+      ++c.routes[f == Family::kV4 ? 0 : 1][static_cast<int>(info.state)];
+    });
+  }
+  c.candidates = impl_->rib.candidates();
+  c.neighbors = impl_->neigh.size();
+  for (const auto& o : impl_->owners) c.slots_used += o.has_value();
+  c.commits = impl_->commits;
+  return c;
+}
+
+}  // namespace fibnic

@@ -1,0 +1,23 @@
+// Loads a route file and a neighbour file into a Fib as static routes.
+// Lines repeating a prefix with other next-hops add ECMP paths; a line that
+// repeats a prefix and next-hop exactly is an error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "fibsync/fib.h"
+
+namespace fibnic {
+
+struct RouteFileStats {
+  uint64_t lines[2] = {};  // route lines read per family (v4, v6)
+  uint64_t ecmp_lines = 0; // lines that added a path to an earlier prefix
+  uint64_t neighbors = 0;
+};
+
+Status LoadRouteFileInto(Fib& fib, const std::string& path, RouteFileStats* stats);
+Status LoadNeighborFileInto(Fib& fib, const std::string& path, RouteFileStats* stats);
+
+}  // namespace fibnic
