@@ -1,0 +1,186 @@
+// fibsync bench: the Fib (RIB + FIBNIC image, deltas) against DPDK rte_fib
+// (DIR24_8) adding the same real table in the same run.
+//   fibsync_bench ROUTES NEIGHBORS [code-bits]
+// Prints build time, insert/delete rates, incremental update latency p50/p99,
+// changed bytes per update and memory, with Fib/rte_fib ratios.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/fibsync/rte_fib_peer.h"
+#include "fibsync/fib.h"
+#include "fibsync/route_file.h"
+
+namespace fibnic::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Secs(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Current resident set in MB (/proc/self/statm).
+double RssMb() {
+  std::ifstream in("/proc/self/statm");
+  long pages = 0, resident = 0;
+  in >> pages >> resident;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+struct V4Route {
+  uint32_t addr;
+  uint8_t len;
+  uint8_t gw;  // index into gateways
+};
+
+double Pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+size_t DeltaBytes(const std::vector<DeviceDelta>& ds, int code_bits) {
+  size_t b = 0;
+  for (const auto& d : ds) {
+    b += d.sram_words.size() * regs::SramWordBytes(code_bits);
+    b += (d.nexthop_activate.size() + d.nexthop_retire.size()) * regs::kNexthopStride;
+    b += (d.neigh_activate.size() + d.neigh_retire.size()) * regs::kNeighStride;
+    b += d.tcam.size() * regs::kTcam6Stride;
+  }
+  return b;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: fibsync_bench ROUTES NEIGHBORS [code-bits]\n");
+    return 2;
+  }
+  const int code_bits = argc > 3 && std::string(argv[3]) == "4" ? 4 : 2;
+  FibConfig cfg;
+  cfg.caps = code_bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
+
+  // Input, outside every timing.
+  std::vector<Route> routes4, routes6;
+  std::vector<NextHop> gateways;
+  auto st = ReadRouteFile(argv[1], cfg.caps.ports, [&](const RouteLine& l) {
+    (l.prefix.family() == Family::kV4 ? routes4 : routes6).push_back(Route{l.prefix, RouteSource::kStatic, 1, {l.path}});
+    if (std::find(gateways.begin(), gateways.end(), l.path) == gateways.end()) gateways.push_back(l.path);
+    return OkStatus();
+  });
+  auto neigh = ReadNeighborFile(argv[2], cfg.caps.ports);
+  if (!st.ok() || !neigh.ok()) {
+    std::fprintf(stderr, "fibsync_bench: %s\n", (!st.ok() ? st : neigh.status()).ToString().c_str());
+    return 1;
+  }
+  std::vector<V4Route> v4;
+  for (const auto& r : routes4) {
+    const auto gw = std::find(gateways.begin(), gateways.end(), r.paths[0]) - gateways.begin();
+    v4.push_back({r.prefix.addr().v4(), static_cast<uint8_t>(r.prefix.len()), static_cast<uint8_t>(gw)});
+  }
+  std::printf("fibsync bench: %zu IPv4 + %zu IPv6 routes, %zu gateways, %d-bit codes\n", routes4.size(),
+              routes6.size(), gateways.size(), code_bits);
+
+  // --- Fib ------------------------------------------------------------------
+  const double rss0 = RssMb();
+  auto fib = std::make_unique<Fib>(cfg);
+  for (const auto& n : *neigh) fib->UpsertNeighbor(n);
+  auto t = Clock::now();
+  for (const auto& r : routes4) fib->UpsertRoute(r);
+  const double fib_insert = Secs(t);
+  t = Clock::now();
+  auto deltas = fib->Commit();
+  const double fib_commit = Secs(t);
+  const double fib_build = fib_insert + fib_commit;
+  const size_t full_bytes = DeltaBytes(deltas, code_bits);
+  deltas.clear();
+  deltas.shrink_to_fit();
+  t = Clock::now();
+  for (const auto& r : routes6) fib->UpsertRoute(r);
+  fib->Commit();
+  const double fib_v6 = Secs(t);
+  const double fib_mem = RssMb() - rss0;
+
+  // Incremental updates: a route moves to another gateway, then back; each
+  // change is committed on its own (the daemon's worst case).
+  std::mt19937_64 rng(1);
+  std::vector<double> fib_lat;
+  std::vector<size_t> fib_bytes;
+  std::vector<size_t> picks;
+  for (int i = 0; i < 20000; ++i) picks.push_back(rng() % v4.size());
+  for (size_t i : picks) {
+    Route r = routes4[i];
+    r.paths = {gateways[(v4[i].gw + 1) % gateways.size()]};
+    if (r.paths[0].gateway->family() != Family::kV4) r.paths = routes4[i].paths;
+    t = Clock::now();
+    fib->UpsertRoute(r);
+    auto d = fib->Commit();
+    fib_lat.push_back(Secs(t) * 1e6);
+    fib_bytes.push_back(DeltaBytes(d, code_bits));
+    fib->UpsertRoute(routes4[i]);
+    fib->Commit();
+  }
+  t = Clock::now();
+  for (const auto& r : routes4) fib->DeleteRoute(r.prefix, RouteSource::kStatic);
+  fib->Commit();
+  const double fib_delete = Secs(t);
+  fib.reset();
+
+  // --- rte_fib ------------------------------------------------------------------
+  std::string err;
+  if (!RteFibPeer::InitEal(&err)) {
+    std::fprintf(stderr, "fibsync_bench: %s\n", err.c_str());
+    return 1;
+  }
+  const double rss1 = RssMb();
+  auto peer = std::make_unique<RteFibPeer>(static_cast<uint32_t>(v4.size() + 1024));
+  if (!peer->ok()) {
+    std::fprintf(stderr, "fibsync_bench: rte_fib_create failed\n");
+    return 1;
+  }
+  t = Clock::now();
+  int failures = 0;
+  for (const auto& r : v4) failures += peer->Add(r.addr, r.len, r.gw + 1u) != 0;
+  const double rte_build = Secs(t);
+  const double rte_mem = RssMb() - rss1;
+  std::vector<double> rte_lat;
+  for (size_t i : picks) {
+    t = Clock::now();
+    failures += peer->Add(v4[i].addr, v4[i].len, (v4[i].gw + 1u) % gateways.size() + 1) != 0;
+    rte_lat.push_back(Secs(t) * 1e6);
+    failures += peer->Add(v4[i].addr, v4[i].len, v4[i].gw + 1u) != 0;
+  }
+  t = Clock::now();
+  for (const auto& r : v4) failures += peer->Delete(r.addr, r.len) != 0;
+  const double rte_delete = Secs(t);
+  if (failures) std::printf("  (rte_fib reported %d failed operations)\n", failures);
+
+  const double n = static_cast<double>(v4.size());
+  std::vector<double> bytes_d(fib_bytes.begin(), fib_bytes.end());
+  std::printf("\n%-34s %14s %14s %10s\n", "IPv4 full table", "fibsync Fib", "rte_fib", "Fib/rte");
+  std::printf("%-34s %14.3f %14.3f %10.2f\n", "build time (s, incl. image)", fib_build, rte_build, fib_build / rte_build);
+  std::printf("%-34s %14.2f %14.2f %10.2f\n", "insert rate (M routes/s)", n / fib_build / 1e6, n / rte_build / 1e6,
+              rte_build / fib_build);
+  std::printf("%-34s %14.2f %14.2f %10.2f\n", "delete rate (M routes/s)", n / fib_delete / 1e6, n / rte_delete / 1e6,
+              rte_delete / fib_delete);
+  std::printf("%-34s %14.2f %14.2f %10.2f\n", "update latency p50 (us)", Pct(fib_lat, 0.5), Pct(rte_lat, 0.5),
+              Pct(fib_lat, 0.5) / Pct(rte_lat, 0.5));
+  std::printf("%-34s %14.2f %14.2f %10.2f\n", "update latency p99 (us)", Pct(fib_lat, 0.99), Pct(rte_lat, 0.99),
+              Pct(fib_lat, 0.99) / Pct(rte_lat, 0.99));
+  std::printf("%-34s %14.0f %14s\n", "changed bytes per update p50", Pct(bytes_d, 0.5), "-");
+  std::printf("%-34s %14.0f %14s\n", "changed bytes per update p99", Pct(bytes_d, 0.99), "-");
+  std::printf("%-34s %14zu %14s\n", "bytes written for the full table", full_bytes, "-");
+  std::printf("%-34s %14.1f %14.1f %10.2f\n", "memory after build (MB, RSS delta)", fib_mem, rte_mem, fib_mem / rte_mem);
+  std::printf("\nFib: insert %.3f s + commit %.3f s; IPv6 %zu routes %.3f s; memory (v4+v6) %.1f MB (goal < 100)\n",
+              fib_insert, fib_commit, routes6.size(), fib_v6, fib_mem);
+  std::printf("add-rate ratio Fib/rte_fib = %.2f (goal >= 1.00)\n", rte_build / fib_build);
+  return 0;
+}
+
+}  // namespace
+}  // namespace fibnic::bench
+
+int main(int argc, char** argv) { return fibnic::bench::Main(argc, argv); }

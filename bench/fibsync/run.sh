@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# fibsync bench: Fib vs DPDK rte_fib on the shared real table (same run).
+#   bench/fibsync/run.sh [BUILD_DIR]    (default build/; builds nothing)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
+bin="$build/bench/fibsync/fibsync_bench"
+[ -x "$bin" ] || { echo "fibsync bench: $bin not built (scripts/build.sh release)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" \
+  --gateways 3 --out "$tmp/routes.txt" --neigh "$tmp/neigh.txt" 2>/dev/null
+for bits in 2 4; do
+  "$bin" "$tmp/routes.txt" "$tmp/neigh.txt" "$bits"
+  echo
+done
