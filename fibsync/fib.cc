@@ -190,6 +190,7 @@ struct Fib::Impl : public RibSink {
   std::vector<uint64_t> owner_weight;          // by code - 1, as of the last commit
   Sram4Compiler::Codes codes;                  // as of the last commit
   std::vector<uint32_t> port_macs_changed;
+  std::vector<uint8_t> changed;  // by clamped group id: code moved this commit (kept to avoid reallocation)
   uint64_t commits = 0;
 };
 
@@ -258,7 +259,8 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
     if (auto id = nht.Find(*owners[c - 1])) next.nh_code[*id] = static_cast<uint8_t>(c);
   }
   next.group_answer.assign(nht.group_bound(), -1);
-  std::vector<uint8_t> changed(size_t{Sram4Compiler::kOverflowGroup} + 1, 0);
+  changed.resize(size_t{Sram4Compiler::kOverflowGroup} + 1);  // ids >= group_bound stay 0
+  std::fill_n(changed.begin(), std::min<size_t>(nht.group_bound(), Sram4Compiler::kOverflowGroup), 0);
   bool any_changed = false;
   for (NhgId g = 1; g < nht.group_bound() && g < Sram4Compiler::kOverflowGroup; ++g) {
     if (nht.GroupLive(g)) next.group_answer[g] = AnswerOf(g).nh;

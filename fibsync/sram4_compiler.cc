@@ -134,7 +134,8 @@ uint8_t Sram4Compiler::CodeOf(uint32_t i, const Codes& codes) const {
 
 void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, DeviceDelta& out) {
   const int shift = code_bits == 4 ? 4 : 2;
-  for (uint32_t b = 0; b < dirty_.size(); ++b) {
+  std::sort(dirty_blocks_.begin(), dirty_blocks_.end());
+  for (uint32_t b : dirty_blocks_) {
     uint64_t bits = dirty_[b];
     dirty_[b] = 0;
     while (bits) {
@@ -149,6 +150,7 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
       }
     }
   }
+  dirty_blocks_.clear();
 }
 
 void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {

@@ -65,7 +65,11 @@ class Sram4Compiler {
   // Marks every /24 whose group's code changed (changed[clamped id]) and every
   // /24 holding longer routes; used when slots or resolution move.
   void MarkGroupsDirty(const std::vector<uint8_t>& changed);
-  void MarkWordDirty(uint32_t word) { dirty_[word >> 6] |= uint64_t{1} << (word & 63); }
+  void MarkWordDirty(uint32_t word) {
+    uint64_t& block = dirty_[word >> 6];
+    if (block == 0) dirty_blocks_.push_back(word >> 6);
+    block |= uint64_t{1} << (word & 63);
+  }
 
   // How a group maps to hardware at this commit: answer = the NhId the
   // hardware should use (-1 = punt); code = that NhId's slot code or 0.
@@ -95,6 +99,7 @@ class Sram4Compiler {
   std::vector<uint32_t> counts_;      // by clamped group id
   std::unordered_map<uint32_t, std::vector<Longer>> longer_;
   std::vector<uint64_t> dirty_;       // one bit per SRAM word (4 /24s)
+  std::vector<uint32_t> dirty_blocks_;  // indexes of non-zero dirty_ blocks (small commits stay O(change))
 };
 
 }  // namespace fibnic

@@ -9,8 +9,8 @@
 namespace fibnic::bench {
 
 bool RteFibPeer::InitEal(std::string* error) {
-  std::vector<std::string> args = {"fibsync-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "1024",
-                                   "--log-level", "lib.eal:error", "--no-telemetry", "--in-memory"};
+  std::vector<std::string> args = {"fibsync-bench", "--no-huge", "--no-pci", "--no-shconf", "-l", "0", "-m", "1024",
+                                   "--log-level=lib.eal:error", "--no-telemetry"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
@@ -26,7 +26,9 @@ RteFibPeer::RteFibPeer(uint32_t max_routes) {
   conf.default_nh = 0;
   conf.max_routes = static_cast<int>(max_routes);
   conf.rib_ext_sz = 0;
-  conf.dir24_8.nh_sz = RTE_FIB_DIR24_8_1B;  // a handful of next-hops, like the FIBNIC
+  // 2-byte next-hops: the smallest size whose tbl8 index reaches the real
+  // table's ~1000 /24s with longer routes (1-byte allows 128 tbl8 groups).
+  conf.dir24_8.nh_sz = RTE_FIB_DIR24_8_2B;
   conf.dir24_8.num_tbl8 = 1 << 14;
   fib_ = rte_fib_create("fibsync_bench", -1, &conf);
 }

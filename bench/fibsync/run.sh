@@ -7,10 +7,11 @@ build=${1:-$root/build}
 shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
 bin="$build/bench/fibsync/fibsync_bench"
 [ -x "$bin" ] || { echo "fibsync bench: $bin not built (scripts/build.sh release)" >&2; exit 1; }
+[ -f "$shared/data/full-table-2024-03.prefixes.gz" ] || { echo "fibsync bench: no shared data in $shared (set FIBNIC_SHARED_DIR)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" \
-  --gateways 3 --out "$tmp/routes.txt" --neigh "$tmp/neigh.txt" 2>/dev/null
+  --gateways 3 --out "$tmp/routes.txt" --neigh "$tmp/neigh.txt"
 for bits in 2 4; do
   "$bin" "$tmp/routes.txt" "$tmp/neigh.txt" "$bits"
   echo
