@@ -1,6 +1,7 @@
 #include "ipnuma/kernel_neighbours.h"
 
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 
 #include <boost/asio/io_context.hpp>
 
@@ -20,7 +21,7 @@ KernelSourceConfig SourceConfig(const std::string& interface, std::function<void
 
 KernelNeighbours::KernelNeighbours(boost::asio::io_context& io, const std::string& interface,
                                    std::function<void(const std::string&)> log)
-    : io_(io), source_(io, *this, SourceConfig(interface, std::move(log))) {}
+    : io_(io), interface_(interface), log_(log), source_(io, *this, SourceConfig(interface, log)) {}
 
 Status KernelNeighbours::Start(std::chrono::milliseconds limit) {
   RETURN_IF_ERROR(source_.Start());
@@ -28,6 +29,9 @@ Status KernelNeighbours::Start(std::chrono::milliseconds limit) {
   while (source_.stats().dumping && io_.run_one_until(end) > 0) {
   }
   if (io_.stopped()) io_.restart();
+  if (log_ && if_nametoindex(interface_.c_str()) == 0) {
+    log_("interface '" + interface_ + "' does not exist (yet): no peer MACs until it does");
+  }
   return OkStatus();
 }
 

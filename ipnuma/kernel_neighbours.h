@@ -51,6 +51,8 @@ class KernelNeighbours : public RibSink {
 
  private:
   boost::asio::io_context& io_;
+  std::string interface_;
+  std::function<void(const std::string&)> log_;
   KernelSource source_;
   Changed changed_;
   mutable std::mutex mu_;  // macs_: written on io's thread, read by any
