@@ -26,15 +26,20 @@ struct Fib::Impl : public RibSink {
 
   // --- RibSink ----------------------------------------------------------------
   void UpsertRoute(const Route& route) override {
-    std::vector<NextHop> paths = route.paths;
-    if (!std::is_sorted(paths.begin(), paths.end()) ||
-        std::adjacent_find(paths.begin(), paths.end()) != paths.end()) {
-      std::sort(paths.begin(), paths.end());
-      paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    // Canonical paths (sorted, unique, never empty); copied only when the
+    // caller's are not already canonical, the common case in a table load.
+    const std::vector<NextHop>* paths = &route.paths;
+    std::vector<NextHop> fixed;
+    if (route.paths.empty() || !std::is_sorted(route.paths.begin(), route.paths.end()) ||
+        std::adjacent_find(route.paths.begin(), route.paths.end()) != route.paths.end()) {
+      fixed = route.paths;
+      std::sort(fixed.begin(), fixed.end());
+      fixed.erase(std::unique(fixed.begin(), fixed.end()), fixed.end());
+      // A route without paths is still a route: the host decides, the hardware punts.
+      if (fixed.empty()) fixed.push_back(NextHop::ToHost());
+      paths = &fixed;
     }
-    // A route without paths is still a route: the host decides, the hardware punts.
-    if (paths.empty()) paths.push_back(NextHop::ToHost());
-    const NhgId g = nht.Acquire(paths);
+    const NhgId g = nht.Acquire(*paths);
     const RibChange ch = rib.Upsert(route.prefix, RibCand{route.source, route.distance, g});
     Apply(route.prefix, ch);
   }

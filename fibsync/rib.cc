@@ -84,12 +84,14 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
                         const RibCand& c) {
   RibChange ch;
   const uint8_t len = static_cast<uint8_t>(p.len());
-  Entry<Addr>* e = Find(t, a, len);
+  // Grow first so one probe both finds the prefix and, when it is new, ends on
+  // the empty slot it goes into (a full-table load is mostly new prefixes).
+  if ((t.size + 1) * 4 > t.slots.size() * 3) Grow(t);
+  const size_t mask = t.slots.size() - 1;
+  size_t i = Home(t, a, len);
+  while (t.slots[i].len != kEmpty && !(t.slots[i].len == len && t.slots[i].addr == a)) i = (i + 1) & mask;
+  Entry<Addr>* e = t.slots[i].len == kEmpty ? nullptr : &t.slots[i];
   if (e == nullptr) {
-    if ((t.size + 1) * 4 > t.slots.size() * 3) Grow(t);
-    const size_t mask = t.slots.size() - 1;
-    size_t i = Home(t, a, len);
-    while (t.slots[i].len != kEmpty) i = (i + 1) & mask;
     t.slots[i] = Entry<Addr>{a, len, static_cast<uint8_t>(c.source), c.distance, 0, c.nhg};
     ++t.size;
     ++lens[len];
