@@ -86,8 +86,14 @@ function renderStatus(st) {
   if (src.length) {
     box.classList.remove('muted');
     box.replaceChildren(el('table', { class: 'grid' },
-      el('tbody', {}, ...src.map(([name, v]) => el('tr', {}, el('th', {}, name), el('td', {}, el('code', {}, JSON.stringify(v))))))));
+      el('tbody', {}, ...src.map(([name, v]) => el('tr', {}, el('th', {}, name), el('td', {}, sourceText(v)))))));
   }
+}
+
+// A source's stats object as "key value · key value" (numbers grouped).
+function sourceText(v) {
+  if (v === null || typeof v !== 'object') return String(v);
+  return Object.entries(v).map(([k, x]) => `${k.replace(/_/g, ' ')} ${typeof x === 'number' ? fmt(x) : x === '' ? '–' : x}`).join('  ·  ');
 }
 
 function ensureChart() {
