@@ -178,6 +178,7 @@ struct Fib::Impl : public RibSink {
   }
 
   std::vector<DeviceDelta> Commit();
+  DeviceAdoption AdoptDevice(const DeviceImage& device);
   std::vector<CamWant> EligibleNeighbors() const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
 
@@ -219,6 +220,38 @@ std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
     if (on_path && n.port < cfg.caps.ports) out.push_back({addr, n.mac, n.port, rec.touch});
   }
   return out;
+}
+
+DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
+  DeviceAdoption got;
+  if (commits > 0 || !(device.caps == cfg.caps)) return got;
+  // Which live next-hop a device entry describes; among equal candidates
+  // (two gateways behind one MAC) each code takes the lowest not yet taken.
+  auto describes = [&](const NextHop& nh, const regs::NexthopEntry& e) {
+    if (!PortOk(nh) || nh.port != e.port) return false;
+    if (nh.connected()) return e.connected();
+    if (e.connected()) return false;
+    auto it = neigh.find(*nh.gateway);
+    return it != neigh.end() && it->second.n.port == e.port && it->second.n.mac == e.dst_mac;
+  };
+  for (int c = 1; c <= cfg.caps.slots(); ++c) {
+    const regs::NexthopEntry& e = device.nexthop[c];
+    if (e == regs::NexthopEntry{}) continue;
+    std::optional<NextHop> pick;
+    for (NhId id = 0; id < nht.nh_bound(); ++id) {
+      if (!nht.NhLive(id)) continue;
+      const NextHop& nh = nht.Get(id);
+      if (!describes(nh, e) || SlotOf(nh) != 0 || (pick && !(nh < *pick))) continue;
+      pick = nh;
+    }
+    if (!pick) continue;
+    owners[c - 1] = pick;
+    ++got.slots;
+  }
+  // CAM entries stay where they are; the first Commit() retires the unwanted.
+  image.neigh = device.neigh;
+  for (const auto& e : image.neigh) got.neighbors += e.valid();
+  return got;
 }
 
 std::vector<DeviceDelta> Fib::Impl::Commit() {
@@ -368,6 +401,7 @@ void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
 void Fib::DeleteNeighbor(const IpAddr& addr) { impl_->DeleteNeighbor(addr); }
 RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
+DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->AdoptDevice(device); }
 const DeviceImage& Fib::image() const { return impl_->image; }
 
 void Fib::SetPortMac(PortId port, const MacAddr& mac) {

@@ -61,6 +61,12 @@ struct SlotInfo {
   uint64_t weight = 0;           // address space it covers (IPv4 /24s + IPv6 routes)
 };
 
+// What AdoptDevice() took over from the device.
+struct DeviceAdoption {
+  int slots = 0;      // next-hop codes kept for the same owner
+  int neighbors = 0;  // NEIGH CAM entries kept at their index
+};
+
 struct FibCounts {
   uint64_t routes[2][3] = {};  // [family v4=0/v6=1][OffloadState] over best routes
   uint64_t candidates = 0;     // all routes of all sources
@@ -86,6 +92,16 @@ class Fib {
   // Ports' own MACs (source MAC of rewritten frames).
   void SetPortMac(PortId port, const MacAddr& mac);
   RibSink& sink();
+
+  // Warm restart: before the first Commit(), seed slot numbering and the
+  // NEIGH CAM placement from what the device holds (hwif readback), so an
+  // unchanged table compiles to the device's own image. A NEXTHOP entry names
+  // its owner by MAC+port (a gateway next-hop whose neighbour has that MAC on
+  // that port) or CONNECTED+port; call it once routes and neighbours are in.
+  // Owners not found are not adopted (the normal policy applies), and it only
+  // influences numbering — the first Commit() still compiles everything and
+  // Sync writes what differs. Ignored after a Commit() or for other caps.
+  DeviceAdoption AdoptDevice(const DeviceImage& device);
 
   // Compile what is pending; the deltas are to be pushed in order.
   std::vector<DeviceDelta> Commit();

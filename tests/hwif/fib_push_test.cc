@@ -287,5 +287,113 @@ TEST(FibPush, WarmRestartWritesOnlyTheDifference) {
   EXPECT_LE(changed.bus_writes, static_cast<uint64_t>(k) + 1);  // + GENERATION
 }
 
+// The previous run's history numbered the slots by arrival (and kept a light
+// owner by hysteresis), which a from-scratch compile would not reproduce. A
+// restarted Fib fed the same table in another order adopts the device's
+// numbering (Fib::AdoptDevice on the readback) and its Sync writes nothing;
+// with k changed routes it writes O(k). Without adoption the same restart
+// moves slots — the case adoption exists for.
+void HistoryNeighbors(Harness& h) {
+  h.Neighbor("192.0.2.1", "02:00:00:00:00:01", 0);
+  h.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  h.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  h.Neighbor("192.0.2.4", "02:00:00:00:00:04", 3);
+  h.Neighbor("10.3.0.5", "02:00:00:00:03:05", 2);
+  h.Neighbor("10.3.0.200", "02:00:00:00:03:c8", 2);
+}
+const std::vector<std::pair<const char*, NextHop>>& HistoryRoutes() {
+  static const std::vector<std::pair<const char*, NextHop>> routes = {
+      {"10.0.9.0/24", Via("192.0.2.1", 0)},   // weight 1: code 1, later displaced
+      {"10.3.0.0/24", Connected(2)},          // weight 1: code 2, kept (canonical: 3)
+      {"10.1.0.0/20", Via("192.0.2.2", 1)},   // weight 16: code 3 (canonical: 2)
+      {"10.2.0.0/16", Via("192.0.2.4", 3)},   // weight 256: displaces code 1
+      {"10.0.16.0/24", Via("192.0.2.3", 2)},  // weight 1: too light to displace anyone
+  };
+  return routes;
+}
+
+TEST(FibPush, AdoptedRestartAfterAHistoryWritesNothing) {
+  Harness first;
+  HistoryNeighbors(first);
+  COMMIT(first, "neighbours");
+  for (const auto& [prefix, nh] : HistoryRoutes()) {
+    first.Route(prefix, {nh});
+    COMMIT(first, std::string("history: ") + prefix);
+  }
+  auto device = DecodeBar(first.mem().data(), first.mem().size());
+  ASSERT_TRUE(device.ok());
+  ASSERT_EQ(device->nexthop[2], Nh("00:00:00:00:00:00", 2, true)) << "history did not number as intended";
+  const std::vector<uint8_t> before(first.mem().data(), first.mem().data() + first.mem().size());
+
+  auto restart = [&](bool adopt, auto&& tweak) {
+    EXPECT_TRUE(first.mem().Write(0, before.data(), before.size()).ok());
+    Harness scratch;  // a fresh Fib, the same table arriving in reverse order
+    const auto& routes = HistoryRoutes();
+    for (auto it = routes.rbegin(); it != routes.rend(); ++it) scratch.Route(it->first, {it->second});
+    HistoryNeighbors(scratch);
+    tweak(scratch);
+    if (adopt) {
+      const DeviceAdoption got = scratch.fib().AdoptDevice(*device);
+      EXPECT_EQ(got.slots, 3);
+      EXPECT_EQ(got.neighbors, 2);
+    }
+    scratch.fib().Commit();
+    RecordingBar rec(first.mem());
+    FibnicPusher pusher(rec);
+    EXPECT_TRUE(pusher.Sync(scratch.fib().image()).ok());
+    auto dev = DecodeBar(first.mem().data(), first.mem().size());
+    EXPECT_TRUE(dev.ok() && *dev == scratch.fib().image());
+    return pusher.last();
+  };
+
+  const PushStats unadopted = restart(false, [](Harness&) {});
+  EXPECT_GT(unadopted.writes_in(BarRegion::kSram) + unadopted.writes_in(BarRegion::kNexthop), 0u);
+
+  const PushStats same = restart(true, [](Harness&) {});
+  for (BarRegion r : {BarRegion::kSram, BarRegion::kTcam, BarRegion::kNexthop, BarRegion::kNeigh}) {
+    EXPECT_EQ(same.writes_in(r), 0u) << BarRegionName(r);
+  }
+  EXPECT_EQ(same.bus_writes, 0u);
+
+  const int k = 12;
+  const PushStats changed = restart(true, [&](Harness& h) {
+    for (int i = 0; i < k; ++i) {
+      const auto p = Prefix::V4(0x0A020000u | (uint32_t(i) * 7 + 3) << 8, 24).ToString();  // /24s inside 10.2/16
+      h.Route(p.c_str(), {Via("192.0.2.2", 1)});
+    }
+  });
+  EXPECT_GT(changed.writes_in(BarRegion::kSram), 0u);
+  EXPECT_LE(changed.writes_in(BarRegion::kSram), static_cast<uint64_t>(k));
+  EXPECT_EQ(changed.writes_in(BarRegion::kNexthop) + changed.writes_in(BarRegion::kTcam) +
+                changed.writes_in(BarRegion::kNeigh),
+            0u);
+  EXPECT_LE(changed.bus_writes, static_cast<uint64_t>(k) + 1);  // + GENERATION
+}
+
+// A device entry whose owner is gone (its neighbour changed MAC) is not
+// adopted; the owner that remains is.
+TEST(FibPush, AdoptDeviceSkipsOwnersThatNoLongerMatch) {
+  Harness first;
+  HistoryNeighbors(first);
+  for (const auto& [prefix, nh] : HistoryRoutes()) {
+    first.Route(prefix, {nh});
+    COMMIT(first, std::string("history: ") + prefix);
+  }
+  auto device = DecodeBar(first.mem().data(), first.mem().size());
+  ASSERT_TRUE(device.ok());
+  Harness scratch;
+  for (const auto& [prefix, nh] : HistoryRoutes()) scratch.Route(prefix, {nh});
+  HistoryNeighbors(scratch);
+  scratch.Neighbor("192.0.2.4", "02:00:00:00:00:44", 3);  // code 1's owner no longer has the device's MAC
+  EXPECT_EQ(scratch.fib().AdoptDevice(*device).slots, 2);
+  scratch.fib().Commit();
+  const auto slots = scratch.fib().Slots();
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[1].owner, Connected(2));
+  EXPECT_EQ(slots[2].owner, Via("192.0.2.2", 1));
+  EXPECT_EQ(slots[0].owner, Via("192.0.2.4", 3));  // free code 1 goes to the heaviest by normal policy
+  EXPECT_EQ(slots[0].entry, Nh("02:00:00:00:00:44", 3));
+}
+
 }  // namespace
 }  // namespace fibnic
