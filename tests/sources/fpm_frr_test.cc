@@ -1,15 +1,23 @@
 // Real FRR against the FPM source: announce, withdraw, restart zebra (with a
 // withdrawal while it is down, so only the stale sweep can remove it), kill
 // the BGP peer — each time the RIB the FPM source built must equal what
-// zebra has installed (`show ip route json` / `show ipv6 route json`).
+// zebra has installed (`show ip route json` / `show ipv6 route json`), and
+// the image a real Fib compiled from the same feed must, decoded as the
+// hardware reads it, forward every FRR route only where the reference LPM
+// (built from zebra's json and the peer's neighbour) allows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <future>
 #include <iostream>
 #include <thread>
 
+#include "fibsync/fib.h"
 #include "fibsync/fpm_source.h"
+#include "hwif/fibnic_image_codec.h"
+#include "hwif/fibnic_lookup.h"
+#include "tests/oracle/reference_lpm.h"
 #include "tests/sources/frr_harness.h"
 #include "tests/sources/recording_sink.h"
 
@@ -31,6 +39,41 @@ std::string Dump(const std::map<Prefix, std::vector<NextHop>>& m) {
   return s;
 }
 
+// Feeds one source's output to the recorder and to the Fib alike.
+class TeeSink : public RibSink {
+ public:
+  TeeSink(RibSink& a, RibSink& b) : a_(a), b_(b) {}
+  void UpsertRoute(const Route& r) override {
+    a_.UpsertRoute(r);
+    b_.UpsertRoute(r);
+  }
+  void DeleteRoute(const Prefix& p, RouteSource s) override {
+    a_.DeleteRoute(p, s);
+    b_.DeleteRoute(p, s);
+  }
+  void UpsertNeighbor(const Neighbor& n) override {
+    a_.UpsertNeighbor(n);
+    b_.UpsertNeighbor(n);
+  }
+  void DeleteNeighbor(const IpAddr& a) override {
+    a_.DeleteNeighbor(a);
+    b_.DeleteNeighbor(a);
+  }
+
+ private:
+  RibSink& a_;
+  RibSink& b_;
+};
+
+// First, middle and last address of a prefix.
+std::vector<IpAddr> Probes(const Prefix& p) {
+  const U128 lo = p.addr().v6(), hi = p.Last().v6(), mid = lo + (hi - lo) / 2;
+  auto make = [&](U128 v) { return p.family() == Family::kV4 ? IpAddr::V4(static_cast<uint32_t>(v)) : IpAddr::V6(v); };
+  std::vector<IpAddr> out{make(lo), make(mid), make(hi)};
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // Parameter: zebra uses next-hop groups (the 8.4 default) or inline next-hops.
 class FpmFrrTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -42,7 +85,7 @@ class FpmFrrTest : public ::testing::TestWithParam<bool> {
     cfg.stale_hold = 20s;  // longer than bgpd's reconnect to a restarted zebra
     cfg.replay_quiet = 500ms;
     cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
-    source = std::make_unique<FpmSource>(io, sink, cfg);
+    source = std::make_unique<FpmSource>(io, tee, cfg);
     ASSERT_TRUE(source->Start().ok());
     io_thread = std::thread([this] { io.run(); });
   }
@@ -64,8 +107,23 @@ class FpmFrrTest : public ::testing::TestWithParam<bool> {
     for (const auto& [p, r] : sink.routes()) out[p] = r.paths;
     return out;
   }
-  // Waits until the RIB equals FRR's FIB with nothing stale left.
-  void ExpectConverged(const std::string& step, std::chrono::seconds limit = 60s) {
+  // The gateway neighbours, as the kernel source would give them: the peer
+  // on the FIBNIC port (both families). To the Fib and to the oracle.
+  void AddNeighbors() {
+    const MacAddr mac = frr.PeerMac();
+    neighbors = {{*IpAddr::Parse("10.99.0.2"), mac, 1, NeighState::kReachable},
+                 {*IpAddr::Parse("2001:db8:99::2"), mac, 1, NeighState::kReachable}};
+    std::promise<void> done;
+    boost::asio::post(io, [&] {
+      for (const auto& n : neighbors) fib.UpsertNeighbor(n);
+      done.set_value();
+    });
+    done.get_future().get();
+  }
+
+  // Waits until the RIB equals FRR's FIB with nothing stale left; then
+  // checks the compiled image against FRR.
+  void ExpectConverged(const std::string& step, bool expect_forwarding, std::chrono::seconds limit = 60s) {
     std::map<Prefix, std::vector<NextHop>> frr_fib;
     const bool ok = WaitFor(
         [&] {
@@ -75,6 +133,62 @@ class FpmFrrTest : public ::testing::TestWithParam<bool> {
         limit);
     ASSERT_TRUE(ok) << step << ": RIB differs from FRR\nFRR:\n" << Dump(frr_fib) << "RIB:\n" << Dump(Rib());
     std::cout << step << ": converged, " << frr_fib.size() << " routes" << std::endl;
+    ExpectImageMatchesFrr(step, frr_fib, expect_forwarding);
+  }
+
+  // Commits the Fib and encodes its image on the io thread, together with
+  // the recorder's RIB of that moment (the feed the image was built from).
+  std::pair<std::vector<uint8_t>, std::map<Prefix, std::vector<NextHop>>> CommitAndEncode() {
+    std::promise<std::pair<std::vector<uint8_t>, std::map<Prefix, std::vector<NextHop>>>> p;
+    boost::asio::post(io, [&] {
+      fib.Commit();
+      p.set_value({EncodeBar(fib.image(), static_cast<uint32_t>(fib.Counts().commits)), Rib()});
+    });
+    return p.get_future().get();
+  }
+
+  // For every route FRR has (connected ones too), its first, middle and last
+  // address looked up in the decoded BAR: a forward must be one the
+  // reference LPM accepts, and an IPv4 route of /24 or shorter via a
+  // resolved gateway (no longer route inside its /24s) must forward.
+  void ExpectImageMatchesFrr(const std::string& step, const std::map<Prefix, std::vector<NextHop>>& frr_fib,
+                             bool expect_forwarding) {
+    const auto [bar, fed] = CommitAndEncode();
+    ASSERT_EQ(fed, frr_fib) << step << ": the feed moved on before the commit";
+    const auto all = frr.FrrFib(FrrHarness::Ports(), /*with_system=*/true);
+    for (const auto& [p, paths] : frr_fib) {
+      ASSERT_TRUE(all.count(p) && all.at(p) == paths) << step << ": FRR changed during the check at " << p.ToString();
+    }
+    oracle::ReferenceLpm lpm;
+    for (const auto& [p, paths] : all) lpm.SetRoute(p, paths);
+    for (const auto& n : neighbors) lpm.SetNeighbor(n);
+    int probes = 0, forwarded = 0, forwarded_v6 = 0, must_forward = 0;
+    for (const auto& [p, paths] : all) {
+      const bool via_gateways = std::all_of(paths.begin(), paths.end(), [](const NextHop& nh) { return !nh.connected(); });
+      for (const IpAddr& dst : Probes(p)) {
+        ++probes;
+        const auto acceptable = lpm.Acceptable(dst);
+        const HwDecision hw = HwLookup(bar.data(), bar.size(), dst);
+        if (hw.forward) {
+          ++forwarded;
+          forwarded_v6 += p.family() == Family::kV6;
+          EXPECT_TRUE(acceptable.count({hw.dst_mac, hw.port}))
+              << step << ": " << dst.ToString() << " (FRR " << p.ToString() << ") misforwarded: " << hw.ToString();
+        }
+        const auto match = lpm.Match(dst);
+        if (p.family() == Family::kV4 && p.len() <= 24 && via_gateways && !acceptable.empty() && match &&
+            match->first == p && !lpm.HasLongerInside24(dst.v4() >> 8)) {
+          ++must_forward;
+          EXPECT_TRUE(hw.forward) << step << ": " << dst.ToString() << " (FRR " << p.ToString()
+                                  << " via a resolved gateway) punted: " << hw.ToString();
+        }
+      }
+    }
+    std::cout << step << ": image checked at " << probes << " addresses of " << all.size() << " FRR routes, "
+              << forwarded << " forwarded (" << forwarded_v6 << " IPv6), " << must_forward << " had to" << std::endl;
+    if (expect_forwarding) {
+      EXPECT_GT(must_forward, 0) << step << ": no FRR route the image had to forward";
+    }
   }
   bool Has(const std::string& p) { return Rib().count(*Prefix::Parse(p)) != 0; }
 
@@ -82,19 +196,23 @@ class FpmFrrTest : public ::testing::TestWithParam<bool> {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
   std::thread io_thread;
   RecordingSink sink;
+  Fib fib{FibConfig{}};
+  TeeSink tee{sink, fib.sink()};
+  std::vector<Neighbor> neighbors;
   std::unique_ptr<FpmSource> source;
   FrrHarness frr;
 };
 
 TEST_P(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   frr.Setup(source->port(), {"203.0.113.0/24", "198.51.100.0/24"}, GetParam());
+  AddNeighbors();
   frr.StartZebra();
   frr.StartStaticd();
   frr.StartRouterBgpd();
   frr.StartPeer();
   ASSERT_TRUE(WaitFor([&] { return frr.BgpEstablished(); }, 60s)) << "BGP session did not come up";
   ASSERT_TRUE(WaitFor([&] { return Has("203.0.113.0/24") && Has("198.51.100.0/24"); }, 60s));
-  ExpectConverged("initial");
+  ExpectConverged("initial", true);
   const std::vector<NextHop> via_peer{{*IpAddr::Parse("10.99.0.2"), 1}};
   EXPECT_EQ(sink.routes().at(*Prefix::Parse("203.0.113.0/24")).paths, via_peer);
   // Punted, not dropped: the static blackhole and the static route via the
@@ -109,7 +227,7 @@ TEST_P(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   frr.PeerNetwork("100.64.0.0/10", true);
   frr.PeerNetwork("203.0.113.0/24", false);
   ASSERT_TRUE(WaitFor([&] { return Has("100.64.0.0/10") && Has("192.0.2.0/25") && !Has("203.0.113.0/24"); }, 60s));
-  ExpectConverged("announce/withdraw");
+  ExpectConverged("announce/withdraw", true);
 
   // Restart zebra; withdraw a route while it is down: zebra's replay will
   // not mention it, and only the stale sweep can take it away. Routes that
@@ -131,7 +249,7 @@ TEST_P(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   ASSERT_TRUE(WaitFor([&] { return frr.FrrFib(FrrHarness::Ports()).count(*Prefix::Parse("100.64.0.0/10")) != 0; }, 90s))
       << "bgpd did not re-install its routes";
   std::cout << "BGP routes back in zebra after " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count() << " ms" << std::endl;
-  ExpectConverged("zebra restart", 90s);
+  ExpectConverged("zebra restart", true, 90s);
   EXPECT_FALSE(Has("198.51.100.0/24"));
   for (const auto& line : sink.TakeLog()) {
     EXPECT_NE(line, "delete 100.64.0.0/10") << "replayed route left the RIB during the replay";
@@ -150,7 +268,7 @@ TEST_P(FpmFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   // Kill the peer: its routes go.
   frr.KillPeer();
   ASSERT_TRUE(WaitFor([&] { return !Has("100.64.0.0/10") && !Has("192.0.2.0/25"); }, 60s));
-  ExpectConverged("peer killed");
+  ExpectConverged("peer killed", false);
   if (GetParam()) {
     EXPECT_GT(Stats().nexthop_groups, 0u);
   } else {

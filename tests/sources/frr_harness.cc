@@ -54,14 +54,17 @@ void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announ
   MustSh("ip link add r-eth0 type veth peer name p-eth0");
   MustSh("ip link set p-eth0 netns " + ns_);
   MustSh("ip addr add 10.99.0.1/24 dev r-eth0 && ip link set r-eth0 up");
-  MustSh("ip netns exec " + ns_ + " sh -c 'ip link set lo up && ip addr add 10.99.0.2/24 dev p-eth0 && ip link set p-eth0 up'");
+  MustSh("ip -6 addr add 2001:db8:99::1/64 dev r-eth0 nodad");
+  MustSh("ip netns exec " + ns_ + " sh -c 'ip link set lo up && ip addr add 10.99.0.2/24 dev p-eth0 && ip -6 addr add 2001:db8:99::2/64 dev p-eth0 nodad && ip link set p-eth0 up'");
   MustSh("ip link add r-eth1 type veth peer name r-eth1p && ip addr add 10.98.0.1/24 dev r-eth1 && ip link set r-eth1 up && ip link set r-eth1p up");
   Write(dir_ + "/zebra.conf", "hostname router\nfpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n" +
                                   (nhg ? "" : "no fpm use-next-hop-groups\n"));
   Write(dir_ + "/bgpd.conf", kRouterBgp);
   // Statics the FIBNIC must punt: a blackhole, and a route via the link
-  // that is not a FIBNIC port.
-  Write(dir_ + "/staticd.conf", "ip route 10.200.0.0/16 blackhole\nip route 10.97.0.0/16 10.98.0.2\n");
+  // that is not a FIBNIC port. And an IPv6 route via the peer (the BGP
+  // session carries IPv4 only).
+  Write(dir_ + "/staticd.conf",
+        "ip route 10.200.0.0/16 blackhole\nip route 10.97.0.0/16 10.98.0.2\nipv6 route 2001:db8:100::/48 2001:db8:99::2\n");
   std::string peer = kPeerBgp;
   for (const auto& p : announced) peer += "  network " + p + "\n";
   Write(peer_dir_ + "/bgpd.conf", peer + " exit-address-family\n");
@@ -136,7 +139,7 @@ bool FrrHarness::BgpEstablished() {
   return j["peers"].value("10.99.0.2", nlohmann::json::object()).value("state", "") == "Established";
 }
 
-std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports) {
+std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports, bool with_system) {
   std::map<Prefix, std::vector<NextHop>> out;
   for (const char* cmd : {"show ip route json", "show ipv6 route json"}) {
     auto j = nlohmann::json::parse(Vtysh("-d zebra -c '" + std::string(cmd) + "'"), nullptr, false);
@@ -145,7 +148,7 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
       for (const auto& e : entries) {
         if (!e.value("selected", false) || !e.value("installed", false) || e.value("table", 254) != 254) continue;
         const std::string proto = e.value("protocol", "");
-        if (proto == "connected" || proto == "kernel") continue;
+        if (!with_system && (proto == "connected" || proto == "kernel")) continue;
         std::vector<NextHop> paths;
         bool host = false;
         for (const auto& nh : e["nexthops"]) {
@@ -171,6 +174,13 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
     }
   }
   return out;
+}
+
+MacAddr FrrHarness::PeerMac() {
+  const std::string text = Sh("ip netns exec " + ns_ + " cat /sys/class/net/p-eth0/address");
+  auto mac = MacAddr::Parse(text.substr(0, text.find('\n')));
+  EXPECT_TRUE(mac.ok()) << "peer MAC: " << text;
+  return mac.ok() ? *mac : MacAddr{};
 }
 
 std::string FrrHarness::Logs() {

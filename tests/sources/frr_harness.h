@@ -37,9 +37,12 @@ class FrrHarness {
 
   // What zebra has selected and installed in table 254, as the RIB should
   // hold it: interface names mapped through `ports`, anything else to host.
-  // Connected and kernel routes are left out: the FPM source leaves them to
-  // the kernel source (zebra never sends their deletion over FPM).
-  std::map<Prefix, std::vector<NextHop>> FrrFib(const PortNames& ports);
+  // Connected and kernel routes are left out unless with_system: the FPM
+  // source leaves them to the kernel source (zebra never sends their
+  // deletion over FPM); the image oracle wants everything FRR has.
+  std::map<Prefix, std::vector<NextHop>> FrrFib(const PortNames& ports, bool with_system = false);
+  // The peer's MAC on the FIBNIC port's segment (its side of the veth).
+  MacAddr PeerMac();
   std::string Vtysh(const std::string& cmd, bool peer = false);
   std::string Logs();
 
