@@ -133,6 +133,9 @@ Status Run(const Args& a) {
     fam["by_reason"] = reasons[k];
   }
   report["routes"]["ipv4"]["slash24s"] = {{"covered", v4_24s}, {"punted", v4_24s_punted}};
+  uint32_t tcam_used = 0;
+  for (const auto& e : fib.image().tcam) tcam_used += e.valid();
+  report["routes"]["ipv6"]["tcam_entries"] = {{"used", tcam_used}, {"capacity", cfg.caps.tcam_entries}};
   nlohmann::ordered_json slots = nlohmann::ordered_json::array();
   for (const auto& s : fib.Slots()) {
     slots.push_back({{"code", s.code},
@@ -160,8 +163,8 @@ Status Run(const Args& a) {
     for (const auto& [name, n] : reasons[k]) std::printf(" %s %lu", name.c_str(), static_cast<unsigned long>(n));
     std::printf("%s\n", reasons[k].empty() ? "" : ")");
   }
-  std::printf("  IPv4 /24s covered %lu, punted %lu\n", static_cast<unsigned long>(v4_24s),
-              static_cast<unsigned long>(v4_24s_punted));
+  std::printf("  IPv4 /24s covered %lu, punted %lu; IPv6 TCAM entries %u of %u\n", static_cast<unsigned long>(v4_24s),
+              static_cast<unsigned long>(v4_24s_punted), tcam_used, unsigned{cfg.caps.tcam_entries});
   for (const auto& s : fib.Slots()) {
     std::printf("  code %d: %s%s weight %lu\n", s.code, s.owner ? s.owner->ToString().c_str() : "free",
                 s.owner && !s.entry.valid() ? " (not valid)" : "", static_cast<unsigned long>(s.weight));

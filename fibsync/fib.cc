@@ -8,6 +8,7 @@
 #include "fibsync/rib.h"
 #include "fibsync/slot_policy.h"
 #include "fibsync/sram4_compiler.h"
+#include "fibsync/tcam6_compiler.h"
 
 namespace fibnic {
 struct Fib::Impl : public RibSink {
@@ -22,7 +23,7 @@ struct Fib::Impl : public RibSink {
   };
 
   explicit Impl(const FibConfig& c)
-      : cfg(c), image(c.caps), owners(static_cast<size_t>(c.caps.slots())) {}
+      : cfg(c), image(c.caps), tcam6(c.caps.tcam_entries), owners(static_cast<size_t>(c.caps.slots())) {}
 
   // --- RibSink ----------------------------------------------------------------
   void UpsertRoute(const Route& route) override {
@@ -62,15 +63,30 @@ struct Fib::Impl : public RibSink {
       if (p.family() == Family::kV4) {
         ApplyV4(p, ch.new_best);
       } else {
-        if (ch.old_best != kNoGroup) --V6Count(ch.old_best);
-        if (ch.new_best != kNoGroup) ++V6Count(ch.new_best);
+        const bool fits = p.len() <= 64;  // only these can be answered by the TCAM
+        if (ch.old_best != kNoGroup) {
+          V6Use& u = V6Count(ch.old_best);
+          --u.routes;
+          u.short_routes -= fits;
+        }
+        if (ch.new_best != kNoGroup) {
+          V6Use& u = V6Count(ch.new_best);
+          ++u.routes;
+          u.short_routes += fits;
+        }
+        v6_dirty.push_back(p);
         v6_changed = true;
       }
     }
     if (ch.dropped != kNoGroup) nht.Release(ch.dropped);
   }
 
-  uint32_t& V6Count(NhgId g) {
+  struct V6Use {
+    uint32_t routes = 0;        // IPv6 best routes using the group
+    uint32_t short_routes = 0;  // ... of them up to /64
+    int16_t pushed = -1;        // the code its routes hold in tcam6 (-1: none there)
+  };
+  V6Use& V6Count(NhgId g) {
     if (v6_count.size() <= g) v6_count.resize(g + 1);
     return v6_count[g];
   }
@@ -179,6 +195,10 @@ struct Fib::Impl : public RibSink {
 
   std::vector<DeviceDelta> Commit();
   DeviceAdoption AdoptDevice(const DeviceImage& device);
+  void SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector<bool>& fresh, bool two_phase,
+                 DeviceDelta& retire, DeviceDelta& main);
+  std::optional<std::pair<Prefix, RibCand>> MatchV6(const IpAddr& dst) const;
+  uint8_t TcamCodeOf(const IpAddr& dst) const;
   std::vector<CamWant> EligibleNeighbors() const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
 
@@ -187,11 +207,13 @@ struct Fib::Impl : public RibSink {
   Rib rib;
   Sram4Compiler sram;
   DeviceImage image;
+  Tcam6Compiler tcam6;
+  std::vector<Prefix> v6_dirty;  // IPv6 prefixes whose best route changed since the last commit
   std::unordered_map<IpAddr, NeighRec> neigh;
   uint64_t touch_clock = 0;
   bool neigh_changed = false;
   bool v6_changed = false;
-  std::vector<uint32_t> v6_count;             // by group: IPv6 best routes using it
+  std::vector<V6Use> v6_count;                 // by group
   std::vector<std::optional<NextHop>> owners;  // by code - 1
   std::vector<uint64_t> owner_weight;          // by code - 1, as of the last commit
   Sram4Compiler::Codes codes;                  // as of the last commit
@@ -204,16 +226,26 @@ std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
   std::vector<CamWant> out;
   for (const auto& [addr, rec] : neigh) {
     const Neighbor& n = rec.n;
-    if (!NeighUsable(n.state) || !addr.is_v4()) continue;
-    auto m = sram.Match(addr.v4());
-    if (!m || m->first >= Sram4Compiler::kOverflowGroup) continue;
-    const Answer a = AnswerOf(m->first);
+    if (!NeighUsable(n.state)) continue;
+    NhgId g = kNoGroup;
+    if (addr.is_v4()) {
+      auto m = sram.Match(addr.v4());
+      if (!m || m->first >= Sram4Compiler::kOverflowGroup) continue;
+      g = m->first;
+    } else {
+      auto m = MatchV6(addr);
+      if (!m) continue;
+      g = m->second.nhg;
+    }
+    const Answer a = AnswerOf(g);
     if (a.nh < 0) continue;
     const NextHop& nh = nht.Get(static_cast<NhId>(a.nh));
     if (!nh.connected() || SlotOf(nh) == 0) continue;
+    // IPv6: only where the TCAM actually answers with that connected code.
+    if (!addr.is_v4() && TcamCodeOf(addr) != SlotOf(nh)) continue;
     // The neighbour's own port must be one of the route's connected paths.
     bool on_path = false;
-    for (NhId id : nht.Paths(m->first)) {
+    for (NhId id : nht.Paths(g)) {
       const NextHop& p = nht.Get(id);
       on_path |= p.connected() && p.port == n.port;
     }
@@ -257,16 +289,33 @@ DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
 std::vector<DeviceDelta> Fib::Impl::Commit() {
   const int slots = cfg.caps.slots();
   // 1. Weights per next-hop and the slot assignment.
-  std::unordered_map<NhId, uint64_t> weight;
+  // IPv4 /24s rank first; IPv6 routes (up to /64) only order next-hops with
+  // equal IPv4 space, so IPv6 takes the slots IPv4 does not need (docs/fibsync.md).
+  std::unordered_map<NhId, uint64_t> weight, weight6;
   for (NhgId g = 1; g < nht.group_bound(); ++g) {
     if (!nht.GroupLive(g)) continue;
     const uint64_t w = g < Sram4Compiler::kOverflowGroup ? sram.Count24(g) : 0;
-    if (w == 0) continue;
-    if (auto owner = WeightOwner(g)) weight[*owner] += w;
+    const uint64_t w6 = g < v6_count.size() ? v6_count[g].short_routes : 0;
+    if (w == 0 && w6 == 0) continue;
+    if (auto owner = WeightOwner(g)) {
+      if (w) weight[*owner] += w;
+      if (w6) weight6[*owner] += w6;
+    }
   }
+  constexpr int kV6Bits = 24;  // 2^24 /24s << 24 stays exact in the policy's double arithmetic
+  constexpr uint64_t kV6Cap = (uint64_t{1} << (kV6Bits - 1)) - 1;  // any IPv4 weight beats it by > hysteresis
   std::vector<SlotCandidate> cands;
-  for (const auto& [id, w] : weight) cands.push_back({nht.Get(id), w, Resolved(nht.Get(id))});
+  for (const auto& [id, w] : weight) {
+    auto it = weight6.find(id);
+    const uint64_t w6 = it == weight6.end() ? 0 : std::min(it->second, kV6Cap);
+    cands.push_back({nht.Get(id), (w << kV6Bits) + w6, Resolved(nht.Get(id))});
+  }
+  for (const auto& [id, w6] : weight6) {
+    if (!weight.count(id)) cands.push_back({nht.Get(id), std::min(w6, kV6Cap), Resolved(nht.Get(id))});
+  }
   const auto new_owners = AssignSlots(owners, cands, cfg.slot_hysteresis);
+  std::vector<bool> fresh(size_t(slots) + 1, false);  // code whose owner changes (its entry is not live yet)
+  for (int c = 1; c <= slots; ++c) fresh[c] = owners[c - 1] != new_owners[c - 1];
 
   DeviceDelta retire;  // slots changing owner, CAM indexes being reused
   std::vector<bool> zero(size_t(slots) + 1, false);
@@ -286,7 +335,10 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
   owner_weight.assign(owners.size(), 0);
   for (int c = 1; c <= slots; ++c) {
     if (!owners[c - 1]) continue;
-    if (auto id = nht.Find(*owners[c - 1]); id && weight.count(*id)) owner_weight[c - 1] = weight[*id];
+    if (auto id = nht.Find(*owners[c - 1])) {
+      if (weight.count(*id)) owner_weight[c - 1] += weight[*id];
+      if (weight6.count(*id)) owner_weight[c - 1] += weight6[*id];
+    }
   }
 
   // 2. Each group's answer and code; groups whose code moved repaint their /24s.
@@ -322,6 +374,7 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
     }
   }
   sram.Flush(next, image.sram.data(), cfg.caps.code_bits, main);
+  SyncTcam6(next.nh_code, fresh, any_zero, retire, main);
   codes = std::move(next);
 
   CamPlan cam = PlanCam(image.neigh, EligibleNeighbors());
@@ -340,6 +393,87 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
   return out;
 }
 
+std::optional<std::pair<Prefix, RibCand>> Fib::Impl::MatchV6(const IpAddr& dst) const {
+  for (int l = 128; l >= 0; --l) {
+    if (!rib.HasLength(Family::kV6, l)) continue;
+    const Prefix p = Prefix::V6(dst.v6(), l);
+    if (auto best = rib.Best(p)) return std::make_pair(p, *best);
+  }
+  return std::nullopt;
+}
+
+// The code the compiled TCAM gives an IPv6 destination (0: punt).
+uint8_t Fib::Impl::TcamCodeOf(const IpAddr& dst) const {
+  const uint64_t hi = static_cast<uint64_t>(dst.v6() >> 64);
+  for (const auto& e : image.tcam) {
+    if (e.Matches(hi)) return e.code;
+  }
+  return 0;
+}
+
+// Brings tcam6 to the best IPv6 routes with their groups' codes. A route's
+// code changes only with its group's answer or slot, so only routes whose
+// best route changed or whose group's code moved are re-upserted. When slots
+// change owner (two_phase), the retire delta first takes every TCAM entry off
+// the codes being retired or not yet activated (they punt, code 0), before its
+// NEXTHOP retires; the final codes follow in the main delta, after activation.
+void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector<bool>& fresh, bool two_phase,
+                          DeviceDelta& retire, DeviceDelta& main) {
+  auto route_for = [&](NhgId g, bool final_code) {
+    const Answer a = AnswerOf(g);
+    uint8_t code = a.nh < 0 ? 0 : nh_code[static_cast<size_t>(a.nh)];
+    if (!final_code && fresh[code]) code = 0;
+    if (code != 0) return Tcam6Route{code, PuntReason::kNone, 1};
+    const PuntReason why = GroupPuntReason(g);
+    return Tcam6Route{0, why != PuntReason::kNone ? why : PuntReason::kNoSlot, 1};
+  };
+  if (v6_count.size() < nht.group_bound()) v6_count.resize(nht.group_bound());
+  std::vector<uint8_t> moved(v6_count.size(), 0);  // group: its routes in tcam6 need another code
+  bool any_moved = false;
+  for (NhgId g = 1; g < v6_count.size(); ++g) {
+    V6Use& u = v6_count[g];
+    if (u.routes == 0) {
+      u.pushed = -1;
+      continue;
+    }
+    if (u.pushed < 0) continue;  // every route of it is in v6_dirty
+    const uint8_t fin = route_for(g, true).code, mid = two_phase ? route_for(g, false).code : fin;
+    if (fin != u.pushed || mid != u.pushed) moved[g] = any_moved = true;
+  }
+  if (v6_dirty.empty() && !any_moved) return;
+
+  // (prefix, group) to upsert; kNoGroup = erase.
+  std::vector<std::pair<Prefix, NhgId>> todo;
+  std::sort(v6_dirty.begin(), v6_dirty.end());
+  v6_dirty.erase(std::unique(v6_dirty.begin(), v6_dirty.end()), v6_dirty.end());
+  for (const Prefix& p : v6_dirty) {
+    auto best = rib.Best(p);
+    todo.emplace_back(p, best ? best->nhg : kNoGroup);
+  }
+  v6_dirty.clear();
+  if (any_moved) {
+    rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& c) {
+      if (moved[c.nhg]) todo.emplace_back(p, c.nhg);
+    });
+  }
+  auto push = [&](bool final_code) {
+    for (const auto& [p, g] : todo) {
+      if (g == kNoGroup) {
+        tcam6.Erase(p);
+      } else {
+        tcam6.Upsert(p, route_for(g, final_code));
+      }
+    }
+    return tcam6.Commit();
+  };
+  if (two_phase) retire.tcam = push(false);
+  main.tcam = push(true);
+  image.tcam = tcam6.entries();
+  for (NhgId g = 1; g < v6_count.size(); ++g) {
+    if (v6_count[g].routes) v6_count[g].pushed = route_for(g, true).code;
+  }
+}
+
 RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
   RouteInfo info;
   info.route = Route{p, c.source, c.distance, nht.PathsAsNextHops(c.nhg)};
@@ -349,8 +483,19 @@ RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
     return info;
   }
   if (p.family() == Family::kV6) {
-    const PuntReason why = AnswerOf(c.nhg).reason;  // to-host, ecmp-policy, no usable path
-    info.reason = why != PuntReason::kNone ? why : p.len() > 64 ? PuntReason::kLongerThan64 : PuntReason::kTcamFull;
+    // Its space punts whatever the TCAM holds: to-host, ECMP policy, no slot,
+    // or an unresolved slot owner (entry VALID=0).
+    const PuntReason why = GroupPuntReason(c.nhg);
+    if (why != PuntReason::kNone) {
+      info.reason = why;
+      return info;
+    }
+    const auto st = tcam6.StateOf(p);
+    info.state = st.state;
+    info.reason = st.reason;
+    if (st.state != OffloadState::kOffloaded && st.reason == PuntReason::kNone) {
+      info.reason = p.len() > 64 ? PuntReason::kLongerThan64 : PuntReason::kTcamFull;  // not compiled yet
+    }
     return info;
   }
   auto forwards = [&](uint8_t code) { return code != 0 && image.nexthop[code].valid(); };
@@ -421,12 +566,9 @@ RibAnswer Fib::Lookup(const IpAddr& dst) const {
       ans.matched = Prefix::V4(dst.v4(), hit->second);
       best = m.rib.Best(*ans.matched);
     }
-  } else {
-    for (int l = 128; l >= 0 && !best; --l) {
-      if (!m.rib.HasLength(Family::kV6, l)) continue;
-      const Prefix p = Prefix::V6(dst.v6(), l);
-      if ((best = m.rib.Best(p))) ans.matched = p;
-    }
+  } else if (auto hit = m.MatchV6(dst)) {
+    ans.matched = hit->first;
+    best = hit->second;
   }
   if (!best) return ans;
   const auto a = m.AnswerOf(best->nhg);
@@ -438,7 +580,10 @@ RibAnswer Fib::Lookup(const IpAddr& dst) const {
   auto it = m.neigh.find(nh.connected() ? dst : *nh.gateway);
   if (it != m.neigh.end()) ans.neighbor = it->second.n;
   ans.reason = m.GroupPuntReason(best->nhg);
-  if (ans.reason == PuntReason::kNone && !dst.is_v4()) ans.reason = PuntReason::kTcamFull;
+  if (ans.reason == PuntReason::kNone && !dst.is_v4() && m.TcamCodeOf(dst) != m.SlotOf(nh)) {
+    const PuntReason why = m.tcam6.StateOf(*ans.matched).reason;
+    ans.reason = why != PuntReason::kNone ? why : PuntReason::kTcamFull;
+  }
   if (ans.reason == PuntReason::kNone) ans.path = nh;
   return ans;
 }

@@ -89,4 +89,69 @@ CheckResult CheckAllSlash24(const std::vector<uint8_t>& bar, const World& world,
   return r;
 }
 
+CheckResult CheckV6Sampled(const std::vector<uint8_t>& bar, const World& world, const oracle::ReferenceLpm& lpm,
+                           const Fib& fib, std::mt19937_64& rng, int per_entry) {
+  std::map<Prefix, OffloadState> state;
+  fib.ForEachRoute(Family::kV6, [&](const RouteInfo& r) {
+    state[r.route.prefix] = r.state;
+    return true;
+  });
+  std::set<std::array<uint8_t, 16>> in_cam;
+  for (uint32_t i = 0; i < fib.config().caps.neigh_entries; ++i) {
+    const auto e = regs::NeighEntry::Decode(&bar[regs::NeighOffset(i)]);
+    if (e.valid()) in_cam.insert(e.addr);
+  }
+  auto random_in = [&](const Prefix& p) {
+    const U128 r = (U128(rng()) << 64) | rng();
+    const U128 host = p.len() == 0 ? ~U128{0} : p.len() >= 128 ? U128{0} : (~U128{0} >> p.len());
+    return IpAddr::V6(p.addr().v6() | (r & host));
+  };
+  CheckResult r;
+  auto check = [&](const IpAddr& dst) {
+    ++r.addresses;
+    const HwDecision d = HwLookup(bar.data(), bar.size(), dst);
+    const auto m = lpm.Match(dst);
+    const auto ok = lpm.Acceptable(dst);
+    bool owed = false;
+    if (m && !ok.empty()) {
+      auto it = state.find(m->first);
+      bool connected = false;
+      for (const auto& nh : m->second) connected |= nh.connected();
+      owed = it != state.end() && it->second == OffloadState::kOffloaded && (!connected || in_cam.count(dst.mapped16()));
+    }
+    r.owed += owed;
+    if (d.forward) {
+      ++r.forwarded;
+      if (!ok.count({d.dst_mac, d.port})) {
+        ++r.misforwarded;
+        if (r.first_error.empty()) {
+          r.first_error = dst.ToString() + " misforwarded: " + d.ToString() + " (route " +
+                          (m ? m->first.ToString() : std::string("none")) + ")";
+        }
+      }
+    } else if (owed) {
+      ++r.owed_punted;
+      if (r.first_error.empty()) r.first_error = dst.ToString() + " punted but owed (" + m->first.ToString() + "): " + d.ToString();
+    }
+  };
+  for (const auto& [p, paths] : world.routes) {
+    if (p.family() != Family::kV6) continue;
+    const U128 host = p.len() == 0 ? ~U128{0} : p.len() >= 128 ? U128{0} : (~U128{0} >> p.len());
+    check(p.addr());
+    check(IpAddr::V6(p.addr().v6() | host));
+    check(random_in(p));
+  }
+  for (const auto& [a, n] : world.neigh) {
+    if (!a.is_v4()) check(a);
+  }
+  for (const auto& e : fib.image().tcam) {
+    if (!e.valid()) continue;
+    int len = 0;
+    while (len < 64 && (e.mask >> (63 - len) & 1)) ++len;
+    const Prefix p = *Prefix::Make(IpAddr::V6(U128(e.value) << 64), len);
+    for (int i = 0; i < per_entry; ++i) check(random_in(p));
+  }
+  return r;
+}
+
 }  // namespace fibnic::testing

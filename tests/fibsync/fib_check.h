@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,5 +42,14 @@ CheckResult CheckAllSlash24(const std::vector<uint8_t>& bar, const World& world,
                             const std::set<NextHop>& owners, EcmpPolicy ecmp, uint32_t cam_entries);
 
 std::set<NextHop> Owners(const Fib& fib);
+
+// IPv6, sampled: every route's first, last and a random address, every
+// neighbour's address, and `per_entry` random addresses under every valid
+// TCAM entry of the Fib's image, looked up with HwLookup in `bar` against the
+// oracle. A destination is owed forwarding when the Fib reports its
+// longest-match route offloaded and the oracle accepts some answer for it
+// (connected destinations only when their neighbour is in the BAR's CAM).
+CheckResult CheckV6Sampled(const std::vector<uint8_t>& bar, const World& world, const oracle::ReferenceLpm& lpm,
+                           const Fib& fib, std::mt19937_64& rng, int per_entry = 16);
 
 }  // namespace fibnic::testing

@@ -43,7 +43,8 @@ TEST_P(RandomTable, EverySlash24MatchesReferenceLpm) {
   RandomWorlds gen(Seed("RandomTable"));
   WorldShape shape;
   shape.gateways = bits == 4 ? 20 : 6;  // more gateways than slots either way
-  const World world = gen.Make(shape);
+  World world = gen.Make(shape);
+  gen.AddV6(world, WorldShape6{});  // dual stack: IPv4 takes every slot, IPv6 must punt safely
   Fib fib(Config(bits, ecmp));
   world.LoadInto(fib);
   fib.Commit();
@@ -53,17 +54,139 @@ TEST_P(RandomTable, EverySlash24MatchesReferenceLpm) {
   EXPECT_EQ(r.misforwarded, 0u) << r.first_error;
   EXPECT_EQ(r.owed_punted, 0u) << r.first_error;
   EXPECT_GT(r.owed, 8'000'000u);  // the default route's gateway holds a slot
+  const auto r6 = CheckV6Sampled(EncodeBar(fib.image()), world, world.Oracle(), fib, gen.rng());
+  EXPECT_EQ(r6.misforwarded, 0u) << r6.first_error;
+  EXPECT_EQ(r6.owed_punted, 0u) << r6.first_error;
+}
+
+// IPv6 only: the slots go to IPv6 next-hops and the TCAM fills.
+TEST_P(RandomTable, Ipv6SampledMatchesReferenceLpm) {
+  const auto [bits, ecmp] = GetParam();
+  RandomWorlds gen(Seed("RandomTable6"));
+  WorldShape6 shape;
+  shape.gateways = bits == 4 ? 20 : 6;  // more gateways than slots
+  shape.routes = 300;
+  World world;
+  gen.AddV6(world, shape);
+  Fib fib(Config(bits, ecmp));
+  world.LoadInto(fib);
+  fib.Commit();
+  EXPECT_EQ(Owners(fib).size(), static_cast<size_t>(fib.config().caps.slots()));
+  const auto bar = EncodeBar(fib.image());
+  const auto r = CheckV6Sampled(bar, world, world.Oracle(), fib, gen.rng());
+  EXPECT_EQ(r.misforwarded, 0u) << r.first_error;
+  EXPECT_EQ(r.owed_punted, 0u) << r.first_error;
+  EXPECT_GT(r.forwarded, 0u);
+  EXPECT_GT(fib.Counts().routes[1][static_cast<int>(OffloadState::kOffloaded)], 0u);
+  uint32_t used = 0;
+  for (const auto& e : fib.image().tcam) used += e.valid();
+  EXPECT_GT(used, 0u);
+  std::cout << "IPv6: " << r.addresses << " destinations, " << r.forwarded << " forwarded, " << r.owed << " owed, "
+            << used << " TCAM entries\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, RandomTable,
                          ::testing::Values(Param{2, EcmpPolicy::kFirst}, Param{4, EcmpPolicy::kFirst},
                                            Param{2, EcmpPolicy::kPunt}));
 
+// --- a data-centre IPv6 table: everything offloaded ------------------------------
+
+struct DcParam {
+  int code_bits;
+  bool dual_stack;  // an IPv4 table beside it, using one slot
+};
+
+class DcFabric6 : public ::testing::TestWithParam<DcParam> {};
+
+TEST_P(DcFabric6, FullyOffloadedAndForwardsRight) {
+  const auto [bits, dual] = GetParam();
+  RandomWorlds gen(Seed("DcFabric6"));
+  auto& rng = gen.rng();
+  const FibConfig cfg = Config(bits, EcmpPolicy::kFirst);
+  const int slots = cfg.caps.slots();
+  const int gateways = slots - 1 - (dual ? 1 : 0);  // + one connected next-hop (+ the IPv4 gateway)
+  World w;
+  for (int k = 0; k < gateways; ++k) {
+    const NextHop g = gen.Gateway6(k);
+    w.neigh[*g.gateway] = Neighbor{*g.gateway, gen.RandomMac(), g.port, NeighState::kReachable};
+  }
+  auto gw = [&] { return std::vector<NextHop>{gen.Gateway6(static_cast<int>(rng() % gateways))}; };
+  w.routes[*Prefix::Parse("::/0")] = {gen.Gateway6(0)};
+  const U128 dc = U128{0x20010db8} << 96;
+  std::vector<Prefix> p48, p56;
+  while (w.routes.size() < 31) {
+    const int kind = static_cast<int>(rng() % 3);
+    Prefix p;
+    if (kind == 0 || p48.empty()) {
+      p = *Prefix::Make(IpAddr::V6(dc | (U128(rng() % 16) << 80)), 48);
+      p48.push_back(p);
+    } else if (kind == 1 || p56.empty()) {
+      p = *Prefix::Make(IpAddr::V6(gen.RandomInside(p48[rng() % p48.size()])), 56);
+      p56.push_back(p);
+    } else {
+      p = *Prefix::Make(IpAddr::V6(gen.RandomInside(p56[rng() % p56.size()])), 64);
+    }
+    w.routes[p] = gw();
+  }
+  // A server /64 on port 3, its hosts in the NEIGH CAM.
+  const Prefix servers = *Prefix::Make(IpAddr::V6(dc | (U128{0xff} << 72)), 64);
+  w.routes[servers] = {NextHop{std::nullopt, PortId(3)}};
+  for (int i = 0; i < 4; ++i) {
+    const IpAddr a = IpAddr::V6(gen.RandomInside(servers));
+    w.neigh[a] = Neighbor{a, gen.RandomMac(), PortId(3), NeighState::kReachable};
+  }
+  if (dual) {
+    const NextHop g4{IpAddr::V4(0x0A000001u), PortId(0)};
+    w.neigh[*g4.gateway] = Neighbor{*g4.gateway, gen.RandomMac(), g4.port, NeighState::kReachable};
+    w.routes[Prefix::V4(0, 0)] = {g4};
+    w.routes[Prefix::V4(0x0A010000u, 16)] = {g4};
+  }
+  ASSERT_LE(w.routes.size() - (dual ? 2 : 0), 32u);
+  Fib fib(cfg);
+  w.LoadInto(fib);
+  fib.Commit();
+
+  uint64_t offloaded = 0;
+  fib.ForEachRoute(Family::kV6, [&](const RouteInfo& r) {
+    EXPECT_EQ(r.state, OffloadState::kOffloaded)
+        << r.route.prefix.ToString() << ": " << OffloadStateName(r.state) << " " << PuntReasonName(r.reason);
+    offloaded += r.state == OffloadState::kOffloaded;
+    return true;
+  });
+  EXPECT_EQ(offloaded, w.routes.size() - (dual ? 2 : 0));
+  const auto bar = EncodeBar(fib.image());
+  const auto lpm = w.Oracle();
+  auto expect_forward = [&](const IpAddr& dst) {
+    const HwDecision d = HwLookup(bar.data(), bar.size(), dst);
+    const auto ok = lpm.Acceptable(dst);
+    EXPECT_TRUE(d.forward && ok.count({d.dst_mac, d.port})) << dst.ToString() << " -> " << d.ToString();
+  };
+  for (const auto& [p, paths] : w.routes) {
+    if (p.family() != Family::kV6 || paths[0].connected()) continue;
+    const U128 host = p.len() == 0 ? ~U128{0} : ~U128{0} >> p.len();
+    expect_forward(p.addr());
+    expect_forward(IpAddr::V6(p.addr().v6() | host));
+    expect_forward(IpAddr::V6(gen.RandomInside(p)));
+  }
+  for (const auto& [a, n] : w.neigh) {
+    if (!a.is_v4() && servers.Contains(a)) expect_forward(a);
+  }
+  const auto r = CheckV6Sampled(bar, w, lpm, fib, rng);
+  EXPECT_TRUE(r.ok()) << r.first_error;
+  if (dual) {
+    expect_forward(IpAddr::V4(0x0A010203u));
+    expect_forward(IpAddr::V4(0xC0000201u));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, DcFabric6,
+                         ::testing::Values(DcParam{2, false}, DcParam{4, false}, DcParam{2, true}, DcParam{4, true}));
+
 // --- update sequences ------------------------------------------------------------
 
 // Destinations probed in every intermediate state, indexed by SRAM word.
 struct Probes {
-  std::vector<IpAddr> all;
+  std::vector<IpAddr> all;  // IPv6 ones are looked up after every entry write
   std::unordered_map<uint32_t, std::vector<size_t>> by_word;
   void Add(uint32_t a) {
     by_word[a >> 10].push_back(all.size());
@@ -83,9 +206,26 @@ Probes MakeProbes(const World& a, const World& b) {
         p.Add(pfx.addr().v4());
       }
     }
-    for (const auto& [addr, n] : w->neigh) p.Add(addr.v4());
+    for (const auto& [addr, n] : w->neigh) {
+      if (addr.is_v4()) p.Add(addr.v4());
+      else p.all.push_back(addr);
+    }
+    for (const auto& [pfx, paths] : w->routes) {
+      if (pfx.family() != Family::kV6) continue;
+      const U128 host = pfx.len() == 0 ? ~U128{0} : pfx.len() >= 128 ? U128{0} : ~U128{0} >> pfx.len();
+      for (U128 off : {U128{0}, host, host >> 1, host >> 3}) p.all.push_back(IpAddr::V6(pfx.addr().v6() | off));
+    }
   }
   return p;
+}
+
+// Addresses under the TCAM entries of an image (first, last, middle of each).
+void AddTcamProbes(Probes& p, const DeviceImage& img) {
+  for (const auto& e : img.tcam) {
+    if (!e.valid()) continue;
+    const U128 base = U128(e.value) << 64, host = (U128(~e.mask) << 64) | ~uint64_t{0};
+    for (U128 off : {U128{0}, host, host >> 1}) p.all.push_back(IpAddr::V6(base | off));
+  }
 }
 
 // One random change to the world and the Fib alike.
@@ -123,6 +263,42 @@ void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib) {
     auto it = std::next(w.neigh.begin(), static_cast<long>(rng() % w.neigh.size()));
     fib.DeleteNeighbor(it->first);
     w.neigh.erase(it);
+  }
+}
+
+// One random IPv6 change: a route added/changed/deleted or a gateway
+// neighbour changing MAC, failing, recovering or moving port.
+void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) {
+  auto& rng = gen.rng();
+  const int op = static_cast<int>(rng() % 100);
+  std::vector<Prefix> v6;
+  for (const auto& [p, paths] : w.routes) {
+    if (p.family() == Family::kV6) v6.push_back(p);
+  }
+  if (op < 45 || v6.size() < 3) {
+    const Prefix p = gen.RandomPrefix6();
+    auto paths = gen.RandomPaths6(shape);
+    w.routes[p] = paths;
+    fib.UpsertRoute(Route{p, RouteSource::kStatic, 1, paths});
+    if (paths.size() == 1 && paths[0].connected() && !paths[0].to_host()) {
+      const IpAddr a = IpAddr::V6(gen.RandomInside(p));
+      const Neighbor n{a, gen.RandomMac(), paths[0].port, NeighState::kReachable};
+      w.neigh[a] = n;
+      fib.UpsertNeighbor(n);
+    }
+  } else if (op < 75) {
+    const Prefix p = v6[rng() % v6.size()];
+    fib.DeleteRoute(p, RouteSource::kStatic);
+    w.routes.erase(p);
+  } else {
+    const int k = static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways));
+    Neighbor n{*gen.Gateway6(k).gateway, gen.RandomMac(), gen.Gateway6(k).port, NeighState::kReachable};
+    const int how = static_cast<int>(rng() % 4);
+    if (how == 1) n.state = NeighState::kFailed;
+    if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
+    if (how == 3 && w.neigh.count(n.addr)) n.mac = w.neigh[n.addr].mac;
+    w.neigh[n.addr] = n;
+    fib.UpsertNeighbor(n);
   }
 }
 
@@ -191,6 +367,9 @@ TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
   shape.routes = 40;
   shape.within = Prefix::V4(0x0A000000u, 16);  // probes see every route (plus the default)
   World world = gen.Make(shape);
+  WorldShape6 shape6;
+  shape6.routes = 15;
+  gen.AddV6(world, shape6);
   const FibConfig cfg = Config(bits, EcmpPolicy::kFirst);
   Fib fib(cfg);
   world.LoadInto(fib);
@@ -200,7 +379,14 @@ TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
   uint64_t steps = 0, checks = 0, slot_moves = 0;
   for (int round = 0; round < 150; ++round) {
     const World before = world;
-    for (int n = 1 + static_cast<int>(gen.rng()() % 4); n > 0; --n) RandomOp(gen, shape, world, fib);
+    for (int n = 1 + static_cast<int>(gen.rng()() % 4); n > 0; --n) {
+      if (gen.rng()() % 3 == 0) {
+        RandomOp6(gen, shape6, world, fib);
+      } else {
+        RandomOp(gen, shape, world, fib);
+      }
+    }
+    const DeviceImage old_image = fib.image();
     const auto deltas = fib.Commit();
     slot_moves += deltas.size() > 1;
     // A commit batches route and neighbour changes; either may be seen first,
@@ -208,7 +394,9 @@ TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
     World mixed1{before.routes, world.neigh}, mixed2{world.routes, before.neigh};
     const auto old_lpm = before.Oracle(), new_lpm = world.Oracle();
     const auto mix1_lpm = mixed1.Oracle(), mix2_lpm = mixed2.Oracle();
-    const Probes probes = MakeProbes(before, world);
+    Probes probes = MakeProbes(before, world);
+    AddTcamProbes(probes, old_image);
+    AddTcamProbes(probes, fib.image());
     auto check = [&](size_t idx) {
       const IpAddr& dst = probes.all[idx];
       const HwDecision d = HwLookup(bar.data(), bar.size(), dst);
@@ -247,6 +435,8 @@ TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
   world.LoadInto(scratch);
   scratch.Commit();
   ExpectSameAsScratch(fib, scratch, world.Oracle());
+  const auto r6 = CheckV6Sampled(bar, world, world.Oracle(), fib, gen.rng());
+  EXPECT_TRUE(r6.ok()) << r6.first_error;
   std::cout << "steps " << steps << ", probe checks " << checks << ", commits with a slot move " << slot_moves << "\n";
 }
 

@@ -78,4 +78,60 @@ World RandomWorlds::Make(const WorldShape& s) {
   return w;
 }
 
+std::optional<Neighbor> RandomWorlds::GatewayNeighbor6(int k) {
+  auto n = GatewayNeighbor(k);
+  if (!n) return n;
+  n->addr = *Gateway6(k).gateway;
+  n->mac = RandomMac();
+  return n;
+}
+
+U128 RandomWorlds::RandomInside(const Prefix& p) {
+  const U128 r = (U128(rng_()) << 64) | rng_();
+  const U128 host = p.len() == 0 ? ~U128{0} : p.len() >= 128 ? U128{0} : (~U128{0} >> p.len());
+  return p.addr().v6() | (r & host);
+}
+
+Prefix RandomWorlds::RandomPrefix6() {
+  static constexpr int kLens[] = {32, 36, 40, 44, 48, 48, 48, 52, 56, 56, 60, 62, 64, 64, 64, 72, 96, 128};
+  const int len = kLens[Uniform(0, int(std::size(kLens)) - 1)];
+  // A few /44s so that prefixes nest and collide.
+  const U128 base = (U128{0x20010db8} << 96) | (U128(Uniform(0, 3)) << 84);
+  return *Prefix::Make(IpAddr::V6(RandomInside(*Prefix::Make(IpAddr::V6(base), 44))), len);
+}
+
+std::vector<NextHop> RandomWorlds::RandomPaths6(const WorldShape6& s) {
+  const int kind = Uniform(0, 99);
+  if (kind < 60) return {Gateway6(Uniform(0, s.gateways - 1))};
+  if (kind < 72) return {NextHop{std::nullopt, PortId(Uniform(0, 3))}};
+  if (kind < 87) {
+    std::vector<NextHop> p;
+    for (int i = Uniform(2, 3); i > 0; --i) p.push_back(Gateway6(Uniform(0, s.gateways - 1)));
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    return p;
+  }
+  return {NextHop::ToHost()};
+}
+
+void RandomWorlds::AddV6(World& w, const WorldShape6& s) {
+  for (int k = 0; k < s.gateways; ++k) {
+    if (auto n = GatewayNeighbor6(k)) w.neigh[n->addr] = *n;
+  }
+  if (s.default_route) w.routes[*Prefix::Parse("::/0")] = {Gateway6(0)};
+  int v6_neigh = 0;
+  for (int i = 0; i < s.routes; ++i) {
+    const Prefix p = RandomPrefix6();
+    auto paths = RandomPaths6(s);
+    w.routes[p] = paths;
+    if (paths.size() == 1 && paths[0].connected() && !paths[0].to_host() && v6_neigh < 30) {
+      for (int j = Uniform(1, 3); j > 0; --j, ++v6_neigh) {
+        const IpAddr a = IpAddr::V6(RandomInside(p));
+        const PortId on = Uniform(0, 3) == 0 ? PortId((paths[0].port + 1) % 4) : paths[0].port;
+        w.neigh[a] = Neighbor{a, RandomMac(), on, Uniform(0, 5) == 0 ? NeighState::kIncomplete : NeighState::kReachable};
+      }
+    }
+  }
+}
+
 }  // namespace fibnic::testing

@@ -21,6 +21,14 @@ struct WorldShape {
   std::optional<Prefix> within;
 };
 
+// IPv6 part: routes under 2001:db8::/32 (lengths around /48../64, some
+// longer than /64, a default route), gateways fd00:k::1.
+struct WorldShape6 {
+  int gateways = 5;
+  int routes = 60;
+  bool default_route = true;
+};
+
 class RandomWorlds {
  public:
   explicit RandomWorlds(uint64_t seed) : rng_(seed) {}
@@ -35,6 +43,18 @@ class RandomWorlds {
   // Connected routes get neighbours inside them (some on the wrong port).
   void AddConnectedNeighbors(World& w, const Prefix& p, PortId port);
   World Make(const WorldShape& s);
+
+  NextHop Gateway6(int k) const {
+    return NextHop{IpAddr::V6((U128{0xfd00} << 112) | (U128(k) << 96) | 1), PortId(k % 4)};
+  }
+  // Same pattern of missing / failed / wrong-port neighbours as IPv4.
+  std::optional<Neighbor> GatewayNeighbor6(int k);
+  Prefix RandomPrefix6();
+  std::vector<NextHop> RandomPaths6(const WorldShape6& s);
+  // Adds the IPv6 part (gateway neighbours, routes, neighbours inside
+  // connected routes) to w.
+  void AddV6(World& w, const WorldShape6& s);
+  U128 RandomInside(const Prefix& p);
   MacAddr RandomMac();
 
  private:

@@ -3,6 +3,7 @@
 // checked /24 by /24 against the reference LPM.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,16 +23,16 @@ struct Files {
 };
 
 // make-routes into a fresh temporary folder (the data is never committed).
-Files MakeRoutes(int gateways) {
+Files MakeRoutes(int gateways, const std::string& family = "all") {
   Files f;
-  f.dir = fs::temp_directory_path() / ("fibsync-real-" + std::to_string(::getpid()) + "-" + std::to_string(gateways));
+  f.dir = fs::temp_directory_path() / ("fibsync-real-" + std::to_string(::getpid()) + "-" + std::to_string(gateways) + "-" + family);
   fs::create_directories(f.dir);
   f.routes = f.dir / "routes.txt";
   f.neigh = f.dir / "neigh.txt";
   const std::string shared = FIBNIC_SHARED_DIR;
   const std::string cmd = "python3 '" + shared + "/tools/make-routes' '" + shared +
                           "/data/full-table-2024-03.prefixes.gz' --gateways " + std::to_string(gateways) +
-                          " --out '" + f.routes.string() + "' --neigh '" + f.neigh.string() + "' 2>/dev/null";
+                          " --family " + family + " --out '" + f.routes.string() + "' --neigh '" + f.neigh.string() + "' 2>/dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return f;
 }
@@ -73,7 +74,11 @@ TEST_P(RealTable, EverySlash24MatchesReferenceLpm) {
 
   const World world = ReadWorld(files);
   const auto owners = Owners(fib);
-  EXPECT_EQ(owners.size(), static_cast<size_t>(gateways));  // every IPv4 gateway fits in a slot
+  // Every IPv4 gateway fits in a slot; IPv6 gateways get the slots IPv4 leaves.
+  size_t v4_owners = 0;
+  for (const auto& o : owners) v4_owners += o.gateway && o.gateway->is_v4();
+  EXPECT_EQ(v4_owners, static_cast<size_t>(gateways));
+  EXPECT_EQ(owners.size(), std::min<size_t>(2 * gateways, cfg.caps.slots()));
   const auto bar = EncodeBar(fib.image());
   const auto r = CheckAllSlash24(bar, world, world.Oracle(), owners, cfg.ecmp, cfg.caps.neigh_entries);
   EXPECT_TRUE(r.ok()) << r.first_error;
@@ -81,6 +86,43 @@ TEST_P(RealTable, EverySlash24MatchesReferenceLpm) {
   EXPECT_EQ(r.owed_punted, 0u);
   EXPECT_GT(r.owed, 10'000'000u);  // the real table covers most of IPv4
   std::cout << "checked " << r.addresses << " addresses, forwarded " << r.forwarded << ", owed " << r.owed << "\n";
+  std::mt19937_64 rng(static_cast<uint64_t>(::getpid()));
+  std::cout << "IPv6 sample seed " << ::getpid() << "\n";
+  const auto r6 = CheckV6Sampled(bar, world, world.Oracle(), fib, rng);
+  EXPECT_TRUE(r6.ok()) << r6.first_error;
+  std::cout << "IPv6: " << r6.addresses << " destinations, forwarded " << r6.forwarded << ", owed " << r6.owed << "\n";
+  fs::remove_all(files.dir);
+}
+
+// The table's IPv6 part alone: its gateways own every slot and the TCAM
+// holds what the compiler chose; sampled destinations against the oracle.
+TEST(RealTable6, SampledDestinationsMatchReferenceLpm) {
+  const Files files = MakeRoutes(3, "6");
+  FibConfig cfg;
+  Fib fib(cfg);
+  RouteFileStats stats;
+  ASSERT_TRUE(LoadRouteFileInto(fib, files.routes.string(), &stats).ok());
+  ASSERT_TRUE(LoadNeighborFileInto(fib, files.neigh.string(), &stats).ok());
+  fib.Commit();
+  EXPECT_EQ(stats.lines[1], 160147u);
+  EXPECT_EQ(Owners(fib).size(), 3u);
+  uint32_t used = 0;
+  for (const auto& e : fib.image().tcam) used += e.valid();
+  EXPECT_EQ(used, cfg.caps.tcam_entries);
+  const World world = ReadWorld(files);
+  const auto bar = EncodeBar(fib.image());
+  const uint64_t seed = static_cast<uint64_t>(::getpid());
+  std::mt19937_64 rng(seed);
+  std::cout << "sample seed " << seed << "\n";
+  const auto r = CheckV6Sampled(bar, world, world.Oracle(), fib, rng, 256);
+  EXPECT_EQ(r.misforwarded, 0u) << r.first_error;
+  EXPECT_EQ(r.owed_punted, 0u) << r.first_error;
+  const auto counts = fib.Counts();
+  EXPECT_GT(counts.routes[1][static_cast<int>(OffloadState::kOffloaded)], 0u);
+  EXPECT_GT(r.forwarded, 0u);
+  std::cout << "IPv6: " << r.addresses << " destinations, forwarded " << r.forwarded << ", owed " << r.owed
+            << "; routes offloaded " << counts.routes[1][static_cast<int>(OffloadState::kOffloaded)] << ", partial "
+            << counts.routes[1][static_cast<int>(OffloadState::kPartial)] << "\n";
   fs::remove_all(files.dir);
 }
 
