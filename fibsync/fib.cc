@@ -1,5 +1,7 @@
 #include "fibsync/fib.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -41,12 +43,45 @@ struct Fib::Impl : public RibSink {
       paths = &fixed;
     }
     const NhgId g = nht.Acquire(*paths);
-    const RibChange ch = rib.Upsert(route.prefix, RibCand{route.source, route.distance, g});
-    Apply(route.prefix, ch);
+    const RibCand cand{route.source, route.distance, g};
+    if (route.prefix.family() == Family::kV4) {
+      pending_v4.push_back({route.prefix.addr().v4(), static_cast<uint8_t>(route.prefix.len()), cand});
+      return;
+    }
+    Apply(route.prefix, rib.Upsert(route.prefix, cand));
   }
 
   void DeleteRoute(const Prefix& prefix, RouteSource source) override {
+    Settle();
     Apply(prefix, rib.Erase(prefix, source));
+  }
+
+  // IPv4 upserts wait in pending_v4 until anything reads or deletes; a large
+  // batch (a table load) then goes into the RIB in one slot-ordered pass and
+  // reaches the compiler in arrival order (address order for a sorted table,
+  // so the /24 cells are painted sequentially). Same end state as one by one.
+  void Settle() {
+    if (pending_v4.empty()) return;
+    std::vector<Rib::V4Upsert> items;
+    items.swap(pending_v4);
+    constexpr size_t kBatch = 4096;  // below this, plain upserts are cheaper than the sort
+    if (items.size() < kBatch) {
+      for (const auto& it : items) {
+        const Prefix p = Prefix::V4(it.addr, it.len);
+        Apply(p, rib.Upsert(p, it.cand));
+      }
+      pending_v4.swap(items);  // keep the capacity for the next small batch
+      pending_v4.clear();
+      return;
+    }
+    {
+      const std::vector<RibChange> changes = rib.UpsertV4Batch(items);
+      for (size_t k = 0; k < items.size(); ++k) Apply(Prefix::V4(items[k].addr, items[k].len), changes[k]);
+    }
+    items = {};
+    // The batch's scratch (tens of MB for a full table) can stay in malloc's
+    // heap after glibc raises its mmap threshold; give it back to the system.
+    malloc_trim(0);
   }
 
   void UpsertNeighbor(const Neighbor& n) override {
@@ -205,6 +240,7 @@ struct Fib::Impl : public RibSink {
   FibConfig cfg;
   NexthopTable nht;
   Rib rib;
+  std::vector<Rib::V4Upsert> pending_v4;  // see Settle
   Sram4Compiler sram;
   DeviceImage image;
   Tcam6Compiler tcam6;
@@ -287,6 +323,7 @@ DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
 }
 
 std::vector<DeviceDelta> Fib::Impl::Commit() {
+  Settle();
   const int slots = cfg.caps.slots();
   // 1. Weights per next-hop and the slot assignment.
   // IPv4 /24s rank first; IPv6 routes (up to /64) only order next-hops with
@@ -556,7 +593,10 @@ void Fib::SetPortMac(PortId port, const MacAddr& mac) {
   impl_->port_macs_changed.push_back(port);
 }
 
+// Queries settle pending upserts first (logically const: the answer is the
+// same as if every upsert had been applied when it arrived).
 RibAnswer Fib::Lookup(const IpAddr& dst) const {
+  impl_->Settle();
   const Impl& m = *impl_;
   RibAnswer ans;
   std::optional<RibCand> best;
@@ -589,6 +629,7 @@ RibAnswer Fib::Lookup(const IpAddr& dst) const {
 }
 
 std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
+  impl_->Settle();
   std::vector<RouteInfo> out;
   bool first = true;
   for (const auto& c : impl_->rib.Candidates(prefix)) {
@@ -599,6 +640,7 @@ std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
 }
 
 std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) const {
+  impl_->Settle();
   for (const auto& c : impl_->rib.Candidates(prefix)) {
     if (c.source == source) return Route{prefix, c.source, c.distance, impl_->nht.PathsAsNextHops(c.nhg)};
   }
@@ -606,6 +648,7 @@ std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) co
 }
 
 void Fib::ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const {
+  impl_->Settle();
   const Rib& rib = impl_->rib;
   if (family == Family::kV4) {
     // (addr << 8 | len) sorts like Prefix and keeps a full table's list small.
@@ -650,6 +693,7 @@ std::vector<SlotInfo> Fib::Slots() const {
 }
 
 FibCounts Fib::Counts() const {
+  impl_->Settle();
   FibCounts c;
   for (Family f : {Family::kV4, Family::kV6}) {
     impl_->rib.ForEach(f, [&](const Prefix& p, const RibCand& cand) {

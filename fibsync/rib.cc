@@ -1,6 +1,7 @@
 #include "fibsync/rib.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace fibnic {
 namespace {
@@ -48,7 +49,12 @@ Rib::Entry<Addr>* Rib::Find(Table<Addr>& t, const Addr& a, uint8_t len) {
 
 template <typename Addr>
 void Rib::Grow(Table<Addr>& t) {
-  std::vector<Entry<Addr>> old(t.slots.size() * 2);
+  Rehash(t, t.slots.size() * 2);
+}
+
+template <typename Addr>
+void Rib::Rehash(Table<Addr>& t, size_t slots) {
+  std::vector<Entry<Addr>> old(slots);
   old.swap(t.slots);
   const size_t mask = t.slots.size() - 1;
   for (const auto& e : old) {
@@ -169,6 +175,30 @@ RibChange Rib::Upsert(const Prefix& p, const RibCand& c) {
 
 RibChange Rib::Erase(const Prefix& p, RouteSource s) {
   return p.family() == Family::kV4 ? EraseIn(v4_, v4_len_, Key4(p), p, s) : EraseIn(v6_, v6_len_, Key6(p), p, s);
+}
+
+std::vector<RibChange> Rib::UpsertV4Batch(const std::vector<V4Upsert>& items) {
+  size_t slots = v4_.slots.size();
+  while ((v4_.size + items.size()) * 4 > slots * 3) slots *= 2;
+  if (slots != v4_.slots.size()) Rehash(v4_, slots);
+  // Stable counting sort by the top bits of the home slot: each bucket's
+  // slots then fit in cache while its items are inserted.
+  const int slot_bits = std::countr_zero(slots);
+  const int bucket_bits = std::min(slot_bits, 12);
+  std::vector<uint32_t> start((size_t{1} << bucket_bits) + 1, 0);
+  std::vector<uint16_t> bucket(items.size());
+  for (size_t k = 0; k < items.size(); ++k) {
+    bucket[k] = static_cast<uint16_t>(Home(v4_, items[k].addr, items[k].len) >> (slot_bits - bucket_bits));
+    ++start[bucket[k] + 1];
+  }
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<uint32_t> order(items.size());
+  for (size_t k = 0; k < items.size(); ++k) order[start[bucket[k]]++] = static_cast<uint32_t>(k);
+  std::vector<RibChange> changes(items.size());
+  for (uint32_t k : order) {
+    changes[k] = UpsertIn(v4_, v4_len_, items[k].addr, Prefix::V4(items[k].addr, items[k].len), items[k].cand);
+  }
+  return changes;
 }
 
 std::optional<RibCand> Rib::Best(const Prefix& p) const {

@@ -39,6 +39,17 @@ class Rib {
   Rib();
   RibChange Upsert(const Prefix& p, const RibCand& c);
   RibChange Erase(const Prefix& p, RouteSource source);
+  // Many IPv4 upserts at once, with the same outcome as calling Upsert on
+  // each in order; returns each item's change (same index). The table grows
+  // once to its final size and the items are inserted in slot order, so a
+  // full-table load walks the table nearly sequentially instead of missing
+  // the cache once per route.
+  struct V4Upsert {
+    uint32_t addr = 0;
+    uint8_t len = 0;
+    RibCand cand;
+  };
+  std::vector<RibChange> UpsertV4Batch(const std::vector<V4Upsert>& items);
   std::optional<RibCand> Best(const Prefix& p) const;
   std::vector<RibCand> Candidates(const Prefix& p) const;  // best first
   // Every prefix of a family with its best candidate (unordered).
@@ -79,6 +90,8 @@ class Rib {
   static const Entry<Addr>* Find(const Table<Addr>& t, const Addr& a, uint8_t len);
   template <typename Addr>
   static void Grow(Table<Addr>& t);
+  template <typename Addr>
+  static void Rehash(Table<Addr>& t, size_t slots);
   template <typename Addr>
   static void RemoveAt(Table<Addr>& t, size_t i);
   template <typename Addr>

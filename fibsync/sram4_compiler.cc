@@ -155,6 +155,12 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
 
 void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
   for (uint32_t w = 0; w < kWords; ++w) {
+    const uint64_t block = dirty_[w >> 6];
+    if (block == ~uint64_t{0}) {  // a whole block already dirty (typical after a table load)
+      w |= 63;
+      continue;
+    }
+    if (block >> (w & 63) & 1) continue;
     for (uint32_t s = 0; s < 4; ++s) {
       const uint8_t* c = &cells_[3 * size_t{4 * w + s}];
       if ((c[2] & 0x7F) && changed[c[0] | (c[1] << 8)]) {
