@@ -291,6 +291,7 @@ std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
 }
 
 DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
+  Settle();  // live next-hops as after every queued upsert (replaced paths released)
   DeviceAdoption got;
   if (commits > 0 || !(device.caps == cfg.caps)) return got;
   // Which live next-hop a device entry describes; among equal candidates
