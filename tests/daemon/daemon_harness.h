@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ class NotifySocket {
     ssize_t n = recv(fd_, buf, sizeof buf, 0);
     if (n < 0) return std::nullopt;
     return std::string(buf, static_cast<size_t>(n));
+  }
+
+  // Reads (and drops) whatever is queued, waiting at most timeout for the first.
+  void Drain(std::chrono::milliseconds timeout) {
+    while (Receive(timeout)) timeout = std::chrono::milliseconds(0);
   }
 
   // Receives until a datagram contains needle; every datagram seen is appended to log.
@@ -101,10 +107,12 @@ class Child {
     return true;
   }
   // Exit status, or -1 if it did not exit within timeout (or died by a signal).
-  int Wait(std::chrono::milliseconds timeout) {
+  // While waiting, between_polls runs every 10 ms (e.g. to drain a notify socket).
+  int Wait(std::chrono::milliseconds timeout, const std::function<void()>& between_polls = {}) {
     auto end = std::chrono::steady_clock::now() + timeout;
     while (Alive()) {
       if (std::chrono::steady_clock::now() > end) return -1;
+      if (between_polls) between_polls();
       usleep(10000);
     }
     return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
