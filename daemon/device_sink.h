@@ -18,6 +18,9 @@ class DeviceSink {
   // Makes the device hold image, writing only what differs from what it holds
   // now, in an order that never misforwards.
   virtual Status Sync(const DeviceImage& image) = 0;
+  // What the device holds now (warm restart: the Fib adopts its slot
+  // numbering before the first compile).
+  virtual StatusOr<DeviceImage> ReadBack() = 0;
   // Applies the deltas of one commit in order; image is the state after them.
   virtual Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) = 0;
   // GENERATION as last written.

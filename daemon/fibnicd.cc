@@ -224,7 +224,7 @@ Status Fibnicd::Start() {
   LogInfo("device: " + device_.description);
 
   pusher_ = std::make_unique<FibnicPusher>(*device_.bar, PushOptions{config_.device.verify_writes});
-  sink_ = std::make_unique<PusherSink>(*pusher_);
+  sink_ = std::make_unique<PusherSink>(*pusher_, *device_.bar);
   FibConfig fc = config_.MakeFibConfig();
   fc.caps = device_.caps;
   pipeline_ = std::make_unique<Pipeline>(fc, *sink_, BatchingOf(config_));
@@ -272,6 +272,9 @@ void Fibnicd::FinishInitialSync() {
       boost::asio::post(io_, [this] { Stop(1); });
       return;
     }
+    const DeviceAdoption adopted = pipeline_->metrics().adopted;
+    LogInfo("warm start: kept " + std::to_string(adopted.slots) + " next-hop slots and " +
+            std::to_string(adopted.neighbors) + " NEIGH CAM entries as the device holds them");
     std::string summary = Summary(fib, pipeline_->metrics());
     LogInfo("ready: " + summary);
     notify_.Ready("ready: " + summary);

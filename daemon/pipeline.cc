@@ -158,6 +158,9 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
     uint64_t applied_before = metrics().updates_applied;
     RunBatch();  // initial_: takes everything queued so far, applies, no push
     initial_ = false;
+    // Only numbering is taken over; an unreadable device fails the Sync below.
+    DeviceAdoption adopted;
+    if (auto held = device_.ReadBack(); held.ok()) adopted = fib_->AdoptDevice(*held);
     auto t0 = Clock::now();
     fib_->Commit();
     int64_t commit_ns = NsSince(t0);
@@ -176,6 +179,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
       m_.push_ns_total += m_.push_ns_last;
       ++m_.batches;
       RecordDeviceLocked();
+      m_.adopted = adopted;
       if (synced.ok()) {
         m_.initial_sync_done = true;
       } else {

@@ -9,8 +9,9 @@
 // device: the queue only takes a lock.
 //
 // Start-up: until FinishInitialSync() the pipeline only applies updates to the
-// Fib (no pushes); then it compiles once and Sync()s the device — a restart
-// with an unchanged table writes nothing. After a failed push the device's
+// Fib (no pushes); then it reads the device back, lets the Fib adopt the
+// device's slot numbering and CAM placement, compiles once and Sync()s the
+// device — a restart with an unchanged table writes nothing. After a failed push the device's
 // state is unknown, so the next batch re-Syncs instead of pushing deltas.
 #pragma once
 
@@ -59,6 +60,7 @@ struct PipelineMetrics {
   uint64_t push_errors = 0;
   uint64_t resyncs = 0;            // full Syncs after a failed push
   bool initial_sync_done = false;
+  DeviceAdoption adopted;          // what the initial compile took over from the device
   std::string last_error;
 };
 

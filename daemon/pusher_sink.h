@@ -4,13 +4,18 @@
 
 #include "daemon/device_sink.h"
 #include "hwif/fibnic_pusher.h"
+#include "hwif/fibnic_readback.h"
 
 namespace fibnic {
 
 class PusherSink : public DeviceSink {
  public:
-  explicit PusherSink(FibnicPusher& pusher) : pusher_(pusher) {}
+  PusherSink(FibnicPusher& pusher, Bar& bar) : pusher_(pusher), bar_(bar) {}
   Status Sync(const DeviceImage& image) override { return pusher_.Sync(image); }
+  StatusOr<DeviceImage> ReadBack() override {
+    ASSIGN_OR_RETURN(FibnicReadback held, ReadFibnic(bar_));
+    return std::move(held.image);
+  }
   Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) override {
     return pusher_.Push(deltas, image);
   }
@@ -20,6 +25,7 @@ class PusherSink : public DeviceSink {
 
  private:
   FibnicPusher& pusher_;
+  Bar& bar_;
 };
 
 }  // namespace fibnic

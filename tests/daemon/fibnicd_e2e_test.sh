@@ -118,23 +118,21 @@ stop
 expect_hw 198.51.100.7 "forward 1 02:00:00:00:01:02"
 
 echo "== warm restart"
-# A fresh Fib numbers next-hop slots from scratch, so the first restart may move
-# a slot the previous run had placed differently (safely: hwif's transition);
-# from then on the device holds a from-scratch compile of the table, and a
-# restart on the same table must write nothing.
-cp "$work/bar0.img" "$work/before-restart.img"
-start
-stop
-"$ctl" image diff "$work/before-restart.img" "$work/bar0.img" | sed 's/^/  first restart: /' || true
-sum=$(md5sum <"$work/bar0.img")
-cp "$work/bar0.img" "$work/before-restart.img"
-start
-sleep 0.2
-if [ "$(md5sum <"$work/bar0.img")" != "$sum" ]; then
-  "$ctl" image diff "$work/before-restart.img" "$work/bar0.img" || true
-  fail "restart on an unchanged table rewrote the BAR"
-fi
-stop
-tail -1 "$work/log" | grep -q "stopped: .* 0 device writes" || fail "restart wrote to the device"
-echo "  second restart: 0 device writes, BAR identical"
+# The run above left a slot numbering shaped by its history (routes added,
+# replaced, deleted); the restarted daemon adopts it from the readback, so the
+# FIRST restart on the same table already writes nothing.
+for n in first second; do
+  sum=$(md5sum <"$work/bar0.img")
+  cp "$work/bar0.img" "$work/before-restart.img"
+  start
+  sleep 0.2
+  if [ "$(md5sum <"$work/bar0.img")" != "$sum" ]; then
+    "$ctl" image diff "$work/before-restart.img" "$work/bar0.img" || true
+    fail "$n restart on an unchanged table rewrote the BAR"
+  fi
+  stop
+  tail -1 "$work/log" | grep -q "stopped: .* 0 device writes" || fail "$n restart wrote to the device"
+  grep "warm start: kept" "$work/log" | tail -1 | sed 's/^/  /'
+  echo "  $n restart: 0 device writes, BAR identical"
+done
 echo "fibnicd end-to-end OK"
