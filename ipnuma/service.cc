@@ -75,24 +75,6 @@ Status StatusFromErrorJson(const json& j, const std::string& context) {
   }
 }
 
-int HttpStatusOf(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kOutOfRange: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kResourceExhausted: return 507;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kIoError:
-    case StatusCode::kInternal: return 500;
-  }
-  return 500;
-}
-
 Status IpnumaService::ResolveAll() {
   const LocalNic& local = prov_->local();
   for (const auto& [name, p] : prov_->peers()) {

@@ -95,7 +95,5 @@ class IpnumaService {
 // JSON error body {"error":{"code":"NOT_FOUND","message":"..."}} and back.
 nlohmann::json ErrorJson(const Status& st);
 Status StatusFromErrorJson(const nlohmann::json& j, const std::string& context);
-// HTTP status for a Status code (400, 401, 403, 404, 409, 503, ...).
-int HttpStatusOf(StatusCode code);
 
 }  // namespace fibnic::ipnuma
