@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fibsync/fpm_frame.h"
+#include "fibsync/source_log.h"
 #include "fibsync/fpm_table.h"
 
 namespace fibnic {
@@ -24,19 +25,8 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     ports.UseSystemNames(cfg.port_name_max_age);
   }
 
-  void Log(const std::string& msg) {
-    if (cfg.log) {
-      cfg.log(msg);
-    } else {
-      std::fprintf(stderr, "fpm: %s\n", msg.c_str());
-    }
-  }
-
-  void Error(const std::string& msg) {
-    ++stats.errors;
-    stats.last_error = msg;
-    Log(msg);
-  }
+  void Log(const std::string& msg) { SourceLog(cfg.log, "fpm", msg); }
+  void Error(const std::string& msg) { SourceError(cfg.log, "fpm", stats, msg); }
 
   Status Start() {
     RETURN_IF_ERROR(ValidatePortNames(cfg.ports));

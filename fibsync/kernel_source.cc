@@ -1,4 +1,5 @@
 #include "fibsync/kernel_source.h"
+#include "fibsync/source_log.h"
 
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
@@ -60,18 +61,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     return o;
   }
 
-  void Log(const std::string& msg) {
-    if (cfg.log) {
-      cfg.log(msg);
-    } else {
-      std::fprintf(stderr, "kernel: %s\n", msg.c_str());
-    }
-  }
-  void Error(const std::string& msg) {
-    ++stats.errors;
-    stats.last_error = msg;
-    Log(msg);
-  }
+  void Log(const std::string& msg) { SourceLog(cfg.log, "kernel", msg); }
+  void Error(const std::string& msg) { SourceError(cfg.log, "kernel", stats, msg); }
 
   Status Start() {
     RETURN_IF_ERROR(ValidatePortNames(cfg.ports));
