@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "hwif/fibnic_image.h"
+#include "hwif/fibnic_readback.h"
 
 namespace fibnic {
 
@@ -19,8 +20,11 @@ class DeviceSink {
   // now, in an order that never misforwards.
   virtual Status Sync(const DeviceImage& image) = 0;
   // What the device holds now (warm restart: the Fib adopts its slot
-  // numbering before the first compile).
-  virtual StatusOr<DeviceImage> ReadBack() = 0;
+  // numbering before the first compile) ...
+  virtual StatusOr<FibnicReadback> ReadBack() = 0;
+  // ... and Sync from that same readback, so start-up reads the device once.
+  // Nothing may write the device between ReadBack and SyncFrom.
+  virtual Status SyncFrom(const FibnicReadback& held, const DeviceImage& image) = 0;
   // Applies the deltas of one commit in order; image is the state after them.
   virtual Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) = 0;
   // GENERATION as last written.

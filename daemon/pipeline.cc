@@ -160,13 +160,14 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
     initial_ = false;
     // Only numbering is taken over; an unreadable device fails the Sync below.
     DeviceAdoption adopted;
-    if (auto held = device_.ReadBack(); held.ok()) adopted = fib_->AdoptDevice(*held);
+    auto held = device_.ReadBack();
+    if (held.ok()) adopted = fib_->AdoptDevice(held->image);
     auto t0 = Clock::now();
     fib_->Commit();
     int64_t commit_ns = NsSince(t0);
     auto t1 = Clock::now();
     uint64_t writes_before = device_.bus_writes();
-    Status synced = device_.Sync(fib_->image());
+    Status synced = held.ok() ? device_.SyncFrom(*held, fib_->image()) : device_.Sync(fib_->image());
     if (observer_) {
       observer_(BatchReport{metrics().updates_applied - applied_before, device_.bus_writes() - writes_before,
                             commit_ns, NsSince(t1), synced.ok(), synced.ok() ? std::string() : synced.ToString()});

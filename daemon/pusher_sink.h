@@ -12,9 +12,9 @@ class PusherSink : public DeviceSink {
  public:
   PusherSink(FibnicPusher& pusher, Bar& bar) : pusher_(pusher), bar_(bar) {}
   Status Sync(const DeviceImage& image) override { return pusher_.Sync(image); }
-  StatusOr<DeviceImage> ReadBack() override {
-    ASSIGN_OR_RETURN(FibnicReadback held, ReadFibnic(bar_));
-    return std::move(held.image);
+  StatusOr<FibnicReadback> ReadBack() override { return ReadFibnic(bar_); }
+  Status SyncFrom(const FibnicReadback& held, const DeviceImage& image) override {
+    return pusher_.SyncFrom(held, image);
   }
   Status Push(const std::vector<DeviceDelta>& deltas, const DeviceImage& image) override {
     return pusher_.Push(deltas, image);

@@ -33,6 +33,11 @@ void PlanEntryChange(WritePlan& plan, uint32_t offset, Entry& now, const Entry& 
 Status FibnicPusher::Sync(const DeviceImage& target) {
   in_sync_ = false;
   ASSIGN_OR_RETURN(FibnicReadback rb, ReadFibnic(bar_));
+  return SyncFrom(rb, target);
+}
+
+Status FibnicPusher::SyncFrom(const FibnicReadback& rb, const DeviceImage& target) {
+  in_sync_ = false;
   ASSIGN_OR_RETURN(WritePlan plan, PlanTransition(rb.image, target));
   generation_ = rb.generation;
   shadow_ = target;

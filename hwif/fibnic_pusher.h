@@ -16,6 +16,7 @@
 
 #include "hwif/bar.h"
 #include "hwif/fibnic_image.h"
+#include "hwif/fibnic_readback.h"
 #include "hwif/write_plan.h"
 
 namespace fibnic {
@@ -32,6 +33,10 @@ class FibnicPusher {
   // by the safe transition of fibnic_transition.h. Writes nothing when the
   // device already holds target (a restart with an unchanged table).
   Status Sync(const DeviceImage& target);
+  // Sync from a readback the caller already holds (warm start reads the
+  // device once: the Fib adopts its slots, then this plans from the same
+  // bytes). Nothing may write the device between that read and this call.
+  Status SyncFrom(const FibnicReadback& held, const DeviceImage& target);
 
   // Pushes one commit's deltas in order, each as one batch ending with
   // GENERATION; `target` is the image after the last delta (Fib::image()),
