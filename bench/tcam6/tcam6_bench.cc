@@ -3,12 +3,17 @@
 // in the same run (one entry per route, longest prefixes first, no
 // aggregation); how long a full compile takes, the latency of a Commit() after
 // one route change (p50/p99 over random single changes: code changes, new
-// more-specifics, deletes), and the compiler's memory.
+// more-specifics, deletes), and the compiler's memory: both its own estimate
+// and the heap it really holds (malloc's count, so allocator overhead and
+// capacity slack show).
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <vector>
@@ -28,6 +33,12 @@ double CpuMs() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
+// Bytes the process holds from malloc (small blocks and mmapped ones).
+size_t HeapBytes() {
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+double Mb(size_t bytes) { return double(bytes) / (1 << 20); }
 double Pct(std::vector<double> v, int pct) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, v.size() * size_t(pct) / 100)];
@@ -72,20 +83,23 @@ int Run(const char* name, int limit) {
   auto t1 = Clock::now();
   const double base_ms = Ms(t0, t1);
 
-  Tcam6Compiler comp(capacity);
+  std::vector<Prefix> keys;  // for the single changes below
+  for (const auto& [p, r] : routes) keys.push_back(p);
+  const size_t heap0 = HeapBytes();
+  auto owned = std::make_unique<Tcam6Compiler>(capacity);  // on the heap, so counted too
+  Tcam6Compiler& comp = *owned;
   t0 = Clock::now();
   for (const auto& [p, r] : routes) comp.Upsert(p, r);
   comp.Commit();
   t1 = Clock::now();
   const double full_ms = Ms(t0, t1);
   const uint64_t covered = comp.covered_routes();
-  const double mem_mb = double(comp.memory_bytes()) / (1 << 20);
+  const double mem_mb = Mb(comp.memory_bytes());
+  const double heap_mb = Mb(HeapBytes() - heap0);
 
   // Single changes, one Commit() each, as the daemon sees them: a route's
   // code changes, a new more-specific appears, a route goes (and comes back).
   std::mt19937_64 rng(7);
-  std::vector<Prefix> keys;
-  for (const auto& [p, r] : routes) keys.push_back(p);
   std::vector<double> wall, cpu;
   size_t writes = 0;
   const int changes = 400;
@@ -109,16 +123,19 @@ int Run(const char* name, int limit) {
     if (i % 4 == 3) comp.Upsert(p, r);  // back, uncounted
     if (i % 4 == 3) writes += comp.Commit().size();
   }
+  const double heap_after_mb = Mb(HeapBytes() - heap0);
   const double p50 = Pct(cpu, 50);
   std::printf("%s, %zu routes\n"
               "  offloaded:      compiler %llu routes, baseline %llu (x%.2f)\n"
               "  full compile:   %.1f ms (baseline sort %.1f ms)\n"
               "  one change:     cpu p50 %.3f ms, p99 %.3f ms; wall p50 %.3f ms, p99 %.3f ms "
               "(%d commits, %.2f writes each; full compile / p50 = x%.0f)\n"
-              "  memory:         %.1f MB (routes, trie, DP tables)\n",
+              "  memory:         %.1f MB estimated (routes, trie, DP tables); heap %.1f MB after the full "
+              "compile, %.1f MB after the changes\n",
               name, routes.size(), static_cast<unsigned long long>(covered), static_cast<unsigned long long>(base),
               base ? double(covered) / double(base) : 0.0, full_ms, base_ms, p50, Pct(cpu, 99), Pct(wall, 50),
-              Pct(wall, 99), changes, double(writes) / changes, p50 > 0 ? full_ms / p50 : 0.0, mem_mb);
+              Pct(wall, 99), changes, double(writes) / changes, p50 > 0 ? full_ms / p50 : 0.0, mem_mb, heap_mb,
+              heap_after_mb);
   return 0;
 }
 
