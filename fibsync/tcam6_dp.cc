@@ -13,10 +13,6 @@ namespace {
 constexpr int64_t kNeg = std::numeric_limits<int64_t>::min() / 4;
 constexpr int32_t kNeg32 = std::numeric_limits<int32_t>::min() / 2;  // kNeg in a narrow cell
 constexpr uint8_t kPunt = 0;  // colour 0: punt (code-0 entry or no match)
-// Subtrees of at most this many nodes keep no table: it is recomputed from
-// the node annotations when a parent needs it (cheap, and most nodes are
-// there — this is what keeps the real table's DP small).
-constexpr int kLightNodes = 8;
 
 // Whether colour x may answer an own region whose governing colour is gc.
 // need: the governing route must be fully offloaded, so punting is not enough.
@@ -167,25 +163,33 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
   len = cut;
 }
 
-Optimizer::TableRef Optimizer::TableOf(int v) {
+Optimizer::TableRef Optimizer::TableOf(int v, bool keep) {
   if (v < 0) return {};
   const Node& n = trie_[v];
   if (n.table >= 0) {
     const Table& t = tables_[n.table];
     return {TableRef::kStored, t.cells.get(), 0, t.len, t.vars};
   }
-  // A small subtree: compute bottom-up in the arena, the result moved down to
-  // where this call started so the arena only holds one path's tables.
+  if (keep) {
+    if (auto it = kept_tables_.find(v); it != kept_tables_.end()) return it->second;
+  }
+  // A small subtree: computed bottom-up in the arena. Kept, every node's
+  // table stays (Descend reads them all, top-down: computing each once keeps
+  // it linear); else the result moves down to where this call started, so the
+  // arena only holds one path's tables.
   const size_t start = arena_top_;
-  const TableRef a = TableOf(n.child[0]);
-  const TableRef b = TableOf(n.child[1]);
+  const TableRef a = TableOf(n.child[0], keep);
+  const TableRef b = TableOf(n.child[1], keep);
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
-  if (arena_.size() < start + FullWords()) arena_.resize(start + FullWords());
-  StoreFull(arena_.data() + start);
-  arena_top_ = start + FullWords();
-  return {TableRef::kArena, nullptr, start, len, vars};
+  const size_t at = keep ? arena_top_ : start;
+  if (arena_.size() < at + FullWords()) arena_.resize(at + FullWords());
+  StoreFull(arena_.data() + at);
+  arena_top_ = at + FullWords();
+  const TableRef t{TableRef::kArena, nullptr, at, len, vars};
+  if (keep) kept_tables_.emplace(v, t);
+  return t;
 }
 
 bool Optimizer::LongMixed(const Node& n) const {
@@ -204,8 +208,30 @@ void Optimizer::FreeTable(Node& n) {
   n.table = -1;
 }
 
-// Bottom-up over the dirty nodes: annotations, then the table (stored only
-// for subtrees larger than kLightNodes).
+// A stored table of `words` cells for n (its old one reused when the size
+// fits); the caller fills the cells.
+Optimizer::Table& Optimizer::TableSlot(Node& n, size_t words, uint32_t len, uint8_t vars) {
+  if (n.table < 0) {
+    if (table_free_.empty()) {
+      n.table = static_cast<int32_t>(tables_.size());
+      tables_.emplace_back();
+    } else {
+      n.table = table_free_.back();
+      table_free_.pop_back();
+    }
+  }
+  Table& t = tables_[n.table];
+  if (t.size != words) {
+    t.cells = std::make_unique<int32_t[]>(words);
+    t.size = words;
+  }
+  t.len = len;
+  t.vars = vars;
+  return t;
+}
+
+// Bottom-up over the dirty nodes: annotations, then the table (stored for
+// heavy nodes and for pinned ones).
 void Optimizer::Refresh(int v) {
   {
     const Node& n = trie_[v];
@@ -230,51 +256,55 @@ void Optimizer::Refresh(int v) {
   n.Set(Node::kOwn, n.len == 64 || !full_sides);
   n.Set(Node::kMixed, n.long_routes > 0 && LongMixed(n));
   n.Set(Node::kAns, ans || (n.Has(Node::kOwn) && !n.Has(Node::kMixed)));
-  if (n.size <= kLightNodes) {
+  if (Light(n) && !pins_.contains(v)) {
     FreeTable(n);
     return;
   }
   arena_top_ = 0;
-  const TableRef a = TableOf(n.child[0]);
-  const TableRef b = TableOf(n.child[1]);
+  const TableRef a = TableOf(n.child[0], false);
+  const TableRef b = TableOf(n.child[1], false);
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
   arena_top_ = 0;
-  if (n.table < 0) {
-    if (table_free_.empty()) {
-      n.table = static_cast<int32_t>(tables_.size());
-      tables_.emplace_back();
-    } else {
-      n.table = table_free_.back();
-      table_free_.pop_back();
-    }
+  StoreFull(TableSlot(n, FullWords(), len, vars).cells.get());
+}
+
+// Light nodes whose tables the last reconstruction read keep them stored
+// until a reconstruction no longer reads them: the next one (after a change
+// elsewhere) then finds them ready instead of recomputing their subtrees.
+void Optimizer::Repin() {
+  for (int v : pins_) {
+    if (!descend_reads_.contains(v) && Light(trie_[v])) FreeTable(trie_[v]);
   }
-  Table& t = tables_[n.table];
-  if (t.size != FullWords()) {
-    t.cells = std::make_unique<int32_t[]>(FullWords());
-    t.size = FullWords();
+  pins_.clear();
+  for (int v : descend_reads_) {
+    Node& n = trie_[v];
+    if (!Light(n)) continue;
+    pins_.insert(v);
+    if (n.table >= 0) continue;
+    const TableRef& t = kept_tables_.at(v);
+    const size_t words = size_t(t.vars) * ncol_ * (t.len + 1) * (narrow_ ? 1 : 2);
+    std::memcpy(TableSlot(n, words, t.len, t.vars).cells.get(), arena_.data() + t.off, words * sizeof(int32_t));
   }
-  StoreFull(t.cells.get());
-  t.len = len;
-  t.vars = vars;
+  descend_reads_.clear();
 }
 
 // Finds a choice at v that attains F(v, need_in, c)[k] and recurses; entries
 // go to `out`.
 void Optimizer::Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out) {
   if (v < 0 || k == 0) return;
-  const size_t mark = arena_top_;
   const Node n = trie_[v];
-  const TableRef self = TableOf(v);
+  const TableRef self = TableOf(v, true);
+  descend_reads_.insert(v);
   k = std::min(k, self.len);
   const int64_t target = F(self, need_in, c, k);
-  if (k == 0 || target <= kNeg) {
-    arena_top_ = mark;
-    return;
+  if (k == 0 || target <= kNeg) return;
+  const TableRef a = TableOf(n.child[0], true);
+  const TableRef b = TableOf(n.child[1], true);
+  for (int c : n.child) {
+    if (c >= 0) descend_reads_.insert(c);
   }
-  const TableRef a = TableOf(n.child[0]);
-  const TableRef b = TableOf(n.child[1]);
   std::vector<int64_t> g(k + 1), tmp;
   int colour = -1;
   uint32_t kk = k;
@@ -302,7 +332,6 @@ void Optimizer::Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEn
       Descend(n.child[1], cn, colour, kk - i, out);
     }
   });
-  arena_top_ = mark;
 }
 
 }  // namespace fibnic::tcam6

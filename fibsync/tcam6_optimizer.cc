@@ -26,7 +26,7 @@ bool EntryLess(const OptEntry& a, const OptEntry& b) {
 
 }  // namespace
 
-Optimizer::Optimizer(uint32_t budget) : budget_(budget) {}
+Optimizer::Optimizer(uint32_t budget, uint32_t light_nodes) : budget_(budget), light_nodes_(light_nodes) {}
 Optimizer::~Optimizer() = default;
 
 void Optimizer::MarkPath() {
@@ -100,6 +100,7 @@ void Optimizer::Retire(int v) {
     n.set_contrib(kNoContrib);
   }
   FreeTable(n);
+  pins_.erase(v);
 }
 
 bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_t weight) {
@@ -238,6 +239,7 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
     narrow_ = narrow;
     tables_.clear();
     table_free_.clear();
+    pins_.clear();
     MarkAllDirty(true);
   }
   UpdateKept(prefer);
@@ -245,12 +247,13 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
 
   std::vector<OptEntry> next;
   arena_top_ = 0;
-  const TableRef root = TableOf(0);
+  const TableRef root = TableOf(0, true);
   const int64_t best = F(root, 0, 0, root.len);
   uint32_t k = 0;
   while (F(root, 0, 0, k) < best) ++k;
-  arena_top_ = 0;
   Descend(0, 0, 0, k, next);
+  Repin();
+  kept_tables_.clear();
   std::sort(next.begin(), next.end(), EntryLess);
 
   std::vector<OptEntry> changed;
@@ -421,6 +424,13 @@ Optimizer::Memory Optimizer::memory() const {
                  sizeof(int64_t) +
              (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
   for (const Table& t : tables_) m.tables += t.size * sizeof(int32_t);
+  // Hash containers: a node (value, next pointer, cached hash) per element
+  // plus the bucket array.
+  auto hashed = [](const auto& c, size_t value) {
+    return c.size() * (value + 2 * sizeof(void*)) + c.bucket_count() * sizeof(void*);
+  };
+  m.tables += hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
+              hashed(pins_, sizeof(int));
   return m;
 }
 

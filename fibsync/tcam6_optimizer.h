@@ -25,6 +25,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/ip.h"
@@ -48,7 +50,15 @@ struct OptRouteState {
 
 class Optimizer {
  public:
-  explicit Optimizer(uint32_t budget);
+  // Subtrees of at most this many nodes ("light") keep no DP table: it is
+  // recomputed from the node annotations when a parent needs it. Most nodes
+  // are light, so this is what keeps the real table's DP small; a change
+  // recomputes at most about (trie depth) such subtrees.
+  static constexpr uint32_t kLightNodes = 128;
+
+  // light_nodes: the light-subtree bound (< 255, Node::size's cap); other
+  // values than kLightNodes are for tests (the answers do not depend on it).
+  explicit Optimizer(uint32_t budget, uint32_t light_nodes = kLightNodes);
   ~Optimizer();
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -126,7 +136,7 @@ class Optimizer {
   void UpdateKept(const std::vector<OptEntry>& prefer);
   void Refresh(int v);
   bool LongMixed(const Node& n) const;
-  TableRef TableOf(int v);
+  TableRef TableOf(int v, bool keep);
   void ComputeNode(const Node& n, const TableRef& a, const TableRef& b, uint32_t& len, uint8_t& vars);
   const int32_t* Row(const TableRef& t, int need, int colour) const;
   int64_t Load(const int32_t* row, uint32_t k) const;
@@ -140,9 +150,12 @@ class Optimizer {
   void G(const Node& n, const TableRef& a, const TableRef& b, int x, int need_in, int64_t* g, uint32_t kmax,
          std::vector<int64_t>& tmp) const;
   int Variants(const Node& n) const { return n.route >= 0 || n.gc == 0 ? 1 : 2; }
+  bool Light(const Node& n) const { return n.size <= light_nodes_; }
   bool CanNeed(const Node& n) const { return n.route >= 0 && n.gc != 0 && n.Has(Node::kAns); }
   int64_t Bonus(const Node& n, int colour) const;
   void FreeTable(Node& n);
+  Table& TableSlot(Node& n, size_t words, uint32_t len, uint8_t vars);
+  void Repin();
   void Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out);
 
   // Route states.
@@ -156,6 +169,7 @@ class Optimizer {
   void FinishTouched();
 
   const uint32_t budget_;
+  const uint32_t light_nodes_;
   Trie trie_;
   std::deque<RouteRec> routes_;
   std::vector<int32_t> route_free_;
@@ -173,6 +187,9 @@ class Optimizer {
   bool narrow_ = true;
   std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed
   size_t arena_top_ = 0;
+  std::unordered_map<int, TableRef> kept_tables_;  // arena tables Descend reads, by node
+  std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
+  std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
   std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
   std::vector<int> arg1_;
 

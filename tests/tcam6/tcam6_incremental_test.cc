@@ -67,7 +67,11 @@ TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
   std::mt19937_64 rng(seed);
   for (int table = 0; table < 60; ++table) {
     const uint32_t budget = 1 + uint32_t(rng() % 32);
-    tcam6::Optimizer inc(budget);
+    // Both sides of the light-subtree bound: every table stored (0), most
+    // recomputed (the default), and between; the fresh one uses the default.
+    static constexpr uint32_t kLight[] = {0, 3, 16, tcam6::Optimizer::kLightNodes};
+    const uint32_t light = kLight[rng() % 4];
+    tcam6::Optimizer inc(budget, light);
     Routes routes;
     std::vector<Prefix> known;
     int codes = 1 + int(rng() % 3);
@@ -83,7 +87,8 @@ TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
     std::vector<tcam6::OptEntry> prefer;
     for (int round = 0; round < 25; ++round) {
       const std::string label = "seed " + std::to_string(seed) + " table " + std::to_string(table) + " round " +
-                                std::to_string(round) + " budget " + std::to_string(budget);
+                                std::to_string(round) + " budget " + std::to_string(budget) + " light " +
+                                std::to_string(light);
       const auto entries = inc.Solve(prefer);
       ExpectSameAsFresh(inc, entries, routes, budget, prefer, rng, label);
       if (HasFailure()) return;
