@@ -49,10 +49,13 @@ int64_t Optimizer::F(const TableRef& t, int need, int colour, uint32_t k) const 
   return Load(Row(t, need, colour), std::min(k, t.len));
 }
 
-int64_t Optimizer::Bonus(const Node& n, int colour) const {
-  if (!n.Has(Node::kHasKept)) return 0;
-  if (n.kept != 0 && colour_of_[n.kept] == 0) return 0;  // a code no route uses
-  return colour_of_[n.kept] == colour ? 1 : 0;
+// The colour of the entry the TCAM holds at n now, or -1 (none, or a code no
+// route uses: keeping it gains nothing).
+int Optimizer::KeptColour(const Node& n) const {
+  if (!n.Has(Node::kHasKept)) return -1;
+  const uint8_t code = KeptCode(prefer_, n).value_or(0);
+  if (code != 0 && colour_of_[code] == 0) return -1;
+  return colour_of_[code];
 }
 
 // Best value of the two children with colour x in force and child-need
@@ -116,6 +119,7 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
   best1_.resize(L + 1);
   best2_.resize(L + 1);
   arg1_.resize(L + 1);
+  const int kept = KeptColour(n);
   for (int need = 0; need < vars; ++need) {
     for (int x = 0; x < ncol_; ++x) G(n, a, b, x, need, &g_[size_t(x) * (L + 1)], L, tmp_);
     // Best and second-best "entry with colour x here" per k (k-1 below).
@@ -126,7 +130,7 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
       for (int x = 0; x < ncol_; ++x) {
         const int64_t gx = g_[size_t(x) * (L + 1) + k - 1];
         if (gx <= kNeg) continue;
-        const int64_t val = gx + Bonus(n, x);
+        const int64_t val = gx + (x == kept);
         if (val > best1_[k]) {
           best2_[k] = best1_[k];
           best1_[k] = val;
@@ -165,11 +169,11 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
 
 Optimizer::TableRef Optimizer::TableOf(int v, bool keep) {
   if (v < 0) return {};
-  const Node& n = trie_[v];
-  if (n.table >= 0) {
-    const Table& t = tables_[n.table];
+  if (auto it = tables_.find(v); it != tables_.end()) {
+    const Table& t = it->second;
     return {TableRef::kStored, t.cells.get(), 0, t.len, t.vars};
   }
+  const Node& n = trie_[v];
   if (keep) {
     if (auto it = kept_tables_.find(v); it != kept_tables_.end()) return it->second;
   }
@@ -201,26 +205,12 @@ bool Optimizer::LongMixed(const Node& n) const {
   return false;
 }
 
-void Optimizer::FreeTable(Node& n) {
-  if (n.table < 0) return;
-  tables_[n.table] = Table{};
-  table_free_.push_back(n.table);
-  n.table = -1;
-}
+void Optimizer::FreeTable(int v) { tables_.erase(v); }
 
-// A stored table of `words` cells for n (its old one reused when the size
-// fits); the caller fills the cells.
-Optimizer::Table& Optimizer::TableSlot(Node& n, size_t words, uint32_t len, uint8_t vars) {
-  if (n.table < 0) {
-    if (table_free_.empty()) {
-      n.table = static_cast<int32_t>(tables_.size());
-      tables_.emplace_back();
-    } else {
-      n.table = table_free_.back();
-      table_free_.pop_back();
-    }
-  }
-  Table& t = tables_[n.table];
+// A stored table of `words` cells for node v (its old one reused when the
+// size fits); the caller fills the cells.
+Optimizer::Table& Optimizer::TableSlot(int v, size_t words, uint32_t len, uint8_t vars) {
+  Table& t = tables_[v];
   if (t.size != words) {
     t.cells = std::make_unique<int32_t[]>(words);
     t.size = words;
@@ -254,10 +244,10 @@ void Optimizer::Refresh(int v) {
   }
   n.size = static_cast<uint8_t>(std::min<uint32_t>(size, 255));
   n.Set(Node::kOwn, n.len == 64 || !full_sides);
-  n.Set(Node::kMixed, n.long_routes > 0 && LongMixed(n));
+  n.Set(Node::kMixed, n.Has(Node::kLong) && LongMixed(n));
   n.Set(Node::kAns, ans || (n.Has(Node::kOwn) && !n.Has(Node::kMixed)));
   if (Light(n) && !pins_.contains(v)) {
-    FreeTable(n);
+    FreeTable(v);
     return;
   }
   arena_top_ = 0;
@@ -267,7 +257,7 @@ void Optimizer::Refresh(int v) {
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
   arena_top_ = 0;
-  StoreFull(TableSlot(n, FullWords(), len, vars).cells.get());
+  StoreFull(TableSlot(v, FullWords(), len, vars).cells.get());
 }
 
 // Light nodes whose tables the last reconstruction read keep them stored
@@ -275,17 +265,16 @@ void Optimizer::Refresh(int v) {
 // elsewhere) then finds them ready instead of recomputing their subtrees.
 void Optimizer::Repin() {
   for (int v : pins_) {
-    if (!descend_reads_.contains(v) && Light(trie_[v])) FreeTable(trie_[v]);
+    if (!descend_reads_.contains(v) && Light(trie_[v])) FreeTable(v);
   }
   pins_.clear();
   for (int v : descend_reads_) {
-    Node& n = trie_[v];
-    if (!Light(n)) continue;
+    if (!Light(trie_[v])) continue;
     pins_.insert(v);
-    if (n.table >= 0) continue;
+    if (tables_.contains(v)) continue;
     const TableRef& t = kept_tables_.at(v);
     const size_t words = size_t(t.vars) * ncol_ * (t.len + 1) * (narrow_ ? 1 : 2);
-    std::memcpy(TableSlot(n, words, t.len, t.vars).cells.get(), arena_.data() + t.off, words * sizeof(int32_t));
+    std::memcpy(TableSlot(v, words, t.len, t.vars).cells.get(), arena_.data() + t.off, words * sizeof(int32_t));
   }
   descend_reads_.clear();
 }
@@ -309,13 +298,14 @@ void Optimizer::Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEn
   int colour = -1;
   uint32_t kk = k;
   G(n, a, b, c, need_in, g.data(), k, tmp);
+  const int kept = KeptColour(n);
   if (g[k] == target) {
     colour = c;
   } else {
     for (int x = 0; x < ncol_ && colour < 0; ++x) {
       if (x == c) continue;
       G(n, a, b, x, need_in, g.data(), k, tmp);
-      if (g[k - 1] > kNeg && g[k - 1] + Bonus(n, x) == target) colour = x;
+      if (g[k - 1] > kNeg && g[k - 1] + (x == kept) == target) colour = x;
     }
     kk = k - 1;
     out.push_back({n.value, n.len, codes_[colour]});

@@ -3,6 +3,7 @@
 #include "fibsync/tcam6_optimizer.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace fibnic::tcam6 {
@@ -25,6 +26,27 @@ bool EntryLess(const OptEntry& a, const OptEntry& b) {
 }
 
 }  // namespace
+
+// The code of the first entry of `es` on n's prefix.
+std::optional<uint8_t> Optimizer::KeptCode(const std::vector<OptEntry>& es, const Node& n) {
+  for (const auto& e : es) {
+    if ((e.value & Mask64(e.len)) == n.value && e.len == n.len) return e.code;
+  }
+  return std::nullopt;
+}
+
+// The code of the last answer's entry at n, or -1 (entries_ is sorted and
+// has at most one entry per prefix).
+int Optimizer::EntryCode(const Node& n) const {
+  const auto it = std::lower_bound(entries_.begin(), entries_.end(), OptEntry{n.value, n.len, 0}, EntryLess);
+  return it != entries_.end() && it->value == n.value && it->len == n.len ? it->code : -1;
+}
+
+// Whether routes longer than /64 remain inside the /64 `hi`.
+bool Optimizer::HasLong(uint64_t hi) const {
+  const auto it = long_.lower_bound(Prefix::V6(U128{hi} << 64, 65));
+  return it != long_.end() && Hi(it->first) == hi;
+}
 
 Optimizer::Optimizer(uint32_t budget, uint32_t light_nodes) : budget_(budget), light_nodes_(light_nodes) {}
 Optimizer::~Optimizer() = default;
@@ -99,7 +121,7 @@ void Optimizer::Retire(int v) {
     Credit(GovAbove(at), n.contrib(), -1);
     n.set_contrib(kNoContrib);
   }
-  FreeTable(n);
+  FreeTable(v);
   pins_.erase(v);
 }
 
@@ -115,7 +137,7 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
     }
     CountCode(code, +1);
     const int w = trie_.Insert(Hi(p), 64, path_);
-    if (inserted) ++trie_[w].long_routes;
+    trie_[w].Set(Node::kLong, true);
     MarkPath();
     return true;
   }
@@ -153,7 +175,7 @@ bool Optimizer::Erase(const Prefix& p) {
     CountCode(it->second.code, -1);
     long_.erase(it);
     const int w = trie_.Find(Hi(p), 64, &path_);
-    --trie_[w].long_routes;
+    trie_[w].Set(Node::kLong, HasLong(Hi(p)));
     MarkPath();
     trie_.Prune(path_, [this](int u) { Retire(u); });
     return true;
@@ -187,18 +209,16 @@ void Optimizer::RemapColours() {
     codes_.push_back(static_cast<uint8_t>(code));
   }
   ncol_ = static_cast<int>(codes_.size());
-  MarkAllDirty(false);
+  MarkAllDirty();
 }
 
-// Everything is redone (colours or cell width changed); drop_tables: the
-// caller has emptied the table store.
-void Optimizer::MarkAllDirty(bool drop_tables) {
+// Everything is redone (colours or cell width changed).
+void Optimizer::MarkAllDirty() {
   std::vector<int> stack{0};
   while (!stack.empty()) {
     Node& n = trie_[stack.back()];
     stack.pop_back();
     n.Set(Node::kDirty, true);
-    if (drop_tables) n.table = -1;
     for (int c : n.child) {
       if (c >= 0) stack.push_back(c);
     }
@@ -208,20 +228,15 @@ void Optimizer::MarkAllDirty(bool drop_tables) {
 // The TCAM's current entries give the DP its tie-break bonus: nodes whose
 // kept entry changes are redone.
 void Optimizer::UpdateKept(const std::vector<OptEntry>& prefer) {
-  auto wanted = [&](const Node& n) {
-    for (const auto& e : prefer) {
-      if ((e.value & Mask64(e.len)) == n.value && e.len == n.len) return std::pair<bool, uint8_t>{true, e.code};
-    }
-    return std::pair<bool, uint8_t>{false, 0};
-  };
   auto apply = [&](const OptEntry& e) {
     const int v = trie_.Find(e.value, e.len, &path_);
     if (v < 0) return;
     Node& n = trie_[v];
-    const auto [has, code] = wanted(n);
-    if (n.Has(Node::kHasKept) == has && (!has || n.kept == code)) return;
-    n.Set(Node::kHasKept, has);
-    n.kept = code;
+    // A node flagged kept has its code in prefer_ (nodes made since are not).
+    const auto was = n.Has(Node::kHasKept) ? KeptCode(prefer_, n) : std::nullopt;
+    const auto now = KeptCode(prefer, n);
+    if (was == now) return;
+    n.Set(Node::kHasKept, now.has_value());
     MarkPath();
   };
   for (const auto& e : prefer_) apply(e);
@@ -238,9 +253,8 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
   if (narrow != narrow_) {
     narrow_ = narrow;
     tables_.clear();
-    table_free_.clear();
     pins_.clear();
-    MarkAllDirty(true);
+    MarkAllDirty();
   }
   UpdateKept(prefer);
   if (trie_[0].Has(Node::kDirty)) Refresh(0);
@@ -256,36 +270,24 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
   kept_tables_.clear();
   std::sort(next.begin(), next.end(), EntryLess);
 
+  // The entries that came or went; then the new answer is the one nodes see.
   std::vector<OptEntry> changed;
-  MarkEntries(next, changed);
+  std::set_symmetric_difference(entries_.begin(), entries_.end(), next.begin(), next.end(),
+                                std::back_inserter(changed), EntryLess);
+  entries_ = std::move(next);
   if (trie_[0].Has(Node::kDirty)) Settle(0, -1, 0);
   for (const auto& e : changed) WalkColours(e);
   FinishTouched();
-  entries_ = std::move(next);
   return entries_;
 }
 
-// Moves the entry marks from the last answer to `next`; `changed` gets the
-// entries in one but not the other.
-void Optimizer::MarkEntries(const std::vector<OptEntry>& next, std::vector<OptEntry>& changed) {
-  for (const auto& e : entries_) {
-    const int v = trie_.Find(e.value, e.len);
-    if (v >= 0) trie_[v].Set(Node::kHasEntry, false);
-  }
-  for (const auto& e : next) {
-    Node& n = trie_[trie_.Find(e.value, e.len)];
-    n.Set(Node::kHasEntry, true);
-    n.entry = e.code;
-  }
-  std::set_symmetric_difference(entries_.begin(), entries_.end(), next.begin(), next.end(),
-                                std::back_inserter(changed), EntryLess);
-}
+
 
 // Top-down over the dirty nodes: their own regions' contributions under the
 // new entries; clears the dirty marks.
 void Optimizer::Settle(int v, int gov, uint8_t code) {
   Node& n = trie_[v];
-  if (n.Has(Node::kHasEntry)) code = n.entry;
+  if (const int e = EntryCode(n); e >= 0) code = static_cast<uint8_t>(e);
   if (n.route >= 0) gov = n.route;
   Recontrib(v, gov, code);
   n.Set(Node::kDirty, false);
@@ -304,7 +306,7 @@ void Optimizer::WalkColours(const OptEntry& e) {
   for (int u : path_) {
     if (u == t) break;
     if (trie_[u].route >= 0) gov = trie_[u].route;
-    if (trie_[u].Has(Node::kHasEntry)) code = trie_[u].entry;
+    if (const int e = EntryCode(trie_[u]); e >= 0) code = static_cast<uint8_t>(e);
   }
   struct Item {
     int v, gov;
@@ -315,12 +317,12 @@ void Optimizer::WalkColours(const OptEntry& e) {
     Item it = stack.back();
     stack.pop_back();
     const Node& n = trie_[it.v];
-    if (n.Has(Node::kHasEntry)) it.code = n.entry;
+    if (const int e = EntryCode(n); e >= 0) it.code = static_cast<uint8_t>(e);
     if (n.route >= 0) it.gov = n.route;
     Recontrib(it.v, it.gov, it.code);
     for (int c : n.child) {
       // Below another entry nothing changed (or that entry is walked itself).
-      if (c >= 0 && !trie_[c].Has(Node::kHasEntry)) stack.push_back({c, it.gov, it.code});
+      if (c >= 0 && EntryCode(trie_[c]) < 0) stack.push_back({c, it.gov, it.code});
     }
   }
 }
@@ -394,7 +396,7 @@ OptRouteState Optimizer::StateOf(const Prefix& p) const {
     if (n.Has(Node::kMixed)) return {S::kPunted, R::kLongerThan64};
     uint8_t code = 0;
     for (int u : path) {
-      if (trie_[u].Has(Node::kHasEntry)) code = trie_[u].entry;
+      if (const int e = EntryCode(trie_[u]); e >= 0) code = static_cast<uint8_t>(e);
     }
     return code == n.gc ? OptRouteState{S::kOffloaded, R::kNone} : OptRouteState{S::kPunted, R::kTcamFull};
   }
@@ -419,17 +421,16 @@ Optimizer::Memory Optimizer::memory() const {
   m.routes = routes_.size() * sizeof(RouteRec) + route_free_.capacity() * sizeof(int32_t) +
              long_.size() * (sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
              touched_.capacity() * sizeof(int32_t);
-  m.tables = tables_.capacity() * sizeof(Table) + table_free_.capacity() * sizeof(int32_t) +
-             (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
+  m.tables = (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
                  sizeof(int64_t) +
              (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
-  for (const Table& t : tables_) m.tables += t.size * sizeof(int32_t);
+  for (const auto& [v, t] : tables_) m.tables += t.size * sizeof(int32_t);
   // Hash containers: a node (value, next pointer, cached hash) per element
   // plus the bucket array.
   auto hashed = [](const auto& c, size_t value) {
     return c.size() * (value + 2 * sizeof(void*)) + c.bucket_count() * sizeof(void*);
   };
-  m.tables += hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
+  m.tables += hashed(tables_, sizeof(std::pair<const int, Table>)) + hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
               hashed(pins_, sizeof(int));
   return m;
 }

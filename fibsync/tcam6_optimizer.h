@@ -25,6 +25,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -142,7 +143,7 @@ class Optimizer {
   int64_t Load(const int32_t* row, uint32_t k) const;
   void StoreFull(int32_t* dst) const;
   size_t FullWords() const { return full_.size() * (narrow_ ? 1 : 2); }
-  void MarkAllDirty(bool drop_tables);
+  void MarkAllDirty();
   int64_t F(const TableRef& t, int need, int colour, uint32_t k) const;
   void Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const;
   template <typename Fn>
@@ -152,14 +153,16 @@ class Optimizer {
   int Variants(const Node& n) const { return n.route >= 0 || n.gc == 0 ? 1 : 2; }
   bool Light(const Node& n) const { return n.size <= light_nodes_; }
   bool CanNeed(const Node& n) const { return n.route >= 0 && n.gc != 0 && n.Has(Node::kAns); }
-  int64_t Bonus(const Node& n, int colour) const;
-  void FreeTable(Node& n);
-  Table& TableSlot(Node& n, size_t words, uint32_t len, uint8_t vars);
+  int KeptColour(const Node& n) const;
+  void FreeTable(int v);
+  Table& TableSlot(int v, size_t words, uint32_t len, uint8_t vars);
   void Repin();
   void Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out);
 
   // Route states.
-  void MarkEntries(const std::vector<OptEntry>& next, std::vector<OptEntry>& changed);
+  static std::optional<uint8_t> KeptCode(const std::vector<OptEntry>& es, const Node& n);
+  int EntryCode(const Node& n) const;
+  bool HasLong(uint64_t hi) const;
   void Settle(int v, int gov, uint8_t code);
   void WalkColours(const OptEntry& e);
   void Recontrib(int v, int gov, uint8_t code);
@@ -181,8 +184,7 @@ class Optimizer {
   std::vector<uint8_t> codes_{0};  // colour -> code, ascending; colour 0 = punt
   int ncol_ = 1;
 
-  std::vector<Table> tables_;
-  std::vector<int32_t> table_free_;
+  std::unordered_map<int32_t, Table> tables_;  // stored DP tables, by node
   uint64_t weight_sum_ = 0;  // routes up to /64: bounds every DP value
   bool narrow_ = true;
   std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed

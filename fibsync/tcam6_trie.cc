@@ -11,6 +11,8 @@ namespace {
 int BitAt(uint64_t v, int pos) { return static_cast<int>((v >> (63 - pos)) & 1); }
 }  // namespace
 
+static_assert(sizeof(Node) == 24);
+
 Trie::Trie() { Alloc(0, 0, 0); }
 
 int Trie::Alloc(uint64_t value, int len, uint8_t gc) {
@@ -38,7 +40,7 @@ void Trie::Free(int id) {
 
 bool Trie::Removable(int id) const {
   const Node& n = (*this)[id];
-  return id != 0 && n.route < 0 && n.long_routes == 0 && n.children() < 2;
+  return id != 0 && n.route < 0 && !n.Has(Node::kLong) && n.children() < 2;
 }
 
 int Trie::Find(uint64_t value, int len, std::vector<int>* path) const {

@@ -4,7 +4,7 @@
 // a route change inserts or removes at most three nodes and reports the path
 // from the root, so only the nodes on it need their DP tables redone.
 //
-// Nodes are 32 bytes in fixed chunks (no reallocation spikes); freed ids are
+// Nodes are 24 bytes in fixed chunks (no reallocation spikes); freed ids are
 // reused. What a node holds beyond the shape (colours, flags, table) belongs
 // to the optimizer (tcam6_optimizer.cc), which keeps it up to date.
 #pragma once
@@ -23,21 +23,19 @@ struct Node {
   static constexpr uint8_t kMixed = 2;     // a /64 whose longer routes disagree with gc: must punt
   static constexpr uint8_t kDirty = 4;     // something in the subtree changed since the last Solve
   static constexpr uint8_t kAns = 8;       // the governing route has an answerable own region here or below
-  static constexpr uint8_t kHasKept = 16;  // the TCAM holds an entry here now (code in `kept`)
-  static constexpr uint8_t kHasEntry = 32; // the last Solve chose an entry here (code in `entry`)
+  static constexpr uint8_t kHasKept = 16;  // the TCAM holds an entry here now (the optimizer knows its code)
+  static constexpr uint8_t kLong = 32;     // a /64 with routes longer than /64 inside
   static constexpr int kContribShift = 6;  // 2 bits: what this node's own region does for its route
 
+  // 24 bytes: the trie is most of the optimizer's memory, so what only a few
+  // nodes have (DP tables, TCAM entries) lives in the optimizer, by node id.
   uint64_t value = 0;
   int32_t child[2] = {-1, -1};
-  int32_t route = -1;        // route with exactly this prefix (<= /64), index into the optimizer's routes
-  int32_t table = -1;        // stored DP table, -1: recomputed when needed (small subtree)
+  int32_t route = -1;  // route with exactly this prefix (<= /64), index into the optimizer's routes
   uint8_t len = 0;
-  uint8_t gc = 0;            // code of the governing route (nearest at or above); 0: none or a punt route
-  uint8_t kept = 0;          // see kHasKept
-  uint8_t entry = 0;         // see kHasEntry
-  uint8_t size = 1;          // nodes in the subtree, capped at 255
+  uint8_t gc = 0;      // code of the governing route (nearest at or above); 0: none or a punt route
+  uint8_t size = 1;    // nodes in the subtree, capped at 255
   uint8_t flags = 0;
-  uint16_t long_routes = 0;  // routes longer than /64 inside this /64
 
   bool Has(uint8_t f) const { return flags & f; }
   void Set(uint8_t f, bool on) { flags = on ? (flags | f) : (flags & ~f); }
@@ -60,7 +58,7 @@ class Trie {
   // Finds or creates the node for the prefix; path gets the root .. node
   // (every node whose subtree changed). New nodes copy gc from their parent.
   int Insert(uint64_t value, int len, std::vector<int>& path);
-  // Removes path.back() if it holds nothing (no route, no longer route, not
+  // Removes path.back() if it holds nothing (no route, no longer routes, not
   // the root, < 2 children), and then its parent if that became a branching
   // point with one child. `retire(id)` runs on each node before it is freed;
   // path is cut to the nodes that remain.
