@@ -62,8 +62,9 @@ class Tcam6Compiler {
   uint64_t covered_routes() const { return opt_.covered_routes(); }
   uint64_t covered_weight() const { return opt_.covered_weight(); }
   bool last_plan_fell_back() const { return fell_back_; }
-  // Bytes held for the routes, the trie and the DP tables.
-  size_t memory_bytes() const { return opt_.memory().total(); }
+  // Bytes held for the routes, the trie and the DP tables (an estimate from
+  // sizes and capacities; the bench checks it against the real heap).
+  tcam6::Optimizer::Memory memory() const { return opt_.memory(); }
 
  private:
   uint32_t capacity_;

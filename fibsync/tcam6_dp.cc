@@ -24,7 +24,7 @@ bool Allowed(int x, int gc, bool need, bool mixed) {
 }  // namespace
 
 const int32_t* Optimizer::Row(const TableRef& t, int need, int colour) const {
-  const int32_t* base = t.kind == TableRef::kStored ? t.cells : arena_.data() + t.off;
+  const int32_t* base = arena_.data() + t.off;
   const int var = need < t.vars ? need : 0;
   return base + (size_t(var) * ncol_ + colour) * (t.len + 1) * (narrow_ ? 1 : 2);
 }
@@ -169,31 +169,39 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
 
 Optimizer::TableRef Optimizer::TableOf(int v, bool keep) {
   if (v < 0) return {};
-  if (auto it = tables_.find(v); it != tables_.end()) {
-    const Table& t = it->second;
-    return {TableRef::kStored, t.cells.get(), 0, t.len, t.vars};
-  }
-  const Node& n = trie_[v];
   if (keep) {
     if (auto it = kept_tables_.find(v); it != kept_tables_.end()) return it->second;
   }
-  // A small subtree: computed bottom-up in the arena. Kept, every node's
-  // table stays (Descend reads them all, top-down: computing each once keeps
-  // it linear); else the result moves down to where this call started, so the
-  // arena only holds one path's tables.
-  const size_t start = arena_top_;
-  const TableRef a = TableOf(n.child[0], keep);
-  const TableRef b = TableOf(n.child[1], keep);
-  uint32_t len = 0;
-  uint8_t vars = 0;
-  ComputeNode(n, a, b, len, vars);
-  const size_t at = keep ? arena_top_ : start;
-  if (arena_.size() < at + FullWords()) arena_.resize(at + FullWords());
-  StoreFull(arena_.data() + at);
-  arena_top_ = at + FullWords();
-  const TableRef t{TableRef::kArena, nullptr, at, len, vars};
+  TableRef t;
+  if (auto it = tables_.find(v); it != tables_.end()) {
+    const PackedTable& p = it->second;
+    t = Place(arena_top_, p.len, p.vars);
+    Unpack(p, Rows(p.vars), kNeg32, arena_.data() + t.off);
+  } else {
+    // A light subtree: computed bottom-up in the arena. Kept, every node's
+    // table stays (Descend reads them all, top-down: computing each once
+    // keeps it linear); else the result moves down to where this call
+    // started, so the arena only holds one path's tables.
+    const Node& n = trie_[v];
+    const size_t start = arena_top_;
+    const TableRef a = TableOf(n.child[0], keep);
+    const TableRef b = TableOf(n.child[1], keep);
+    uint32_t len = 0;
+    uint8_t vars = 0;
+    ComputeNode(n, a, b, len, vars);
+    t = Place(keep ? arena_top_ : start, len, vars);
+    StoreFull(arena_.data() + t.off);
+  }
   if (keep) kept_tables_.emplace(v, t);
   return t;
+}
+
+// Room for a table at `at` in the arena, which then ends after it.
+Optimizer::TableRef Optimizer::Place(size_t at, uint32_t len, uint8_t vars) {
+  const size_t words = Rows(vars) * (len + 1) * (narrow_ ? 1 : 2);
+  if (arena_.size() < at + words) arena_.resize(at + words);
+  arena_top_ = at + words;
+  return {TableRef::kArena, at, len, vars};
 }
 
 bool Optimizer::LongMixed(const Node& n) const {
@@ -207,17 +215,8 @@ bool Optimizer::LongMixed(const Node& n) const {
 
 void Optimizer::FreeTable(int v) { tables_.erase(v); }
 
-// A stored table of `words` cells for node v (its old one reused when the
-// size fits); the caller fills the cells.
-Optimizer::Table& Optimizer::TableSlot(int v, size_t words, uint32_t len, uint8_t vars) {
-  Table& t = tables_[v];
-  if (t.size != words) {
-    t.cells = std::make_unique<int32_t[]>(words);
-    t.size = words;
-  }
-  t.len = len;
-  t.vars = vars;
-  return t;
+void Optimizer::StoreTable(int v, const TableRef& t) {
+  tables_[v] = Pack(arena_.data() + t.off, Rows(t.vars), t.len, t.vars, narrow_, kNeg32);
 }
 
 // Bottom-up over the dirty nodes: annotations, then the table (stored for
@@ -256,8 +255,10 @@ void Optimizer::Refresh(int v) {
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
+  const TableRef t = Place(arena_top_, len, vars);
+  StoreFull(arena_.data() + t.off);
+  StoreTable(v, t);
   arena_top_ = 0;
-  StoreFull(TableSlot(v, FullWords(), len, vars).cells.get());
 }
 
 // Light nodes whose tables the last reconstruction read keep them stored
@@ -271,10 +272,7 @@ void Optimizer::Repin() {
   for (int v : descend_reads_) {
     if (!Light(trie_[v])) continue;
     pins_.insert(v);
-    if (tables_.contains(v)) continue;
-    const TableRef& t = kept_tables_.at(v);
-    const size_t words = size_t(t.vars) * ncol_ * (t.len + 1) * (narrow_ ? 1 : 2);
-    std::memcpy(TableSlot(v, words, t.len, t.vars).cells.get(), arena_.data() + t.off, words * sizeof(int32_t));
+    if (!tables_.contains(v)) StoreTable(v, kept_tables_.at(v));
   }
   descend_reads_.clear();
 }

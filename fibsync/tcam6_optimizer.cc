@@ -13,6 +13,9 @@ namespace {
 // What a node's own region does for its governing route (Node::contrib()).
 enum Contrib { kNoContrib = 0, kAnswered = 1, kUnanswered = 2, kMixedRegion = 3 };
 
+// Scratch vectors may keep this many elements between Solve() calls.
+constexpr size_t kKeptScratch = 4096;
+
 // RouteRec::flags
 constexpr uint8_t kLive = 1;
 constexpr uint8_t kCovered = 2;
@@ -278,6 +281,7 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
   if (trie_[0].Has(Node::kDirty)) Settle(0, -1, 0);
   for (const auto& e : changed) WalkColours(e);
   FinishTouched();
+  ShrinkScratch();
   return entries_;
 }
 
@@ -382,6 +386,16 @@ void Optimizer::FinishTouched() {
   touched_.clear();
 }
 
+// A full compile touches every route and reads many light tables; the
+// changes after it need far less scratch, so what a Solve leaves unused goes.
+void Optimizer::ShrinkScratch() {
+  if (arena_.capacity() > 2 * arena_top_) {
+    arena_.resize(arena_top_);
+    arena_.shrink_to_fit();
+  }
+  if (touched_.capacity() > kKeptScratch) touched_ = std::vector<int32_t>();
+}
+
 OptRouteState Optimizer::StateOf(const Prefix& p) const {
   using S = OffloadState;
   using R = PuntReason;
@@ -424,13 +438,13 @@ Optimizer::Memory Optimizer::memory() const {
   m.tables = (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
                  sizeof(int64_t) +
              (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
-  for (const auto& [v, t] : tables_) m.tables += t.size * sizeof(int32_t);
+  for (const auto& [v, t] : tables_) m.tables += t.bytes();
   // Hash containers: a node (value, next pointer, cached hash) per element
   // plus the bucket array.
   auto hashed = [](const auto& c, size_t value) {
     return c.size() * (value + 2 * sizeof(void*)) + c.bucket_count() * sizeof(void*);
   };
-  m.tables += hashed(tables_, sizeof(std::pair<const int, Table>)) + hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
+  m.tables += hashed(tables_, sizeof(std::pair<const int, PackedTable>)) + hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
               hashed(pins_, sizeof(int));
   return m;
 }

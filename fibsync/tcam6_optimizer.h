@@ -32,6 +32,7 @@
 
 #include "common/ip.h"
 #include "fibsync/offload_state.h"
+#include "fibsync/tcam6_table_pack.h"
 #include "fibsync/tcam6_trie.h"
 
 namespace fibnic::tcam6 {
@@ -104,21 +105,14 @@ class Optimizer {
     uint32_t weight = 1;
     bool operator==(const LongRoute&) const = default;
   };
-  // Cells are int32 while every value fits (narrow_), else int64 kept as
-  // two int32 words: the real table's DP fits in half the bytes.
-  struct Table {
-    std::unique_ptr<int32_t[]> cells;
-    size_t size = 0;  // words
-    uint32_t len = 0;  // k runs 0..len; beyond it nothing improves
-    uint8_t vars = 0;
-  };
-  // A node's table as the DP reads it: none (no node: value 0), stored, or
-  // in the arena (by offset: the arena grows while references are held).
+  // A node's table as the DP reads it: none (no node: value 0) or in the
+  // arena (by offset: the arena grows while references are held). Cells are
+  // int32 while every value fits (narrow_), else int64 kept as two int32
+  // words; k runs 0..len, beyond it nothing improves.
   struct TableRef {
-    enum Kind : uint8_t { kAbsent, kStored, kArena };
+    enum Kind : uint8_t { kAbsent, kArena };
     Kind kind = kAbsent;
-    const int32_t* cells = nullptr;  // kStored
-    size_t off = 0;                  // kArena, in words
+    size_t off = 0;  // in words
     uint32_t len = 0;
     uint8_t vars = 1;
     uint32_t used() const { return kind == kAbsent ? 0 : len; }
@@ -138,11 +132,12 @@ class Optimizer {
   void Refresh(int v);
   bool LongMixed(const Node& n) const;
   TableRef TableOf(int v, bool keep);
+  TableRef Place(size_t at, uint32_t len, uint8_t vars);
+  size_t Rows(uint8_t vars) const { return size_t(vars) * ncol_; }
   void ComputeNode(const Node& n, const TableRef& a, const TableRef& b, uint32_t& len, uint8_t& vars);
   const int32_t* Row(const TableRef& t, int need, int colour) const;
   int64_t Load(const int32_t* row, uint32_t k) const;
   void StoreFull(int32_t* dst) const;
-  size_t FullWords() const { return full_.size() * (narrow_ ? 1 : 2); }
   void MarkAllDirty();
   int64_t F(const TableRef& t, int need, int colour, uint32_t k) const;
   void Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const;
@@ -155,7 +150,7 @@ class Optimizer {
   bool CanNeed(const Node& n) const { return n.route >= 0 && n.gc != 0 && n.Has(Node::kAns); }
   int KeptColour(const Node& n) const;
   void FreeTable(int v);
-  Table& TableSlot(int v, size_t words, uint32_t len, uint8_t vars);
+  void StoreTable(int v, const TableRef& t);
   void Repin();
   void Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out);
 
@@ -170,6 +165,7 @@ class Optimizer {
   void Touch(int route);
   void Uncredit(int route);
   void FinishTouched();
+  void ShrinkScratch();
 
   const uint32_t budget_;
   const uint32_t light_nodes_;
@@ -184,7 +180,7 @@ class Optimizer {
   std::vector<uint8_t> codes_{0};  // colour -> code, ascending; colour 0 = punt
   int ncol_ = 1;
 
-  std::unordered_map<int32_t, Table> tables_;  // stored DP tables, by node
+  std::unordered_map<int32_t, PackedTable> tables_;  // stored DP tables, by node
   uint64_t weight_sum_ = 0;  // routes up to /64: bounds every DP value
   bool narrow_ = true;
   std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed

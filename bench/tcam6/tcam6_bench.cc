@@ -94,7 +94,7 @@ int Run(const char* name, int limit) {
   t1 = Clock::now();
   const double full_ms = Ms(t0, t1);
   const uint64_t covered = comp.covered_routes();
-  const double mem_mb = Mb(comp.memory_bytes());
+  const tcam6::Optimizer::Memory mem = comp.memory();
   const double heap_mb = Mb(HeapBytes() - heap0);
 
   // Single changes, one Commit() each, as the daemon sees them: a route's
@@ -130,12 +130,12 @@ int Run(const char* name, int limit) {
               "  full compile:   %.1f ms (baseline sort %.1f ms)\n"
               "  one change:     cpu p50 %.3f ms, p99 %.3f ms; wall p50 %.3f ms, p99 %.3f ms "
               "(%d commits, %.2f writes each; full compile / p50 = x%.0f)\n"
-              "  memory:         %.1f MB estimated (routes, trie, DP tables); heap %.1f MB after the full "
-              "compile, %.1f MB after the changes\n",
+              "  memory:         heap %.1f MB after the full compile, %.1f MB after the changes; estimated "
+              "%.1f MB (trie %.1f, routes %.1f, DP tables %.1f)\n",
               name, routes.size(), static_cast<unsigned long long>(covered), static_cast<unsigned long long>(base),
               base ? double(covered) / double(base) : 0.0, full_ms, base_ms, p50, Pct(cpu, 99), Pct(wall, 50),
-              Pct(wall, 99), changes, double(writes) / changes, p50 > 0 ? full_ms / p50 : 0.0, mem_mb, heap_mb,
-              heap_after_mb);
+              Pct(wall, 99), changes, double(writes) / changes, p50 > 0 ? full_ms / p50 : 0.0, heap_mb, heap_after_mb,
+              Mb(mem.total()), Mb(mem.trie), Mb(mem.routes), Mb(mem.tables));
   return 0;
 }
 
