@@ -167,32 +167,38 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
   len = cut;
 }
 
-Optimizer::TableRef Optimizer::TableOf(int v, bool keep) {
+Optimizer::TableRef Optimizer::TableOf(int v) {
   if (v < 0) return {};
-  if (keep) {
-    if (auto it = kept_tables_.find(v); it != kept_tables_.end()) return it->second;
-  }
   TableRef t;
   if (auto it = tables_.find(v); it != tables_.end()) {
     const PackedTable& p = it->second;
     t = Place(arena_top_, p.len, p.vars);
     Unpack(p, Rows(p.vars), kNeg32, arena_.data() + t.off);
   } else {
-    // A light subtree: computed bottom-up in the arena. Kept, every node's
-    // table stays (Descend reads them all, top-down: computing each once
-    // keeps it linear); else the result moves down to where this call
-    // started, so the arena only holds one path's tables.
+    // A light subtree: computed bottom-up in the arena, the result moved
+    // down to where this call started, so the arena only holds one path's
+    // tables.
     const Node& n = trie_[v];
     const size_t start = arena_top_;
-    const TableRef a = TableOf(n.child[0], keep);
-    const TableRef b = TableOf(n.child[1], keep);
+    const TableRef a = TableOf(n.child[0]);
+    const TableRef b = TableOf(n.child[1]);
     uint32_t len = 0;
     uint8_t vars = 0;
     ComputeNode(n, a, b, len, vars);
-    t = Place(keep ? arena_top_ : start, len, vars);
+    t = Place(start, len, vars);
     StoreFull(arena_.data() + t.off);
   }
-  if (keep) kept_tables_.emplace(v, t);
+  return t;
+}
+
+// The table of v for the reconstruction. A light node's is stored (pinned)
+// once computed: the reconstruction reads it again one level down, and the
+// next Solve() most likely reads it too.
+Optimizer::TableRef Optimizer::ReadTable(int v) {
+  if (v < 0) return {};
+  descend_reads_.insert(v);
+  const TableRef t = TableOf(v);
+  if (!tables_.contains(v)) StoreTable(v, t);
   return t;
 }
 
@@ -250,8 +256,8 @@ void Optimizer::Refresh(int v) {
     return;
   }
   arena_top_ = 0;
-  const TableRef a = TableOf(n.child[0], false);
-  const TableRef b = TableOf(n.child[1], false);
+  const TableRef a = TableOf(n.child[0]);
+  const TableRef b = TableOf(n.child[1]);
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
@@ -270,9 +276,7 @@ void Optimizer::Repin() {
   }
   pins_.clear();
   for (int v : descend_reads_) {
-    if (!Light(trie_[v])) continue;
-    pins_.insert(v);
-    if (!tables_.contains(v)) StoreTable(v, kept_tables_.at(v));
+    if (Light(trie_[v])) pins_.insert(v);
   }
   descend_reads_.clear();
 }
@@ -281,17 +285,19 @@ void Optimizer::Repin() {
 // go to `out`.
 void Optimizer::Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEntry>& out) {
   if (v < 0 || k == 0) return;
+  // Nothing here is read after the children are done: their tables go where
+  // these were.
+  const size_t mark = arena_top_;
   const Node n = trie_[v];
-  const TableRef self = TableOf(v, true);
-  descend_reads_.insert(v);
+  const TableRef self = ReadTable(v);
   k = std::min(k, self.len);
   const int64_t target = F(self, need_in, c, k);
-  if (k == 0 || target <= kNeg) return;
-  const TableRef a = TableOf(n.child[0], true);
-  const TableRef b = TableOf(n.child[1], true);
-  for (int c : n.child) {
-    if (c >= 0) descend_reads_.insert(c);
+  if (k == 0 || target <= kNeg) {
+    arena_top_ = mark;
+    return;
   }
+  const TableRef a = ReadTable(n.child[0]);
+  const TableRef b = ReadTable(n.child[1]);
   std::vector<int64_t> g(k + 1), tmp;
   int colour = -1;
   uint32_t kk = k;
@@ -320,6 +326,7 @@ void Optimizer::Descend(int v, int need_in, int c, uint32_t k, std::vector<OptEn
       Descend(n.child[1], cn, colour, kk - i, out);
     }
   });
+  arena_top_ = mark;
 }
 
 }  // namespace fibnic::tcam6

@@ -264,13 +264,13 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
 
   std::vector<OptEntry> next;
   arena_top_ = 0;
-  const TableRef root = TableOf(0, true);
+  const TableRef root = TableOf(0);
   const int64_t best = F(root, 0, 0, root.len);
   uint32_t k = 0;
   while (F(root, 0, 0, k) < best) ++k;
+  arena_top_ = 0;
   Descend(0, 0, 0, k, next);
   Repin();
-  kept_tables_.clear();
   std::sort(next.begin(), next.end(), EntryLess);
 
   // The entries that came or went; then the new answer is the one nodes see.
@@ -444,7 +444,7 @@ Optimizer::Memory Optimizer::memory() const {
   auto hashed = [](const auto& c, size_t value) {
     return c.size() * (value + 2 * sizeof(void*)) + c.bucket_count() * sizeof(void*);
   };
-  m.tables += hashed(tables_, sizeof(std::pair<const int, PackedTable>)) + hashed(kept_tables_, sizeof(std::pair<const int, TableRef>)) + hashed(descend_reads_, sizeof(int)) +
+  m.tables += hashed(tables_, sizeof(std::pair<const int, PackedTable>)) + hashed(descend_reads_, sizeof(int)) +
               hashed(pins_, sizeof(int));
   return m;
 }

@@ -131,7 +131,8 @@ class Optimizer {
   void UpdateKept(const std::vector<OptEntry>& prefer);
   void Refresh(int v);
   bool LongMixed(const Node& n) const;
-  TableRef TableOf(int v, bool keep);
+  TableRef TableOf(int v);
+  TableRef ReadTable(int v);
   TableRef Place(size_t at, uint32_t len, uint8_t vars);
   size_t Rows(uint8_t vars) const { return size_t(vars) * ncol_; }
   void ComputeNode(const Node& n, const TableRef& a, const TableRef& b, uint32_t& len, uint8_t& vars);
@@ -185,7 +186,6 @@ class Optimizer {
   bool narrow_ = true;
   std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed
   size_t arena_top_ = 0;
-  std::unordered_map<int, TableRef> kept_tables_;  // arena tables Descend reads, by node
   std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
   std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
   std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
