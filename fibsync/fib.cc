@@ -24,6 +24,12 @@ struct Fib::Impl : public RibSink {
     PuntReason reason = PuntReason::kNone;
   };
 
+  struct PendingV4 {
+    uint32_t addr = 0;
+    uint8_t len = 0;
+    RibCand cand;
+  };
+
   explicit Impl(const FibConfig& c)
       : cfg(c), image(c.caps), tcam6(c.caps.tcam_entries), owners(static_cast<size_t>(c.caps.slots())) {}
 
@@ -56,32 +62,31 @@ struct Fib::Impl : public RibSink {
     Apply(prefix, rib.Erase(prefix, source));
   }
 
-  // IPv4 upserts wait in pending_v4 until anything reads or deletes; a large
-  // batch (a table load) then goes into the RIB in one slot-ordered pass and
-  // reaches the compiler in arrival order (address order for a sorted table,
-  // so the /24 cells are painted sequentially). Same end state as one by one.
+  // IPv4 upserts wait in pending_v4 until anything reads, deletes or
+  // commits; a large batch (a table load) then goes into the RIB with its
+  // slots prefetched a few routes ahead, in arrival order (address order for
+  // a sorted table, so the /24 cells are painted sequentially). Same end
+  // state as one by one.
   void Settle() {
     if (pending_v4.empty()) return;
-    std::vector<Rib::V4Upsert> items;
-    items.swap(pending_v4);
-    constexpr size_t kBatch = 4096;  // below this, plain upserts are cheaper than the sort
-    if (items.size() < kBatch) {
-      for (const auto& it : items) {
-        const Prefix p = Prefix::V4(it.addr, it.len);
-        Apply(p, rib.Upsert(p, it.cand));
-      }
-      pending_v4.swap(items);  // keep the capacity for the next small batch
+    constexpr size_t kAhead = 16;  // routes between a slot's prefetch and its use
+    const size_t n = pending_v4.size();
+    rib.ReserveV4(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kAhead < n) rib.PrefetchV4(pending_v4[k + kAhead].addr, pending_v4[k + kAhead].len);
+      const auto& it = pending_v4[k];
+      const Prefix p = Prefix::V4(it.addr, it.len);
+      Apply(p, rib.Upsert(p, it.cand));
+    }
+    constexpr size_t kKeep = 4096;  // a small queue keeps its capacity for the next batch
+    if (n > kKeep) {
+      std::vector<PendingV4>().swap(pending_v4);
+      // A table load's queue (10 MB) can stay in malloc's heap after glibc
+      // raises its mmap threshold; give it back to the system.
+      malloc_trim(0);
+    } else {
       pending_v4.clear();
-      return;
     }
-    {
-      const std::vector<RibChange> changes = rib.UpsertV4Batch(items);
-      for (size_t k = 0; k < items.size(); ++k) Apply(Prefix::V4(items[k].addr, items[k].len), changes[k]);
-    }
-    items = {};
-    // The batch's scratch (tens of MB for a full table) can stay in malloc's
-    // heap after glibc raises its mmap threshold; give it back to the system.
-    malloc_trim(0);
   }
 
   void UpsertNeighbor(const Neighbor& n) override {
@@ -240,7 +245,7 @@ struct Fib::Impl : public RibSink {
   FibConfig cfg;
   NexthopTable nht;
   Rib rib;
-  std::vector<Rib::V4Upsert> pending_v4;  // see Settle
+  std::vector<PendingV4> pending_v4;  // see Settle
   Sram4Compiler sram;
   DeviceImage image;
   Tcam6Compiler tcam6;

@@ -24,9 +24,11 @@ NhId NexthopTable::InternNh(const NextHop& nh) {
 }
 
 NhgId NexthopTable::Acquire(const std::vector<NextHop>& paths) {
-  if (last_group_ != kNoGroup && groups_[last_group_].refs > 0 && paths == last_paths_) {
-    ++groups_[last_group_].refs;
-    return last_group_;
+  for (const Recent& r : recent_) {
+    if (r.group != kNoGroup && r.paths == paths) {
+      ++groups_[r.group].refs;
+      return r.group;
+    }
   }
   scratch_.clear();
   for (const auto& p : paths) scratch_.push_back(InternNh(p));
@@ -48,8 +50,9 @@ NhgId NexthopTable::Acquire(const std::vector<NextHop>& paths) {
     group_index_.emplace(scratch_, g);
   }
   ++groups_[g].refs;
-  last_paths_ = paths;
-  last_group_ = g;
+  Recent& slot = recent_[recent_next_++ % recent_.size()];
+  slot.paths = paths;
+  slot.group = g;
   return g;
 }
 
@@ -65,7 +68,9 @@ void NexthopTable::Release(NhgId g) {
   }
   rec.paths.clear();
   free_groups_.push_back(g);
-  if (last_group_ == g) last_group_ = kNoGroup;
+  for (Recent& r : recent_) {
+    if (r.group == g) r.group = kNoGroup;
+  }
 }
 
 std::optional<NhId> NexthopTable::Find(const NextHop& nh) const {

@@ -4,6 +4,7 @@
 // path vector; both tables are reference counted by the RIB's candidates.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -67,9 +68,14 @@ class NexthopTable {
   std::vector<GroupRec> groups_;  // [0] unused (kNoGroup)
   std::vector<NhgId> free_groups_;
   std::unordered_map<std::vector<NhId>, NhgId, PathsHash> group_index_;
-  // Bulk loads repeat the same few path sets: remember the last one.
-  std::vector<NextHop> last_paths_;
-  NhgId last_group_ = kNoGroup;
+  // Bulk loads repeat the same few path sets (a route per peer or gateway
+  // in turn): remember the last few, forgotten when their group is freed.
+  struct Recent {
+    std::vector<NextHop> paths;
+    NhgId group = kNoGroup;
+  };
+  std::array<Recent, 8> recent_;
+  size_t recent_next_ = 0;
   std::vector<NhId> scratch_;
 };
 

@@ -1,7 +1,6 @@
 #include "fibsync/rib.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace fibnic {
 namespace {
@@ -29,15 +28,17 @@ uint64_t Rib::Mix(uint64_t x) {
 
 template <typename Addr>
 size_t Rib::Home(const Table<Addr>& t, const Addr& a, uint8_t len) {
-  return HashOf(a, len) & (t.slots.size() - 1);
+  return static_cast<size_t>((U128{HashOf(a, len)} * t.slots.size()) >> 64);
 }
 
 template <typename Addr>
 const Rib::Entry<Addr>* Rib::Find(const Table<Addr>& t, const Addr& a, uint8_t len) {
-  const size_t mask = t.slots.size() - 1;
-  for (size_t i = Home(t, a, len);; i = (i + 1) & mask) {
+  size_t i = Home(t, a, len);
+  // Robin Hood order: once an entry sits closer to its home than we are to
+  // ours, the key cannot be further on.
+  for (int probe = 0;; ++probe, i = t.Next(i)) {
     const auto& e = t.slots[i];
-    if (e.len == kEmpty) return nullptr;
+    if (e.len == kEmpty || e.probe < probe) return nullptr;
     if (e.len == len && e.addr == a) return &e;
   }
 }
@@ -48,38 +49,50 @@ Rib::Entry<Addr>* Rib::Find(Table<Addr>& t, const Addr& a, uint8_t len) {
 }
 
 template <typename Addr>
-void Rib::Grow(Table<Addr>& t) {
-  Rehash(t, t.slots.size() * 2);
+void Rib::Place(Table<Addr>& t, Entry<Addr> e) {
+  e.probe = 0;
+  for (size_t i = Home(t, e.addr, e.len);; i = t.Next(i)) {
+    auto& slot = t.slots[i];
+    if (slot.len == kEmpty) {
+      slot = e;
+      ++t.size;
+      return;
+    }
+    if (slot.probe < e.probe) std::swap(slot, e);  // the richer entry moves on
+    if (++e.probe == kMaxProbe) {  // a pathological cluster: a bigger table breaks it up
+      Rehash(t, t.slots.size() * 3 / 2);
+      Place(t, e);
+      return;
+    }
+  }
+}
+
+template <typename Addr>
+void Rib::Reserve(Table<Addr>& t, size_t entries) {
+  if (entries * 8 <= t.slots.size() * 7) return;
+  // Grow by half (not double): a full table then sits at 70-87% load. A bulk
+  // reservation leaves a fifth spare so the next single route does not rehash.
+  Rehash(t, std::max(t.slots.size() * 3 / 2, entries * 5 / 4));
 }
 
 template <typename Addr>
 void Rib::Rehash(Table<Addr>& t, size_t slots) {
   std::vector<Entry<Addr>> old(slots);
   old.swap(t.slots);
-  const size_t mask = t.slots.size() - 1;
+  t.size = 0;
+  // Old slot order is hash order, so the new homes ascend: a near-sequential pass.
   for (const auto& e : old) {
-    if (e.len == kEmpty) continue;
-    size_t i = Home(t, e.addr, e.len);
-    while (t.slots[i].len != kEmpty) i = (i + 1) & mask;
-    t.slots[i] = e;
+    if (e.len != kEmpty) Place(t, e);
   }
 }
 
 // Backward-shift deletion keeps probe chains intact without tombstones.
 template <typename Addr>
 void Rib::RemoveAt(Table<Addr>& t, size_t i) {
-  const size_t mask = t.slots.size() - 1;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    auto& e = t.slots[j];
-    if (e.len == kEmpty) break;
-    const size_t home = Home(t, e.addr, e.len);
-    // Move e into the hole if its home is not within (i, j].
-    if (((j - home) & mask) >= ((j - i) & mask)) {
-      t.slots[i] = e;
-      i = j;
-    }
+  for (size_t j = t.Next(i); t.slots[j].len != kEmpty && t.slots[j].probe > 0; j = t.Next(j)) {
+    t.slots[i] = t.slots[j];
+    --t.slots[i].probe;
+    i = j;
   }
   t.slots[i] = Entry<Addr>{};
   --t.size;
@@ -90,23 +103,23 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
                         const RibCand& c) {
   RibChange ch;
   const uint8_t len = static_cast<uint8_t>(p.len());
-  // Grow first so one probe both finds the prefix and, when it is new, ends on
-  // the empty slot it goes into (a full-table load is mostly new prefixes).
-  if ((t.size + 1) * 4 > t.slots.size() * 3) Grow(t);
-  const size_t mask = t.slots.size() - 1;
-  size_t i = Home(t, a, len);
-  while (t.slots[i].len != kEmpty && !(t.slots[i].len == len && t.slots[i].addr == a)) i = (i + 1) & mask;
-  Entry<Addr>* e = t.slots[i].len == kEmpty ? nullptr : &t.slots[i];
+  Entry<Addr>* e = Find(t, a, len);
   if (e == nullptr) {
-    t.slots[i] = Entry<Addr>{a, len, static_cast<uint8_t>(c.source), c.distance, 0, c.nhg};
-    ++t.size;
+    Reserve(t, t.size + 1);
+    Entry<Addr> fresh;
+    fresh.addr = a;
+    fresh.nhg = c.nhg;
+    fresh.len = len;
+    fresh.source = static_cast<uint8_t>(c.source);
+    fresh.distance = c.distance;
+    Place(t, fresh);
     ++lens[len];
     ++candidates_;
     ch.new_best = c.nhg;
     return ch;
   }
   ch.old_best = e->nhg;
-  if (!e->multi) {
+  if (!e->multi()) {
     if (e->source == static_cast<uint8_t>(c.source)) {
       ch.dropped = e->nhg;
       e->distance = c.distance;
@@ -115,8 +128,7 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
       return ch;
     }
     // A second source: move both candidates to the side map.
-    multi_[p] = {RibCand{static_cast<RouteSource>(e->source), e->distance, e->nhg}};
-    e->multi = 1;
+    multi_[p] = {e->cand()};
   }
   auto& cands = multi_[p];
   auto same = std::find_if(cands.begin(), cands.end(), [&](const RibCand& x) { return x.source == c.source; });
@@ -127,9 +139,7 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
     ++candidates_;
   }
   cands.insert(std::upper_bound(cands.begin(), cands.end(), c, Better), c);
-  e->source = static_cast<uint8_t>(cands.front().source);
-  e->distance = cands.front().distance;
-  e->nhg = cands.front().nhg;
+  SetBest(*e, cands.front(), true);
   ch.new_best = e->nhg;
   return ch;
 }
@@ -142,7 +152,7 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
   Entry<Addr>* e = Find(t, a, len);
   if (e == nullptr) return ch;
   ch.old_best = ch.new_best = e->nhg;
-  if (!e->multi) {
+  if (!e->multi()) {
     if (e->source != static_cast<uint8_t>(s)) return ch;
     ch.dropped = e->nhg;
     ch.new_best = kNoGroup;
@@ -158,14 +168,10 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
   ch.dropped = same->nhg;
   cands.erase(same);
   --candidates_;
-  e->source = static_cast<uint8_t>(cands.front().source);
-  e->distance = cands.front().distance;
-  e->nhg = cands.front().nhg;
+  const bool still_multi = cands.size() > 1;
+  SetBest(*e, cands.front(), still_multi);
   ch.new_best = e->nhg;
-  if (cands.size() == 1) {
-    e->multi = 0;
-    multi_.erase(it);
-  }
+  if (!still_multi) multi_.erase(it);
   return ch;
 }
 
@@ -177,29 +183,9 @@ RibChange Rib::Erase(const Prefix& p, RouteSource s) {
   return p.family() == Family::kV4 ? EraseIn(v4_, v4_len_, Key4(p), p, s) : EraseIn(v6_, v6_len_, Key6(p), p, s);
 }
 
-std::vector<RibChange> Rib::UpsertV4Batch(const std::vector<V4Upsert>& items) {
-  size_t slots = v4_.slots.size();
-  while ((v4_.size + items.size()) * 4 > slots * 3) slots *= 2;
-  if (slots != v4_.slots.size()) Rehash(v4_, slots);
-  // Stable counting sort by the top bits of the home slot: each bucket's
-  // slots then fit in cache while its items are inserted.
-  const int slot_bits = std::countr_zero(slots);
-  const int bucket_bits = std::min(slot_bits, 12);
-  std::vector<uint32_t> start((size_t{1} << bucket_bits) + 1, 0);
-  std::vector<uint16_t> bucket(items.size());
-  for (size_t k = 0; k < items.size(); ++k) {
-    bucket[k] = static_cast<uint16_t>(Home(v4_, items[k].addr, items[k].len) >> (slot_bits - bucket_bits));
-    ++start[bucket[k] + 1];
-  }
-  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<uint32_t> order(items.size());
-  for (size_t k = 0; k < items.size(); ++k) order[start[bucket[k]]++] = static_cast<uint32_t>(k);
-  std::vector<RibChange> changes(items.size());
-  for (uint32_t k : order) {
-    changes[k] = UpsertIn(v4_, v4_len_, items[k].addr, Prefix::V4(items[k].addr, items[k].len), items[k].cand);
-  }
-  return changes;
-}
+void Rib::ReserveV4(size_t more) { Reserve(v4_, v4_.size + more); }
+
+void Rib::PrefetchV4(uint32_t addr, uint8_t len) const { __builtin_prefetch(&v4_.slots[Home(v4_, addr, len)]); }
 
 std::optional<RibCand> Rib::Best(const Prefix& p) const {
   const uint8_t len = static_cast<uint8_t>(p.len());
@@ -207,12 +193,12 @@ std::optional<RibCand> Rib::Best(const Prefix& p) const {
     if (v4_len_[len] == 0) return std::nullopt;
     const auto* e = Find(v4_, Key4(p), len);
     if (e == nullptr) return std::nullopt;
-    return RibCand{static_cast<RouteSource>(e->source), e->distance, e->nhg};
+    return e->cand();
   }
   if (v6_len_[len] == 0) return std::nullopt;
   const auto* e = Find(v6_, Key6(p), len);
   if (e == nullptr) return std::nullopt;
-  return RibCand{static_cast<RouteSource>(e->source), e->distance, e->nhg};
+  return e->cand();
 }
 
 std::vector<RibCand> Rib::Candidates(const Prefix& p) const {
@@ -226,13 +212,13 @@ std::vector<RibCand> Rib::Candidates(const Prefix& p) const {
 void Rib::ForEach(Family f, const std::function<void(const Prefix&, const RibCand&)>& fn) const {
   if (f == Family::kV4) {
     for (const auto& e : v4_.slots) {
-      if (e.len != kEmpty) fn(Prefix::V4(e.addr, e.len), {static_cast<RouteSource>(e.source), e.distance, e.nhg});
+      if (e.len != kEmpty) fn(Prefix::V4(e.addr, e.len), e.cand());
     }
     return;
   }
   for (const auto& e : v6_.slots) {
     if (e.len == kEmpty) continue;
-    fn(Prefix::V6((U128{e.addr.hi} << 64) | e.addr.lo, e.len), {static_cast<RouteSource>(e.source), e.distance, e.nhg});
+    fn(Prefix::V6((U128{e.addr.hi} << 64) | e.addr.lo, e.len), e.cand());
   }
 }
 

@@ -1,9 +1,11 @@
 // The RIB: per prefix, one candidate per source; the lowest administrative
 // distance wins (tie: the lower source enum). Stored compactly because a full
-// table is a million prefixes: an open-addressing table keyed by (addr, len)
-// holds the best candidate inline (12 bytes per IPv4 prefix, 24 per IPv6);
-// the rare prefixes that several sources announce keep all their candidates in
-// a side map.
+// table is a million prefixes: a Robin Hood open-addressing table keyed by
+// (addr, len) holds the best candidate inline (12 bytes per IPv4 prefix, 24
+// per IPv6) at up to 7/8 load; the rare prefixes that several sources announce
+// keep all their candidates in a side map. Home slots come from the hash by
+// multiply-shift, so the table can have any size (it grows by half, not by
+// doubling) and slot order is hash order (a rehash walks it sequentially).
 #pragma once
 
 #include <cstdint>
@@ -39,17 +41,12 @@ class Rib {
   Rib();
   RibChange Upsert(const Prefix& p, const RibCand& c);
   RibChange Erase(const Prefix& p, RouteSource source);
-  // Many IPv4 upserts at once, with the same outcome as calling Upsert on
-  // each in order; returns each item's change (same index). The table grows
-  // once to its final size and the items are inserted in slot order, so a
-  // full-table load walks the table nearly sequentially instead of missing
-  // the cache once per route.
-  struct V4Upsert {
-    uint32_t addr = 0;
-    uint8_t len = 0;
-    RibCand cand;
-  };
-  std::vector<RibChange> UpsertV4Batch(const std::vector<V4Upsert>& items);
+  // Bulk loads: room for `more` IPv4 prefixes in one step, and a hint that
+  // this prefix is upserted soon (its slot is fetched into cache while the
+  // caller works on earlier ones — a full table then costs about one memory
+  // latency per dozen routes instead of one per route).
+  void ReserveV4(size_t more);
+  void PrefetchV4(uint32_t addr, uint8_t len) const;
   std::optional<RibCand> Best(const Prefix& p) const;
   std::vector<RibCand> Candidates(const Prefix& p) const;  // best first
   // Every prefix of a family with its best candidate (unordered).
@@ -67,17 +64,23 @@ class Rib {
   template <typename Addr>
   struct Entry {
     Addr addr{};
-    uint8_t len = kEmpty;
-    uint8_t source = 0;
-    uint8_t distance = 0;
-    uint8_t multi = 0;  // 1: all candidates live in multi_
     NhgId nhg = kNoGroup;
+    uint8_t len = kEmpty;
+    uint8_t probe = 0;  // distance from the home slot
+    uint8_t source = 0;  // RouteSource, | kMulti: all candidates live in multi_
+    uint8_t distance = 0;
+    bool multi() const { return source & kMulti; }
+    RibCand cand() const { return {static_cast<RouteSource>(source & ~kMulti), distance, nhg}; }
   };
   static constexpr uint8_t kEmpty = 0xFF;
+  static constexpr uint8_t kMulti = 0x80;
+  // Probe distances stay far below this at 7/8 load; reaching it forces a grow.
+  static constexpr uint8_t kMaxProbe = 0xF0;
   template <typename Addr>
   struct Table {
     std::vector<Entry<Addr>> slots;
     size_t size = 0;
+    size_t Next(size_t i) const { return i + 1 == slots.size() ? 0 : i + 1; }
   };
 
   template <typename Addr>
@@ -88,14 +91,24 @@ class Rib {
   static Entry<Addr>* Find(Table<Addr>& t, const Addr& a, uint8_t len);
   template <typename Addr>
   static const Entry<Addr>* Find(const Table<Addr>& t, const Addr& a, uint8_t len);
+  // Places an entry known to be absent (Robin Hood: it takes the slot of any
+  // entry nearer its home and carries that one on).
   template <typename Addr>
-  static void Grow(Table<Addr>& t);
+  static void Place(Table<Addr>& t, Entry<Addr> e);
+  template <typename Addr>
+  static void Reserve(Table<Addr>& t, size_t entries);
   template <typename Addr>
   static void Rehash(Table<Addr>& t, size_t slots);
   template <typename Addr>
   static void RemoveAt(Table<Addr>& t, size_t i);
   template <typename Addr>
   static size_t Home(const Table<Addr>& t, const Addr& a, uint8_t len);
+  template <typename Addr>
+  static void SetBest(Entry<Addr>& e, const RibCand& best, bool multi) {
+    e.source = static_cast<uint8_t>(static_cast<uint8_t>(best.source) | (multi ? kMulti : 0));
+    e.distance = best.distance;
+    e.nhg = best.nhg;
+  }
 
   static uint32_t Key4(const Prefix& p) { return p.addr().v4(); }
   static V6Addr Key6(const Prefix& p) {

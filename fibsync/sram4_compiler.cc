@@ -26,42 +26,93 @@ void WriteWord(uint8_t* sram, int code_bits, uint32_t w, uint32_t v) {
 }  // namespace
 
 Sram4Compiler::Sram4Compiler()
-    : cells_(new uint8_t[3 * size_t{kSlash24s}]()), counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
+    : cells_(new uint16_t[kSlash24s]()), counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
 
-void Sram4Compiler::Put(uint32_t i, uint16_t group, uint8_t depth_byte) {
-  uint8_t* c = &cells_[3 * size_t{i}];
-  c[0] = static_cast<uint8_t>(group);
-  c[1] = static_cast<uint8_t>(group >> 8);
-  c[2] = depth_byte;
+void Sram4Compiler::Widen() {
+  group_hi_.reset(new uint8_t[kSlash24s]());  // every cell painted so far has a group < 1024
 }
 
-void Sram4Compiler::Paint(uint32_t i, uint16_t group, uint8_t len_plus1) {
-  uint8_t* c = &cells_[3 * size_t{i}];
-  const uint16_t old = static_cast<uint16_t>(c[0] | (c[1] << 8));
-  const bool had = (c[2] & 0x7F) != 0;
-  if (had) --counts_[old];
-  if (len_plus1) ++counts_[group];
-  if (old != group || had != (len_plus1 != 0)) MarkWordDirty(i >> 2);
-  Put(i, group, static_cast<uint8_t>((c[2] & 0x80) | len_plus1));
+template <typename Keep>
+void Sram4Compiler::PaintRange(uint32_t first, uint32_t n, uint16_t group, uint8_t len_plus1, Keep keep) {
+  if (group > kLowGroupMask && !group_hi_) Widen();
+  const uint16_t fresh = static_cast<uint16_t>(len_plus1 << kDepthShift | (group & kLowGroupMask));
+  const uint8_t hi = static_cast<uint8_t>(group >> kDepthShift);
+  const bool has = len_plus1 != 0;
+  uint32_t painted = 0;
+  // k identical cells from i (k > 4: whole words).
+  auto paint = [&](uint32_t i, uint16_t c, uint32_t k) {
+    const uint8_t depth = Depth(c);
+    if (keep(depth)) return;
+    const uint16_t old = GroupOf(i, c);
+    if (depth) counts_[old] -= k;
+    if (old != group || (depth != 0) != has) {
+      if (k < 4) {
+        MarkWordDirty(i >> 2);
+      } else {
+        MarkWordsDirty(i >> 2, (i + k) >> 2);
+      }
+    }
+    std::fill_n(&cells_[i], k, static_cast<uint16_t>((c & kLongerBit) | fresh));
+    if (group_hi_) std::fill_n(&group_hi_[i], k, hi);
+    painted += k;
+  };
+  if (n < 4) {  // a /23 or /24
+    for (uint32_t i = first; i < first + n; ++i) paint(i, cells_[i], 1);
+  } else {
+    // Whole words (the range is aligned): runs of identical words are painted
+    // at once — a table load is mostly such runs.
+    const uint32_t end_word = (first + n) >> 2;
+    for (uint32_t w = first >> 2; w < end_word;) {
+      if (!Uniform(4 * w)) {
+        for (uint32_t i = 4 * w; i < 4 * w + 4; ++i) paint(i, cells_[i], 1);
+        ++w;
+        continue;
+      }
+      uint32_t next = w + 1;
+      while (next < end_word && SameWord(4 * next, 4 * w)) ++next;
+      paint(4 * w, cells_[4 * w], 4 * (next - w));
+      w = next;
+    }
+  }
+  if (has) counts_[group] += painted;
+}
+
+bool Sram4Compiler::Uniform(uint32_t i) const {
+  uint64_t q;
+  std::memcpy(&q, &cells_[i], sizeof q);
+  if (q != (q & 0xFFFF) * 0x0001000100010001ull) return false;
+  if (!group_hi_) return true;
+  uint32_t h;
+  std::memcpy(&h, &group_hi_[i], sizeof h);
+  return h == (h & 0xFF) * 0x01010101u;
+}
+
+bool Sram4Compiler::SameWord(uint32_t i, uint32_t j) const {
+  if (std::memcmp(&cells_[i], &cells_[j], 4 * sizeof(uint16_t)) != 0) return false;
+  return !group_hi_ || std::memcmp(&group_hi_[i], &group_hi_[j], 4) == 0;
+}
+
+void Sram4Compiler::MarkWordsDirty(uint32_t begin, uint32_t end) {
+  while (begin < end) {
+    const uint32_t b = begin >> 6, lo = begin & 63;
+    const uint32_t hi = std::min<uint32_t>(64, lo + (end - begin));
+    const uint64_t bits = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    if (dirty_[b] == 0) dirty_blocks_.push_back(b);
+    dirty_[b] |= bits;
+    begin += hi - lo;
+  }
 }
 
 void Sram4Compiler::SetShort(uint32_t addr, int len, NhgId g) {
-  const uint32_t first = addr >> 8, n = 1u << (24 - len);
   const uint8_t lp1 = static_cast<uint8_t>(len + 1);
-  const uint16_t cg = Clamp(g);
-  for (uint32_t i = first; i < first + n; ++i) {
-    if ((cells_[3 * size_t{i} + 2] & 0x7F) <= lp1) Paint(i, cg, lp1);
-  }
+  PaintRange(addr >> 8, 1u << (24 - len), Clamp(g), lp1, [lp1](uint8_t depth) { return depth > lp1; });
 }
 
 void Sram4Compiler::RemoveShort(uint32_t addr, int len, NhgId parent, int parent_len) {
-  const uint32_t first = addr >> 8, n = 1u << (24 - len);
   const uint8_t lp1 = static_cast<uint8_t>(len + 1);
   const uint16_t pg = parent_len < 0 ? 0 : Clamp(parent);
-  const uint8_t plp1 = static_cast<uint8_t>(parent_len + 1);
-  for (uint32_t i = first; i < first + n; ++i) {
-    if ((cells_[3 * size_t{i} + 2] & 0x7F) == lp1) Paint(i, pg, plp1);
-  }
+  PaintRange(addr >> 8, 1u << (24 - len), pg, static_cast<uint8_t>(parent_len + 1),
+             [lp1](uint8_t depth) { return depth != lp1; });
 }
 
 void Sram4Compiler::SetLonger(uint32_t addr, int len, NhgId g) {
@@ -75,7 +126,7 @@ void Sram4Compiler::SetLonger(uint32_t addr, int len, NhgId g) {
     v.insert(std::upper_bound(v.begin(), v.end(), item, [](const Longer& a, const Longer& b) { return a.len < b.len; }),
              item);
   }
-  cells_[3 * size_t{i} + 2] |= 0x80;
+  cells_[i] |= kLongerBit;
   MarkWordDirty(i >> 2);
 }
 
@@ -87,7 +138,7 @@ void Sram4Compiler::RemoveLonger(uint32_t addr, int len) {
   std::erase_if(v, [&](const Longer& x) { return x.offset == (addr & 0xFF) && x.len == len; });
   if (v.empty()) {
     longer_.erase(it);
-    cells_[3 * size_t{i} + 2] &= 0x7F;
+    cells_[i] &= static_cast<uint16_t>(~kLongerBit);
   }
   MarkWordDirty(i >> 2);
 }
@@ -110,14 +161,13 @@ std::optional<std::pair<NhgId, int>> Sram4Compiler::Match(uint32_t addr) const {
   return std::make_pair(NhgId{c.group}, c.len_plus1 - 1);
 }
 
-uint8_t Sram4Compiler::CodeOf(uint32_t i, const Codes& codes) const {
+uint8_t Sram4Compiler::MixedCode(uint32_t i, const Codes& codes) const {
   const Cell c = cell(i);
   auto answer_of = [&](NhgId g) -> int64_t {
     if (g == kNoGroup || g >= kOverflowGroup || g >= codes.group_answer.size()) return -1;
     return codes.group_answer[g];
   };
-  if (!c.has_longer) return c.len_plus1 ? (c.group == kOverflowGroup ? 0 : codes.GroupCode(c.group)) : 0;
-  // Mixed /24: paint the 256 addresses' answers, shortest route first.
+  // Paint the 256 addresses' answers, shortest route first.
   std::array<int64_t, 256> ans;
   ans.fill(c.len_plus1 ? answer_of(c.group) : -1);
   for (const auto& l : *LongerIn(i)) {
@@ -133,16 +183,35 @@ uint8_t Sram4Compiler::CodeOf(uint32_t i, const Codes& codes) const {
 }
 
 void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, DeviceDelta& out) {
+  // Each group's code once, so a plain /24 costs one table read.
+  std::vector<uint8_t> code_of(std::min<size_t>(codes.group_answer.size(), kOverflowGroup));
+  for (NhgId g = 1; g < code_of.size(); ++g) code_of[g] = codes.GroupCode(g);
+  auto code_at = [&](uint32_t i) -> uint32_t {
+    const uint16_t c = cells_[i];
+    if (c & kLongerBit) return MixedCode(i, codes);
+    if (Depth(c) == 0) return 0;
+    const uint16_t g = GroupOf(i, c);
+    return g < code_of.size() ? code_of[g] : 0;
+  };
   const int shift = code_bits == 4 ? 4 : 2;
   std::sort(dirty_blocks_.begin(), dirty_blocks_.end());
+  // Room for every dirty word up front: a table load's delta is millions of
+  // words, and growing it by doubling would copy and fault it in twice.
+  size_t dirty_words = 0;
+  for (uint32_t b : dirty_blocks_) dirty_words += static_cast<size_t>(std::popcount(dirty_[b]));
+  out.sram_words.reserve(out.sram_words.size() + dirty_words);
+  out.sram_values.reserve(out.sram_values.size() + dirty_words);
   for (uint32_t b : dirty_blocks_) {
     uint64_t bits = dirty_[b];
     dirty_[b] = 0;
     while (bits) {
       const uint32_t w = b * 64 + static_cast<uint32_t>(std::countr_zero(bits));
       bits &= bits - 1;
-      uint32_t v = 0;
-      for (uint32_t s = 0; s < 4; ++s) v |= uint32_t{CodeOf(4 * w + s, codes)} << (shift * s);
+      const uint32_t i = 4 * w;
+      const uint32_t v = Uniform(i) && !(cells_[i] & kLongerBit)
+                             ? code_at(i) * (1u | 1u << shift | 1u << (2 * shift) | 1u << (3 * shift))
+                             : code_at(i) | code_at(i + 1) << shift | code_at(i + 2) << (2 * shift) |
+                                   code_at(i + 3) << (3 * shift);
       if (v != ReadWord(sram, code_bits, w)) {
         WriteWord(sram, code_bits, w, v);
         out.sram_words.push_back(w);
@@ -162,8 +231,9 @@ void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
     }
     if (block >> (w & 63) & 1) continue;
     for (uint32_t s = 0; s < 4; ++s) {
-      const uint8_t* c = &cells_[3 * size_t{4 * w + s}];
-      if ((c[2] & 0x7F) && changed[c[0] | (c[1] << 8)]) {
+      const uint32_t i = 4 * w + s;
+      const uint16_t c = cells_[i];
+      if (Depth(c) && changed[GroupOf(i, c)]) {
         MarkWordDirty(w);
         break;
       }

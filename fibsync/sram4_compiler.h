@@ -1,13 +1,16 @@
 // The IPv4 half of the compiler: which best route covers each /24, and the
 // SRAM4 words that follow from it.
 //
-// Per /24 (2^24 cells of 3 bytes, 48 MiB) it keeps the group of the longest
-// best route of length <= 24 covering that /24 and its depth (length + 1,
-// 0 = none; high bit = "routes longer than /24 lie inside"). Adding a <= /24
-// prefix of length L paints only the /24s of its range whose depth <= L + 1;
-// deleting it repaints those at depth L + 1 with the parent route. Routes
-// longer than /24 are kept per /24 in a side map: such a /24 gets a code only
-// if all 256 addresses have the same true answer.
+// Per /24 (2^24 cells) it keeps the group of the longest best route of
+// length <= 24 covering that /24, its depth (length + 1, 0 = none) and whether
+// routes longer than /24 lie inside. A cell is 16 bits — group bits 0-9,
+// depth, the "longer" flag — so the full table costs 32 MiB; group ids of
+// 1024 and up also use a second byte per /24 (bits 10-15), allocated the first
+// time such a group is painted. Adding a <= /24 prefix of length L paints only
+// the /24s of its range whose depth <= L + 1; deleting it repaints those at
+// depth L + 1 with the parent route. Routes longer than /24 are kept per /24
+// in a side map: such a /24 gets a code only if all 256 addresses have the
+// same true answer.
 //
 // Changed /24s are tracked as dirty SRAM words; Flush() turns them into code
 // words given each group's current hardware code and answer.
@@ -46,8 +49,8 @@ class Sram4Compiler {
     bool has_longer = false;
   };
   Cell cell(uint32_t slash24) const {
-    const uint8_t* c = &cells_[3 * size_t{slash24}];
-    return Cell{static_cast<uint16_t>(c[0] | (c[1] << 8)), static_cast<uint8_t>(c[2] & 0x7F), (c[2] & 0x80) != 0};
+    const uint16_t c = cells_[slash24];
+    return Cell{GroupOf(slash24, c), Depth(c), (c & kLongerBit) != 0};
   }
   struct Longer {
     uint8_t offset = 0;  // address & 0xFF
@@ -61,6 +64,8 @@ class Sram4Compiler {
   // /24s whose longest <= /24 route uses group g (the weight of the group).
   uint32_t Count24(NhgId g) const { return counts_[Clamp(g)]; }
   bool Overflowed(NhgId g) const { return g >= kOverflowGroup; }
+  // Whether group ids of 1024 and up have been painted (the second byte per /24 exists).
+  bool wide() const { return group_hi_ != nullptr; }
 
   // Marks every /24 whose group's code changed (changed[clamped id]) and every
   // /24 holding longer routes; used when slots or resolution move.
@@ -81,8 +86,6 @@ class Sram4Compiler {
       return nh_code[static_cast<size_t>(group_answer[g])];
     }
   };
-  // Code of one /24 under these codes.
-  uint8_t CodeOf(uint32_t slash24, const Codes& codes) const;
   // Rewrites every dirty SRAM word, appends the words whose content changed
   // (ascending, with their values) to out, and clears the dirty set.
   void Flush(const Codes& codes, uint8_t* sram, int code_bits, DeviceDelta& out);
@@ -91,14 +94,33 @@ class Sram4Compiler {
   void ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int code_bits, DeviceDelta& out);
 
  private:
-  static uint16_t Clamp(NhgId g) { return g >= kOverflowGroup ? kOverflowGroup : static_cast<uint16_t>(g); }
-  void Put(uint32_t slash24, uint16_t group, uint8_t depth_byte);
-  void Paint(uint32_t slash24, uint16_t group, uint8_t len_plus1);
+  static constexpr uint16_t kLongerBit = 0x8000;
+  static constexpr int kDepthShift = 10;
+  static constexpr uint16_t kLowGroupMask = (1u << kDepthShift) - 1;
 
-  std::unique_ptr<uint8_t[]> cells_;  // 3 bytes per /24: group (LE u16), depth
-  std::vector<uint32_t> counts_;      // by clamped group id
+  static uint16_t Clamp(NhgId g) { return g >= kOverflowGroup ? kOverflowGroup : static_cast<uint16_t>(g); }
+  static uint8_t Depth(uint16_t c) { return static_cast<uint8_t>((c >> kDepthShift) & 0x1F); }
+  uint16_t GroupOf(uint32_t slash24, uint16_t c) const {
+    const uint16_t low = c & kLowGroupMask;
+    return group_hi_ ? static_cast<uint16_t>(low | group_hi_[slash24] << kDepthShift) : low;
+  }
+  // Gives n /24s from first this group and depth where keep(depth) is false.
+  template <typename Keep>
+  void PaintRange(uint32_t first, uint32_t n, uint16_t group, uint8_t len_plus1, Keep keep);
+  void Widen();
+  // Whether the four /24s of the word starting at i are identical cells;
+  // whether the words starting at i and j hold the same cells.
+  bool Uniform(uint32_t i) const;
+  bool SameWord(uint32_t i, uint32_t j) const;
+  void MarkWordsDirty(uint32_t begin, uint32_t end);  // SRAM words [begin, end)
+  // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
+  uint8_t MixedCode(uint32_t slash24, const Codes& codes) const;
+
+  std::unique_ptr<uint16_t[]> cells_;   // per /24: group bits 0-9, depth, longer flag
+  std::unique_ptr<uint8_t[]> group_hi_;  // per /24: group bits 10-15 (once any group >= 1024 is painted)
+  std::vector<uint32_t> counts_;        // by clamped group id
   std::unordered_map<uint32_t, std::vector<Longer>> longer_;
-  std::vector<uint64_t> dirty_;       // one bit per SRAM word (4 /24s)
+  std::vector<uint64_t> dirty_;         // one bit per SRAM word (4 /24s)
   std::vector<uint32_t> dirty_blocks_;  // indexes of non-zero dirty_ blocks (small commits stay O(change))
 };
 

@@ -88,8 +88,15 @@ int Main(int argc, char** argv) {
   const double rss0 = RssMb();
   auto fib = std::make_unique<Fib>(cfg);
   for (const auto& n : *neigh) fib->UpsertNeighbor(n);
+  // Both sides add from the same compact array; the Fib gets each route the
+  // way a source hands one over (one Route object, refilled per message).
+  Route msg{Prefix(), RouteSource::kStatic, 1, {NextHop{}}};
   auto t = Clock::now();
-  for (const auto& r : routes4) fib->UpsertRoute(r);
+  for (const auto& r : v4) {
+    msg.prefix = Prefix::V4(r.addr, r.len);
+    msg.paths[0] = gateways[r.gw];
+    fib->UpsertRoute(msg);
+  }
   const double fib_insert = Secs(t);
   t = Clock::now();
   auto deltas = fib->Commit();

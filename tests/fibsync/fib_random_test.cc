@@ -452,5 +452,84 @@ TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
 INSTANTIATE_TEST_SUITE_P(CodeBits, RandomSequence,
                          ::testing::Values(SeqParam{2, 40, 6}, SeqParam{4, 40, 6}, SeqParam{2, 3, 1}));
 
+// --- more next-hop groups than a /24 cell's narrow group field (1024) ------------
+
+Prefix ManyGroupsPrefix(RandomWorlds& gen) {
+  const int len = 12 + static_cast<int>(gen.rng()() % 13);  // /12 .. /24
+  return Prefix::V4(0x0A000000u | static_cast<uint32_t>(gen.rng()() & 0xFFFFFF), len);
+}
+
+std::vector<NextHop> ManyGroupsPaths(RandomWorlds& gen, int gateways) {
+  std::vector<NextHop> p;
+  while (p.size() < 2 + gen.rng()() % 2) {
+    const NextHop g = gen.Gateway(static_cast<int>(gen.rng()() % static_cast<uint64_t>(gateways)));
+    if (std::find(p.begin(), p.end(), g) == p.end()) p.push_back(g);
+  }
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+// Routes under 10/8, each with its own ECMP pair (or triple) of 60 gateways:
+// far more distinct path sets than 1024, so group ids of 1024 and up are painted.
+World ManyGroupsWorld(RandomWorlds& gen, size_t routes) {
+  constexpr int kGateways = 60;
+  World w;
+  for (int k = 0; k < kGateways; ++k) {
+    if (auto n = gen.GatewayNeighbor(k)) w.neigh[n->addr] = *n;
+  }
+  w.routes[Prefix::V4(0, 0)] = {gen.Gateway(0)};
+  while (w.routes.size() < routes) w.routes[ManyGroupsPrefix(gen)] = ManyGroupsPaths(gen, kGateways);
+  return w;
+}
+
+size_t DistinctPathSets(const World& w) {
+  std::set<std::vector<NextHop>> sets;
+  for (const auto& [p, paths] : w.routes) sets.insert(paths);
+  return sets.size();
+}
+
+TEST_P(RandomTable, ManyGroupsEverySlash24MatchesReferenceLpm) {
+  const auto [bits, ecmp] = GetParam();
+  RandomWorlds gen(Seed("ManyGroups"));
+  const World world = ManyGroupsWorld(gen, 3000);
+  ASSERT_GT(DistinctPathSets(world), 2000u);
+  Fib fib(Config(bits, ecmp));
+  world.LoadInto(fib);
+  fib.Commit();
+  const auto r = CheckAllSlash24(EncodeBar(fib.image()), world, world.Oracle(), Owners(fib), ecmp, 256);
+  EXPECT_EQ(r.misforwarded, 0u) << r.first_error;
+  EXPECT_EQ(r.owed_punted, 0u) << r.first_error;
+  EXPECT_GT(r.forwarded, 1'000'000u);
+}
+
+// Groups come and go (ids are reused, above and below 1024) over many
+// commits; the end state forwards like a from-scratch compile.
+TEST(ManyGroups, ChurnEndEqualsScratch) {
+  RandomWorlds gen(Seed("ManyGroupsChurn"));
+  auto& rng = gen.rng();
+  World world = ManyGroupsWorld(gen, 2500);
+  const FibConfig cfg = Config(4, EcmpPolicy::kFirst);
+  Fib fib(cfg);
+  world.LoadInto(fib);
+  fib.Commit();
+  for (int round = 0; round < 30; ++round) {
+    for (int k = 0; k < 60; ++k) {
+      auto it = std::next(world.routes.begin(), static_cast<long>(1 + rng() % (world.routes.size() - 1)));
+      fib.DeleteRoute(it->first, RouteSource::kStatic);
+      world.routes.erase(it);
+    }
+    for (int k = 0; k < (round < 15 ? 40 : 80); ++k) {
+      const Prefix p = ManyGroupsPrefix(gen);
+      world.routes[p] = ManyGroupsPaths(gen, 60);
+      fib.UpsertRoute(Route{p, RouteSource::kStatic, 1, world.routes[p]});
+    }
+    fib.Commit();
+  }
+  Fib scratch(cfg);
+  world.LoadInto(scratch);
+  scratch.Commit();
+  ExpectSameAsScratch(fib, scratch, world.Oracle());
+}
+
 }  // namespace
 }  // namespace fibnic::testing
