@@ -27,6 +27,7 @@ struct Fib::Impl : public RibSink {
   struct PendingV4 {
     uint32_t addr = 0;
     uint8_t len = 0;
+    bool erase = false;  // delete cand.source's route
     RibCand cand;
   };
 
@@ -51,32 +52,37 @@ struct Fib::Impl : public RibSink {
     const NhgId g = nht.Acquire(*paths);
     const RibCand cand{route.source, route.distance, g};
     if (route.prefix.family() == Family::kV4) {
-      pending_v4.push_back({route.prefix.addr().v4(), static_cast<uint8_t>(route.prefix.len()), cand});
+      pending_v4.push_back({route.prefix.addr().v4(), static_cast<uint8_t>(route.prefix.len()), false, cand});
       return;
     }
     Apply(route.prefix, rib.Upsert(route.prefix, cand));
   }
 
   void DeleteRoute(const Prefix& prefix, RouteSource source) override {
+    if (prefix.family() == Family::kV4) {
+      pending_v4.push_back({prefix.addr().v4(), static_cast<uint8_t>(prefix.len()), true, RibCand{source, 0, kNoGroup}});
+      return;
+    }
     Settle();
     Apply(prefix, rib.Erase(prefix, source));
   }
 
-  // IPv4 upserts wait in pending_v4 until anything reads, deletes or
-  // commits; a large batch (a table load) then goes into the RIB with its
-  // slots prefetched a few routes ahead, in arrival order (address order for
-  // a sorted table, so the /24 cells are painted sequentially). Same end
-  // state as one by one.
+  // IPv4 upserts and deletes wait in pending_v4 until anything reads or
+  // commits; a large batch (a table load or flush) then goes into the RIB
+  // with its slots prefetched a few routes ahead, in arrival order (address
+  // order for a sorted table, so the /24 cells are painted sequentially).
+  // Same end state as one by one.
   void Settle() {
     if (pending_v4.empty()) return;
     constexpr size_t kAhead = 16;  // routes between a slot's prefetch and its use
     const size_t n = pending_v4.size();
-    rib.ReserveV4(n);
+    rib.ReserveV4(static_cast<size_t>(
+        std::count_if(pending_v4.begin(), pending_v4.end(), [](const PendingV4& it) { return !it.erase; })));
     for (size_t k = 0; k < n; ++k) {
       if (k + kAhead < n) rib.PrefetchV4(pending_v4[k + kAhead].addr, pending_v4[k + kAhead].len);
       const auto& it = pending_v4[k];
       const Prefix p = Prefix::V4(it.addr, it.len);
-      Apply(p, rib.Upsert(p, it.cand));
+      Apply(p, it.erase ? rib.Erase(p, it.cand.source) : rib.Upsert(p, it.cand));
     }
     constexpr size_t kKeep = 4096;  // a small queue keeps its capacity for the next batch
     if (n > kKeep) {
@@ -145,14 +151,11 @@ struct Fib::Impl : public RibSink {
       sram.SetShort(a, p.len(), best);
       return;
     }
-    for (int l = p.len() - 1; l >= 0; --l) {
-      if (!rib.HasLength(Family::kV4, l)) continue;
-      if (auto parent = rib.Best(Prefix::V4(a, l))) {
-        sram.RemoveShort(a, p.len(), parent->nhg, l);
-        return;
-      }
+    if (auto parent = rib.ParentV4(a, p.len())) {
+      sram.RemoveShort(a, p.len(), parent->second.nhg, parent->first);
+    } else {
+      sram.RemoveShort(a, p.len(), kNoGroup, -1);
     }
-    sram.RemoveShort(a, p.len(), kNoGroup, -1);
   }
 
   // --- resolution, answers, slots -----------------------------------------------

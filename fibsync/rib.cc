@@ -32,15 +32,21 @@ size_t Rib::Home(const Table<Addr>& t, const Addr& a, uint8_t len) {
 }
 
 template <typename Addr>
-const Rib::Entry<Addr>* Rib::Find(const Table<Addr>& t, const Addr& a, uint8_t len) {
+Rib::Probe Rib::Locate(const Table<Addr>& t, const Addr& a, uint8_t len) {
   size_t i = Home(t, a, len);
   // Robin Hood order: once an entry sits closer to its home than we are to
-  // ours, the key cannot be further on.
-  for (int probe = 0;; ++probe, i = t.Next(i)) {
+  // ours, the key cannot be further on — and that slot is where it would go.
+  for (uint8_t probe = 0;; ++probe, i = t.Next(i)) {
     const auto& e = t.slots[i];
-    if (e.len == kEmpty || e.probe < probe) return nullptr;
-    if (e.len == len && e.addr == a) return &e;
+    if (e.len == kEmpty || e.probe < probe) return {i, probe, false};
+    if (e.len == len && e.addr == a) return {i, probe, true};
   }
+}
+
+template <typename Addr>
+const Rib::Entry<Addr>* Rib::Find(const Table<Addr>& t, const Addr& a, uint8_t len) {
+  const Probe at = Locate(t, a, len);
+  return at.found ? &t.slots[at.slot] : nullptr;
 }
 
 template <typename Addr>
@@ -49,9 +55,8 @@ Rib::Entry<Addr>* Rib::Find(Table<Addr>& t, const Addr& a, uint8_t len) {
 }
 
 template <typename Addr>
-void Rib::Place(Table<Addr>& t, Entry<Addr> e) {
-  e.probe = 0;
-  for (size_t i = Home(t, e.addr, e.len);; i = t.Next(i)) {
+void Rib::PlaceFrom(Table<Addr>& t, Entry<Addr> e, size_t i) {
+  for (;; i = t.Next(i)) {
     auto& slot = t.slots[i];
     if (slot.len == kEmpty) {
       slot = e;
@@ -61,7 +66,8 @@ void Rib::Place(Table<Addr>& t, Entry<Addr> e) {
     if (slot.probe < e.probe) std::swap(slot, e);  // the richer entry moves on
     if (++e.probe == kMaxProbe) {  // a pathological cluster: a bigger table breaks it up
       Rehash(t, t.slots.size() * 3 / 2);
-      Place(t, e);
+      e.probe = 0;
+      PlaceFrom(t, e, Home(t, e.addr, e.len));
       return;
     }
   }
@@ -81,8 +87,10 @@ void Rib::Rehash(Table<Addr>& t, size_t slots) {
   old.swap(t.slots);
   t.size = 0;
   // Old slot order is hash order, so the new homes ascend: a near-sequential pass.
-  for (const auto& e : old) {
-    if (e.len != kEmpty) Place(t, e);
+  for (auto e : old) {
+    if (e.len == kEmpty) continue;
+    e.probe = 0;
+    PlaceFrom(t, e, Home(t, e.addr, e.len));
   }
 }
 
@@ -103,21 +111,24 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
                         const RibCand& c) {
   RibChange ch;
   const uint8_t len = static_cast<uint8_t>(p.len());
-  Entry<Addr>* e = Find(t, a, len);
-  if (e == nullptr) {
-    Reserve(t, t.size + 1);
+  Reserve(t, t.size + 1);  // first: a rehash would move the slot found below
+  const Probe at = Locate(t, a, len);
+  if (!at.found) {  // one probe both missed and found where the prefix goes
     Entry<Addr> fresh;
     fresh.addr = a;
     fresh.nhg = c.nhg;
     fresh.len = len;
+    fresh.probe = at.probe;
     fresh.source = static_cast<uint8_t>(c.source);
     fresh.distance = c.distance;
-    Place(t, fresh);
+    PlaceFrom(t, fresh, at.slot);
     ++lens[len];
     ++candidates_;
+    MarkPresent(a, len, true);
     ch.new_best = c.nhg;
     return ch;
   }
+  Entry<Addr>* e = &t.slots[at.slot];
   ch.old_best = e->nhg;
   if (!e->multi()) {
     if (e->source == static_cast<uint8_t>(c.source)) {
@@ -159,6 +170,7 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
     RemoveAt(t, static_cast<size_t>(e - t.slots.data()));
     --lens[len];
     --candidates_;
+    MarkPresent(a, len, false);
     return ch;
   }
   auto it = multi_.find(p);
@@ -186,6 +198,28 @@ RibChange Rib::Erase(const Prefix& p, RouteSource s) {
 void Rib::ReserveV4(size_t more) { Reserve(v4_, v4_.size + more); }
 
 void Rib::PrefetchV4(uint32_t addr, uint8_t len) const { __builtin_prefetch(&v4_.slots[Home(v4_, addr, len)]); }
+
+size_t Rib::PresenceBit(uint32_t addr, int len) {
+  return (size_t{1} << len) - 1 + (len == 0 ? 0 : addr >> (32 - len));
+}
+
+void Rib::MarkPresent(uint32_t addr, uint8_t len, bool present) {
+  if (len >= kPresenceLens) return;
+  const size_t bit = PresenceBit(addr, len);
+  uint64_t& word = present_v4_[bit >> 6];
+  word = present ? (word | uint64_t{1} << (bit & 63)) : (word & ~(uint64_t{1} << (bit & 63)));
+}
+
+std::optional<std::pair<int, RibCand>> Rib::ParentV4(uint32_t addr, int len) const {
+  for (int l = std::min(len, kPresenceLens) - 1; l >= 0; --l) {
+    if (v4_len_[l] == 0) continue;
+    const size_t bit = PresenceBit(addr, l);
+    if (!(present_v4_[bit >> 6] >> (bit & 63) & 1)) continue;
+    const auto* e = Find(v4_, addr & MaskV4(l), static_cast<uint8_t>(l));
+    return std::make_pair(l, e->cand());
+  }
+  return std::nullopt;
+}
 
 std::optional<RibCand> Rib::Best(const Prefix& p) const {
   const uint8_t len = static_cast<uint8_t>(p.len());

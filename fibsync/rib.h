@@ -48,6 +48,11 @@ class Rib {
   void ReserveV4(size_t more);
   void PrefetchV4(uint32_t addr, uint8_t len) const;
   std::optional<RibCand> Best(const Prefix& p) const;
+  // The longest best IPv4 route strictly shorter than len (<= 24) covering
+  // addr: its length and candidate. A bitmap of which prefixes of length
+  // < 24 exist answers it with one table probe, where trying every shorter
+  // length would probe up to 24 times (this is a delete's parent search).
+  std::optional<std::pair<int, RibCand>> ParentV4(uint32_t addr, int len) const;
   std::vector<RibCand> Candidates(const Prefix& p) const;  // best first
   // Every prefix of a family with its best candidate (unordered).
   void ForEach(Family f, const std::function<void(const Prefix&, const RibCand& best)>& fn) const;
@@ -87,14 +92,23 @@ class Rib {
   RibChange UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p, const RibCand& c);
   template <typename Addr>
   RibChange EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p, RouteSource s);
+  // Where a key is (found) or would be placed (its probe distance there).
+  struct Probe {
+    size_t slot = 0;
+    uint8_t probe = 0;
+    bool found = false;
+  };
+  template <typename Addr>
+  static Probe Locate(const Table<Addr>& t, const Addr& a, uint8_t len);
   template <typename Addr>
   static Entry<Addr>* Find(Table<Addr>& t, const Addr& a, uint8_t len);
   template <typename Addr>
   static const Entry<Addr>* Find(const Table<Addr>& t, const Addr& a, uint8_t len);
-  // Places an entry known to be absent (Robin Hood: it takes the slot of any
-  // entry nearer its home and carries that one on).
+  // Places an entry known to be absent, from slot i at probe distance
+  // e.probe (Robin Hood: it takes the slot of any entry nearer its home and
+  // carries that one on).
   template <typename Addr>
-  static void Place(Table<Addr>& t, Entry<Addr> e);
+  static void PlaceFrom(Table<Addr>& t, Entry<Addr> e, size_t i);
   template <typename Addr>
   static void Reserve(Table<Addr>& t, size_t entries);
   template <typename Addr>
@@ -120,6 +134,13 @@ class Rib {
 
   Table<uint32_t> v4_;
   Table<V6Addr> v6_;
+  // Which IPv4 prefixes of length < kPresenceLens exist: bit (2^len - 1 +
+  // addr >> (32 - len)), 2 MB in all.
+  static constexpr int kPresenceLens = 24;
+  static size_t PresenceBit(uint32_t addr, int len);
+  void MarkPresent(uint32_t addr, uint8_t len, bool present);
+  void MarkPresent(const V6Addr&, uint8_t, bool) {}
+  std::vector<uint64_t> present_v4_ = std::vector<uint64_t>((size_t{1} << kPresenceLens) / 64);
   std::vector<uint32_t> v4_len_ = std::vector<uint32_t>(33);
   std::vector<uint32_t> v6_len_ = std::vector<uint32_t>(129);
   std::unordered_map<Prefix, std::vector<RibCand>> multi_;  // sorted best first

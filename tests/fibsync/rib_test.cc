@@ -3,7 +3,7 @@
 // prefixes large enough to grow the table many times and to shift entries
 // back on every kind of delete. Every change's reported (old best, new best,
 // dropped) and every touched prefix's candidates are checked; the whole table
-// is compared at intervals. Seeds are printed; FIBSYNC_SEED replays one.
+// is compared at intervals, and the parent search (ParentV4) at every step. Seeds are printed; FIBSYNC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -101,6 +101,16 @@ TEST(Rib, RandomOperationsMatchReference) {
     ASSERT_EQ(got.dropped, dropped) << "step " << step << " " << p.ToString();
     ExpectSameAsModel(rib, model, p);
     ASSERT_EQ(rib.candidates(), candidates);
+    if (p.family() == Family::kV4 && p.len() <= 24) {
+      // A delete's parent search: the longest shorter prefix with a route.
+      const uint32_t addr = p.addr().v4() | static_cast<uint32_t>(rng() & 0xFF);
+      std::optional<std::pair<int, RibCand>> want;
+      for (int l = p.len() - 1; l >= 0 && !want; --l) {
+        const auto r = Ranked(model, Prefix::V4(addr, l));
+        if (!r.empty()) want = std::make_pair(l, r.front());
+      }
+      ASSERT_EQ(rib.ParentV4(addr, p.len()), want) << "step " << step << " " << p.ToString();
+    }
     if (step % 50'000 == 0 || step == 399'999) {
       size_t n[2] = {0, 0};
       for (const auto& [q, c] : model) ++n[q.family() == Family::kV4 ? 0 : 1];
