@@ -428,21 +428,25 @@ OptRouteState Optimizer::StateOf(const Prefix& p) const {
   return mixed ? OptRouteState{S::kPartial, R::kLongerThan64} : OptRouteState{S::kOffloaded, R::kNone};
 }
 
+// What malloc takes for a block of `bytes` (glibc: an 8-byte header, 16-byte
+// granularity, 32 at least): per-node containers pay it once per element.
+size_t Optimizer::HeapBlock(size_t bytes) { return std::max<size_t>(32, (bytes + 8 + 15) / 16 * 16); }
+
 Optimizer::Memory Optimizer::memory() const {
   Memory m;
   m.trie = trie_.bytes() + path_.capacity() * sizeof(int);
-  // std::map nodes: the value plus about four pointers of bookkeeping.
+  // std::map nodes: the value plus three pointers and the colour.
   m.routes = routes_.size() * sizeof(RouteRec) + route_free_.capacity() * sizeof(int32_t) +
-             long_.size() * (sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
+             long_.size() * HeapBlock(sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
              touched_.capacity() * sizeof(int32_t);
   m.tables = (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
                  sizeof(int64_t) +
              (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
-  for (const auto& [v, t] : tables_) m.tables += t.bytes();
-  // Hash containers: a node (value, next pointer, cached hash) per element
-  // plus the bucket array.
+  for (const auto& [v, t] : tables_) m.tables += HeapBlock(t.bytes());
+  // Hash containers: a node (next pointer, value) per element plus the
+  // bucket array.
   auto hashed = [](const auto& c, size_t value) {
-    return c.size() * (value + 2 * sizeof(void*)) + c.bucket_count() * sizeof(void*);
+    return c.size() * HeapBlock(value + sizeof(void*)) + c.bucket_count() * sizeof(void*);
   };
   m.tables += hashed(tables_, sizeof(std::pair<const int, PackedTable>)) + hashed(descend_reads_, sizeof(int)) +
               hashed(pins_, sizeof(int));

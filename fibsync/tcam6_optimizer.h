@@ -12,12 +12,14 @@
 // punting; ties prefer entries already in the TCAM (fewer writes), then fewer
 // entries, then lower codes.
 //
-// Incremental: the trie and every node's DP table persist across Solve()
-// calls. A route change marks the path from its node to the root (and, when
-// the route's colour changes, the nodes it governs); Solve() recomputes only
-// those tables, so a one-route change costs O(depth · C² · budget²) instead of
-// a full recompute. The answer is exactly what a fresh Optimizer with the same
-// routes would give for the same `prefer` (tcam6_incremental_test checks it).
+// Incremental: the trie and the DP tables of large subtrees persist across
+// Solve() calls (packed; small subtrees' tables are recomputed when read, and
+// those the last reconstruction read stay pinned). A route change marks the
+// path from its node to the root (and, when the route's colour changes, the
+// nodes it governs); Solve() recomputes only those tables, so a one-route
+// change costs O(depth · kLightNodes · C² · budget²) instead of a full
+// recompute. The answer is exactly what a fresh Optimizer with the same routes
+// would give for the same `prefer` (tcam6_incremental_test checks it).
 #pragma once
 
 #include <array>
@@ -167,6 +169,7 @@ class Optimizer {
   void Uncredit(int route);
   void FinishTouched();
   void ShrinkScratch();
+  static size_t HeapBlock(size_t bytes);
 
   const uint32_t budget_;
   const uint32_t light_nodes_;
@@ -184,7 +187,7 @@ class Optimizer {
   std::unordered_map<int32_t, PackedTable> tables_;  // stored DP tables, by node
   uint64_t weight_sum_ = 0;  // routes up to /64: bounds every DP value
   bool narrow_ = true;
-  std::vector<int32_t> arena_;  // tables of small subtrees, computed when needed
+  std::vector<int32_t> arena_;  // tables being read: light ones computed, stored ones unpacked
   size_t arena_top_ = 0;
   std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
   std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
