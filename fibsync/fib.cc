@@ -84,15 +84,24 @@ struct Fib::Impl : public RibSink {
       const Prefix p = Prefix::V4(it.addr, it.len);
       Apply(p, it.erase ? rib.Erase(p, it.cand.source) : rib.Upsert(p, it.cand));
     }
-    constexpr size_t kKeep = 4096;  // a small queue keeps its capacity for the next batch
-    if (n > kKeep) {
+    if (n > kKeepScratch) {
       std::vector<PendingV4>().swap(pending_v4);
-      // A table load's queue (10 MB) can stay in malloc's heap after glibc
-      // raises its mmap threshold; give it back to the system.
-      malloc_trim(0);
+      trim_heap = true;
     } else {
-      pending_v4.clear();
+      pending_v4.clear();  // a small queue keeps its capacity for the next batch
     }
+  }
+
+  // Big scratch (a table load's queue, 14 MB; its delta, 18 MB; the IPv6
+  // change list) can stay in malloc's heap once glibc has raised its mmap
+  // threshold; Commit() gives it back to the system at its end (its own
+  // scratch) and at its start (the previous commit's delta).
+  static constexpr size_t kKeepScratch = 4096;  // entries
+  bool trim_heap = false;
+  void TrimHeap() {
+    if (!trim_heap) return;
+    malloc_trim(0);
+    trim_heap = false;
   }
 
   void UpsertNeighbor(const Neighbor& n) override {
@@ -333,6 +342,7 @@ DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
 
 std::vector<DeviceDelta> Fib::Impl::Commit() {
   Settle();
+  TrimHeap();
   const int slots = cfg.caps.slots();
   // 1. Weights per next-hop and the slot assignment.
   // IPv4 /24s rank first; IPv6 routes (up to /64) only order next-hops with
@@ -432,6 +442,8 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
   main.neigh_retire = std::move(cam.retire);
 
   neigh_changed = v6_changed = false;
+  TrimHeap();  // this commit's scratch
+  trim_heap = main.sram_words.size() > (size_t{1} << 18);  // the delta: freed by the caller once pushed
   ++commits;
   std::vector<DeviceDelta> out;
   if (!retire.empty()) out.push_back(std::move(retire));
@@ -496,7 +508,12 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
     auto best = rib.Best(p);
     todo.emplace_back(p, best ? best->nhg : kNoGroup);
   }
-  v6_dirty.clear();
+  if (v6_dirty.capacity() > kKeepScratch) {
+    std::vector<Prefix>().swap(v6_dirty);
+    trim_heap = true;
+  } else {
+    v6_dirty.clear();
+  }
   if (any_moved) {
     rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& c) {
       if (moved[c.nhg]) todo.emplace_back(p, c.nhg);
@@ -514,6 +531,7 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
   };
   if (two_phase) retire.tcam = push(false);
   main.tcam = push(true);
+  trim_heap |= todo.size() > kKeepScratch;
   image.tcam = tcam6.entries();
   for (NhgId g = 1; g < v6_count.size(); ++g) {
     if (v6_count[g].routes) v6_count[g].pushed = route_for(g, true).code;

@@ -8,25 +8,41 @@ namespace fibnic {
 
 Status LoadRouteFileInto(Fib& fib, const std::string& path, RouteFileStats* stats) {
   const int ports = fib.config().caps.ports;
+  // The lines of one prefix are gathered while they are consecutive (a sorted
+  // file) and the route is upserted once the prefix changes, so a table load
+  // stays one queued batch for the Fib. Only a line that goes back in prefix
+  // order can repeat an earlier prefix; that one asks the Fib (which settles).
   Route r;
   r.source = RouteSource::kStatic;
   r.distance = 1;
-  return ReadRouteFile(path, ports, [&](const RouteLine& line) -> Status {
-    ++stats->lines[line.prefix.family() == Family::kV4 ? 0 : 1];
-    r.prefix = line.prefix;
-    r.paths.assign(1, line.path);
-    if (auto earlier = fib.FindRoute(line.prefix, RouteSource::kStatic)) {
-      auto& paths = earlier->paths;
-      if (std::find(paths.begin(), paths.end(), line.path) != paths.end()) {
-        return InvalidArgument("duplicate route " + line.prefix.ToString() + " " + line.path.ToString());
-      }
-      paths.insert(std::upper_bound(paths.begin(), paths.end(), line.path), line.path);
-      r.paths = paths;
-      ++stats->ecmp_lines;
-    }
-    fib.UpsertRoute(r);
+  bool open = false;              // r holds lines not yet upserted
+  std::optional<Prefix> highest;  // the highest prefix so far
+  auto add_path = [&](const NextHop& nh, const Prefix& p) -> Status {
+    auto at = std::lower_bound(r.paths.begin(), r.paths.end(), nh);
+    if (at != r.paths.end() && *at == nh) return InvalidArgument("duplicate route " + p.ToString() + " " + nh.ToString());
+    r.paths.insert(at, nh);
+    ++stats->ecmp_lines;
     return OkStatus();
+  };
+  Status st = ReadRouteFile(path, ports, [&](const RouteLine& line) -> Status {
+    ++stats->lines[line.prefix.family() == Family::kV4 ? 0 : 1];
+    if (open && line.prefix == r.prefix) return add_path(line.path, line.prefix);
+    if (open) fib.UpsertRoute(r);
+    r.prefix = line.prefix;
+    r.paths.clear();
+    open = true;
+    if (highest && !(*highest < line.prefix)) {
+      if (auto earlier = fib.FindRoute(line.prefix, RouteSource::kStatic)) r.paths = earlier->paths;
+    }
+    if (!highest || *highest < line.prefix) highest = line.prefix;
+    if (r.paths.empty()) {
+      r.paths.push_back(line.path);
+      return OkStatus();
+    }
+    return add_path(line.path, line.prefix);
   });
+  if (open && st.ok()) fib.UpsertRoute(r);
+  return st;
 }
 
 Status LoadNeighborFileInto(Fib& fib, const std::string& path, RouteFileStats* stats) {

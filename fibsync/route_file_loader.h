@@ -1,6 +1,7 @@
-// Loads a route file and a neighbour file into a Fib as static routes.
-// Lines repeating a prefix with other next-hops add ECMP paths; a line that
-// repeats a prefix and next-hop exactly is an error.
+// Loads a route file and a neighbour file into a Fib as static routes; the
+// Fib has no static routes yet (as in fibnic-compile). Lines repeating a
+// prefix with other next-hops — anywhere in the file — add ECMP paths; a line
+// that repeats a prefix and next-hop exactly is an error (file:line: reason).
 #pragma once
 
 #include <cstdint>
