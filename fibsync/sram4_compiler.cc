@@ -186,14 +186,6 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
   // Each group's code once, so a plain /24 costs one table read.
   std::vector<uint8_t> code_of(std::min<size_t>(codes.group_answer.size(), kOverflowGroup));
   for (NhgId g = 1; g < code_of.size(); ++g) code_of[g] = codes.GroupCode(g);
-  auto code_at = [&](uint32_t i) -> uint32_t {
-    const uint16_t c = cells_[i];
-    if (c & kLongerBit) return MixedCode(i, codes);
-    if (Depth(c) == 0) return 0;
-    const uint16_t g = GroupOf(i, c);
-    return g < code_of.size() ? code_of[g] : 0;
-  };
-  const int shift = code_bits == 4 ? 4 : 2;
   std::sort(dirty_blocks_.begin(), dirty_blocks_.end());
   // Room for every dirty word up front: a table load's delta is millions of
   // words, and growing it by doubling would copy and fault it in twice.
@@ -201,6 +193,25 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
   for (uint32_t b : dirty_blocks_) dirty_words += static_cast<size_t>(std::popcount(dirty_[b]));
   out.sram_words.reserve(out.sram_words.size() + dirty_words);
   out.sram_values.reserve(out.sram_values.size() + dirty_words);
+  if (code_bits == 4) {
+    FlushWords<4>(codes, code_of, sram, out);
+  } else {
+    FlushWords<2>(codes, code_of, sram, out);
+  }
+  dirty_blocks_.clear();
+}
+
+template <int kBits>
+void Sram4Compiler::FlushWords(const Codes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram,
+                               DeviceDelta& out) {
+  auto code_at = [&](uint32_t i) -> uint32_t {
+    const uint16_t c = cells_[i];
+    if (c & kLongerBit) return MixedCode(i, codes);
+    if (Depth(c) == 0) return 0;
+    const uint16_t g = GroupOf(i, c);
+    return g < code_of.size() ? code_of[g] : 0;
+  };
+  constexpr uint32_t kRepeat = 1u | 1u << kBits | 1u << (2 * kBits) | 1u << (3 * kBits);
   for (uint32_t b : dirty_blocks_) {
     uint64_t bits = dirty_[b];
     dirty_[b] = 0;
@@ -209,17 +220,26 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
       bits &= bits - 1;
       const uint32_t i = 4 * w;
       const uint32_t v = Uniform(i) && !(cells_[i] & kLongerBit)
-                             ? code_at(i) * (1u | 1u << shift | 1u << (2 * shift) | 1u << (3 * shift))
-                             : code_at(i) | code_at(i + 1) << shift | code_at(i + 2) << (2 * shift) |
-                                   code_at(i + 3) << (3 * shift);
-      if (v != ReadWord(sram, code_bits, w)) {
-        WriteWord(sram, code_bits, w, v);
-        out.sram_words.push_back(w);
-        out.sram_values.push_back(static_cast<uint16_t>(v));
+                             ? code_at(i) * kRepeat
+                             : code_at(i) | code_at(i + 1) << kBits | code_at(i + 2) << (2 * kBits) |
+                                   code_at(i + 3) << (3 * kBits);
+      uint32_t old;
+      if constexpr (kBits == 4) {
+        old = uint32_t(sram[2 * w] | sram[2 * w + 1] << 8);
+      } else {
+        old = sram[w];
       }
+      if (v == old) continue;
+      if constexpr (kBits == 4) {
+        sram[2 * w] = static_cast<uint8_t>(v);
+        sram[2 * w + 1] = static_cast<uint8_t>(v >> 8);
+      } else {
+        sram[w] = static_cast<uint8_t>(v);
+      }
+      out.sram_words.push_back(w);
+      out.sram_values.push_back(static_cast<uint16_t>(v));
     }
   }
-  dirty_blocks_.clear();
 }
 
 void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {

@@ -113,6 +113,9 @@ class Sram4Compiler {
   bool Uniform(uint32_t i) const;
   bool SameWord(uint32_t i, uint32_t j) const;
   void MarkWordsDirty(uint32_t begin, uint32_t end);  // SRAM words [begin, end)
+  // Flush for one code width: the dirty words from per-group codes.
+  template <int kBits>
+  void FlushWords(const Codes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram, DeviceDelta& out);
   // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
   uint8_t MixedCode(uint32_t slash24, const Codes& codes) const;
 
