@@ -243,6 +243,12 @@ void Sram4Compiler::FlushWords(const Codes& codes, const std::vector<uint8_t>& c
 }
 
 void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
+  for (const auto& [i, v] : longer_) MarkWordDirty(i >> 2);
+  // Groups without /24s of their own (IPv6-only next-hops, say) move no
+  // plain /24: then the pass over every cell is not needed.
+  bool any_space = false;
+  for (size_t g = 0; g < changed.size() && !any_space; ++g) any_space = changed[g] && counts_[g] > 0;
+  if (!any_space) return;
   for (uint32_t w = 0; w < kWords; ++w) {
     const uint64_t block = dirty_[w >> 6];
     if (block == ~uint64_t{0}) {  // a whole block already dirty (typical after a table load)
@@ -262,7 +268,6 @@ void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
       }
     }
   }
-  for (const auto& [i, v] : longer_) MarkWordDirty(i >> 2);
 }
 
 void Sram4Compiler::ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int code_bits, DeviceDelta& out) {
