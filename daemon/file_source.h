@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "fibsync/route.h"
@@ -19,6 +20,30 @@ struct FileSourceStats {
   uint64_t loads = 0;
 };
 
+// A route file's table, compact because a full table is a million routes:
+// sorted (prefix, path set) records per family — 12 bytes per IPv4 route —
+// and the path sets interned (a table names a handful).
+struct StaticTable {
+  struct V4 {
+    uint32_t addr = 0;
+    uint8_t len = 0;
+    uint32_t paths = 0;  // index into path_sets
+  };
+  struct V6 {
+    uint64_t hi = 0, lo = 0;
+    uint8_t len = 0;
+    uint32_t paths = 0;
+  };
+  std::vector<V4> v4;  // ascending (addr, len)
+  std::vector<V6> v6;  // ascending (hi, lo, len)
+  std::vector<std::vector<NextHop>> path_sets;  // each sorted, unique
+  size_t size() const { return v4.size() + v6.size(); }
+};
+
+// Reads a route file whole: lines repeating a prefix are its ECMP paths; a
+// next-hop repeated for a prefix is an error naming file:line.
+StatusOr<StaticTable> ReadStaticTable(const std::string& path, int ports);
+
 class FileSource {
  public:
   FileSource(RibSink& sink, std::string routes_path, std::string neighbors_path, uint8_t distance, int ports);
@@ -28,12 +53,15 @@ class FileSource {
   FileSourceStats stats() const { return stats_; }
 
  private:
+  // Hands the sink what differs between the table it has and `next`.
+  void Reconcile(const StaticTable& next);
+
   RibSink& sink_;
   std::string routes_path_;
   std::string neighbors_path_;
   uint8_t distance_;
   int ports_;
-  std::map<Prefix, Route> routes_;       // as last handed to the sink
+  StaticTable routes_;  // as last handed to the sink
   std::map<IpAddr, Neighbor> neighbors_;
   FileSourceStats stats_;
 };
