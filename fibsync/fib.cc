@@ -500,10 +500,10 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
   }
   if (v6_dirty.empty() && !any_moved) return;
 
-  // (prefix, group) to upsert; kNoGroup = erase.
+  // (prefix, group) to upsert; kNoGroup = erase. In prefix order: tcam6
+  // then walks from one route's trie node to the next instead of from the
+  // root for each (a recolour of the real table: ~15 ms instead of ~0.2 s).
   std::vector<std::pair<Prefix, NhgId>> todo;
-  std::sort(v6_dirty.begin(), v6_dirty.end());
-  v6_dirty.erase(std::unique(v6_dirty.begin(), v6_dirty.end()), v6_dirty.end());
   for (const Prefix& p : v6_dirty) {
     auto best = rib.Best(p);
     todo.emplace_back(p, best ? best->nhg : kNoGroup);
@@ -519,6 +519,8 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
       if (moved[c.nhg]) todo.emplace_back(p, c.nhg);
     });
   }
+  std::sort(todo.begin(), todo.end());
+  todo.erase(std::unique(todo.begin(), todo.end()), todo.end());
   auto push = [&](bool final_code) {
     for (const auto& [p, g] : todo) {
       if (g == kNoGroup) {

@@ -139,18 +139,22 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
       it->second = want;
     }
     CountCode(code, +1);
+    finger_.clear();
     const int w = trie_.Insert(Hi(p), 64, path_);
     trie_[w].Set(Node::kLong, true);
     MarkPath();
     return true;
   }
-  const int found = trie_.Find(Hi(p), p.len());
+  const int found = trie_.FindFrom(Hi(p), p.len(), finger_);
   if (found >= 0 && trie_[found].route >= 0) {
     const int id = trie_[found].route;
     RouteRec& r = routes_[id];
     if (r.code == code && r.reason == reason && r.weight == weight) return false;
-    trie_.Find(Hi(p), p.len(), &path_);
-    MarkPath();
+    // Every dirty node's ancestors are dirty, so marking can stop at the
+    // first dirty one: routes recoloured together share most of their path.
+    for (auto it = finger_.rbegin(); it != finger_.rend() && !trie_[*it].Has(Node::kDirty); ++it) {
+      trie_[*it].Set(Node::kDirty, true);
+    }
     Uncredit(id);
     CountCode(r.code, -1);
     CountCode(code, +1);
@@ -162,6 +166,7 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
     if (recolour) Regovern(found, id, code);
     return true;
   }
+  finger_.clear();
   const int v = trie_.Insert(Hi(p), p.len(), path_);
   MarkPath();
   const int id = NewRoute(code, reason, weight);
@@ -172,6 +177,7 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
 
 bool Optimizer::Erase(const Prefix& p) {
   if (p.family() != Family::kV6) return false;
+  finger_.clear();
   if (p.len() > 64) {
     auto it = long_.find(p);
     if (it == long_.end()) return false;
@@ -434,7 +440,7 @@ size_t Optimizer::HeapBlock(size_t bytes) { return std::max<size_t>(32, (bytes +
 
 Optimizer::Memory Optimizer::memory() const {
   Memory m;
-  m.trie = trie_.bytes() + path_.capacity() * sizeof(int);
+  m.trie = trie_.bytes() + (path_.capacity() + finger_.capacity()) * sizeof(int);
   // std::map nodes: the value plus three pointers and the colour.
   m.routes = routes_.size() * sizeof(RouteRec) + route_free_.capacity() * sizeof(int32_t) +
              long_.size() * HeapBlock(sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +

@@ -69,6 +69,8 @@ class Optimizer {
 
   // An IPv6 route, any length 0..128 (code 0: its addresses must punt, for
   // `reason`). False when nothing changed (IPv4, same route, unknown prefix).
+  // Many changes to existing routes are cheapest in ascending prefix order:
+  // each walk starts where the previous one ended.
   bool Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_t weight);
   bool Erase(const Prefix& p);
 
@@ -195,6 +197,9 @@ class Optimizer {
   std::vector<int> arg1_;
 
   std::vector<int> path_;
+  // The path of the last Upsert's walk (cleared when the trie changes shape):
+  // routes upserted in prefix order start from their neighbour's node.
+  std::vector<int> finger_;
   std::vector<int32_t> touched_;
   std::vector<OptEntry> prefer_, entries_;
   uint64_t covered_weight_ = 0;

@@ -49,12 +49,34 @@ int Trie::Find(uint64_t value, int len, std::vector<int>* path) const {
 }
 
 int Trie::Topmost(uint64_t value, int len, std::vector<int>* path) const {
-  value &= Mask64(len);
   if (path) path->clear();
+  return Down(0, value & Mask64(len), len, path);
+}
+
+int Trie::FindFrom(uint64_t value, int len, std::vector<int>& path) const {
+  value &= Mask64(len);
+  while (!path.empty() && !Contains(path.back(), value, len)) path.pop_back();
   int cur = 0;
+  if (!path.empty()) {
+    cur = path.back();
+    path.pop_back();  // Down pushes it again
+  }
+  const int v = Down(cur, value, len, &path);
+  return v >= 0 && (*this)[v].len == len ? v : -1;
+}
+
+// Whether node id's prefix holds the prefix (value, len).
+bool Trie::Contains(int id, uint64_t value, int len) const {
+  const Node& n = (*this)[id];
+  return n.len <= len && ((value ^ n.value) & Mask64(n.len)) == 0;
+}
+
+// Topmost's walk from cur (the root or a node holding the prefix); value has
+// no bits past len.
+int Trie::Down(int cur, uint64_t value, int len, std::vector<int>* path) const {
   while (true) {
     const Node& n = (*this)[cur];
-    if (n.len > len || ((value ^ n.value) & Mask64(n.len)) != 0) {
+    if (!Contains(cur, value, len)) {
       // Below the prefix (cur is inside it) or off it.
       return (n.value & Mask64(len)) == value && n.len >= len ? cur : -1;
     }

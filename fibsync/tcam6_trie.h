@@ -55,6 +55,12 @@ class Trie {
   int Find(uint64_t value, int len, std::vector<int>* path = nullptr) const;
   // The topmost node inside prefix (value, len), or -1; path as for Find.
   int Topmost(uint64_t value, int len, std::vector<int>* path = nullptr) const;
+  // Find for a walk over many prefixes: `path` holds the previous call's path
+  // (or nothing) and is kept as far as it contains the prefix, so prefixes
+  // given in ascending order (a preorder of the trie) each cost a short walk
+  // from their neighbour's node instead of one from the root. The trie must
+  // not have changed shape since `path` was filled.
+  int FindFrom(uint64_t value, int len, std::vector<int>& path) const;
   // Finds or creates the node for the prefix; path gets the root .. node
   // (every node whose subtree changed). New nodes copy gc from their parent.
   int Insert(uint64_t value, int len, std::vector<int>& path);
@@ -74,6 +80,8 @@ class Trie {
   int Alloc(uint64_t value, int len, uint8_t gc);
   void Free(int id);
   bool Removable(int id) const;
+  bool Contains(int id, uint64_t value, int len) const;
+  int Down(int cur, uint64_t value, int len, std::vector<int>* path) const;
   std::vector<std::unique_ptr<Node[]>> chunks_;
   size_t used_ = 0;
   std::vector<int32_t> free_;

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -188,6 +190,58 @@ TEST(Tcam6Incremental, CompilerCommitsMatchFresh) {
   }
 }
 
+// Next-hop slots changing owner: every route of some codes moves to another
+// code (codes merge, swap or are new), upserted in prefix order as
+// Fib::Commit does — the walks reuse the previous route's path — with now and
+// then a new route, an erase or a re-upsert of an unchanged route in between
+// (the trie changes shape mid-walk) and a Solve() after each round.
+TEST(Tcam6Incremental, RecolourInPrefixOrderMatchesFresh) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("RecolourInPrefixOrderMatchesFresh seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int table = 0; table < 40; ++table) {
+    const uint32_t budget = 1 + uint32_t(rng() % 32);
+    tcam6::Optimizer inc(budget);
+    Routes routes;
+    std::vector<Prefix> known;
+    const int n = 1 + int(rng() % 200);
+    for (int i = 0; i < n; ++i) {
+      known.push_back(RandomPrefix(rng, known));
+      routes[known.back()] = RandomRoute(rng, 4);
+      inc.Upsert(known.back(), routes[known.back()].code, routes[known.back()].reason, routes[known.back()].weight);
+    }
+    std::vector<tcam6::OptEntry> prefer = inc.Solve({});
+    for (int round = 0; round < 8; ++round) {
+      const std::string label = "seed " + std::to_string(seed) + " table " + std::to_string(table) + " round " +
+                                std::to_string(round) + " budget " + std::to_string(budget);
+      std::array<uint8_t, 7> to{};  // new code by old code
+      for (int c = 1; c < 7; ++c) to[c] = uint8_t(rng() % 3 == 0 ? c : 1 + rng() % 6);
+      // (prefix, route) in prefix order; no route: erase.
+      std::vector<std::pair<Prefix, std::optional<Tcam6Route>>> ops;
+      for (const auto& [p, r] : routes) {
+        if (r.code != 0) ops.emplace_back(p, Tcam6Route{to[r.code], r.reason, r.weight});
+        const int extra = int(rng() % 40);
+        if (extra == 0) ops.emplace_back(RandomPrefix(rng, known), RandomRoute(rng, 6));
+        if (extra == 1) ops.emplace_back(p, std::nullopt);
+        if (extra == 2) ops.emplace_back(p, r);  // unchanged (or back to what it was)
+      }
+      for (const auto& [p, r] : ops) {
+        if (r) {
+          known.push_back(p);
+          routes[p] = *r;
+          inc.Upsert(p, r->code, r->reason, r->weight);
+        } else {
+          EXPECT_EQ(inc.Erase(p), routes.erase(p) == 1) << label << " erase " << p.ToString();
+        }
+      }
+      const auto entries = inc.Solve(prefer);
+      ExpectSameAsFresh(inc, entries, routes, budget, prefer, rng, label);
+      if (HasFailure()) return;
+      prefer = entries;
+    }
+  }
+}
+
 // The real table: single-route changes (and one batch), each checked
 // against a from-scratch solve.
 TEST(Tcam6Incremental, RealTableChangesMatchFresh) {
@@ -227,6 +281,13 @@ TEST(Tcam6Incremental, RealTableChangesMatchFresh) {
     if (HasFailure()) return;
     prefer = entries;
   }
+  // Every route's code moves (1 -> 2 -> 3 -> 1), in prefix order.
+  for (auto& [p, r] : routes) {
+    if (r.code != 0) r.code = uint8_t(r.code % 3 + 1);
+    inc.Upsert(p, r.code, r.reason, r.weight);
+  }
+  ExpectSameAsFresh(inc, inc.Solve(prefer), routes, 32, prefer, rng, "real table seed " + std::to_string(seed) +
+                    " recolour");
 }
 
 }  // namespace
