@@ -4,7 +4,8 @@
 //     last word is written), next to the peer measured in the same run: the
 //     offline compiler (fibnic-compile) building and writing the same image;
 //  2. warm restart on the same table: time to READY and device writes (goal 0);
-//  3. single-update latency p50/p99: a static route PUT over the REST API until
+//  3. fibnicd's resident memory with the table (and its peak);
+//  4. single-update latency p50/p99: a static route PUT over the REST API until
 //     its /24 is decoded as forwarded from the BAR file (HwLookup, polled),
 //     against the configured batch delay.
 //
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -33,6 +35,16 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr const char* kToken = "bench-token-0123456789";
+
+// A /proc/PID/status field in MB ("VmRSS:", "VmHWM:"), 0 if absent.
+double StatusMb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) / 1024.0;  // kB
+  }
+  return 0;
+}
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -180,6 +192,7 @@ int Main(int argc, char** argv) {
       ++timeouts;
     }
   }
+  const double rss_mb = StatusMb(d->pid(), "VmRSS:"), peak_mb = StatusMb(d->pid(), "VmHWM:");
   Stop(d);
 
   std::printf("full table through fibnicd (%s)\n", routes.c_str());
@@ -189,6 +202,7 @@ int Main(int argc, char** argv) {
               cold.first_route_to_ready_ms / offline_ms);
   std::printf("  warm restart → READY:               %9.1f ms   BAR unchanged: %s\n", warm.start_to_ready_ms,
               unchanged ? "yes" : "NO");
+  std::printf("  fibnicd resident after the updates:  %9.1f MB   peak %.1f MB\n", rss_mb, peak_mb);
   if (!lat.empty()) {
     double p50 = Percentile(lat, 0.5), p99 = Percentile(lat, 0.99);
     std::printf("single update (REST PUT → forwarded in the BAR), %zu updates, batch_delay 1 ms\n", lat.size());
