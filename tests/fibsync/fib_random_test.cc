@@ -512,13 +512,13 @@ TEST(ManyGroups, ChurnEndEqualsScratch) {
   Fib fib(cfg);
   world.LoadInto(fib);
   fib.Commit();
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 16; ++round) {
     for (int k = 0; k < 60; ++k) {
       auto it = std::next(world.routes.begin(), static_cast<long>(1 + rng() % (world.routes.size() - 1)));
       fib.DeleteRoute(it->first, RouteSource::kStatic);
       world.routes.erase(it);
     }
-    for (int k = 0; k < (round < 15 ? 40 : 80); ++k) {
+    for (int k = 0; k < (round < 8 ? 40 : 80); ++k) {
       const Prefix p = ManyGroupsPrefix(gen);
       world.routes[p] = ManyGroupsPaths(gen, 60);
       fib.UpsertRoute(Route{p, RouteSource::kStatic, 1, world.routes[p]});
