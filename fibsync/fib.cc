@@ -81,8 +81,7 @@ struct Fib::Impl : public RibSink {
     for (size_t k = 0; k < n; ++k) {
       if (k + kAhead < n) rib.PrefetchV4(pending_v4[k + kAhead].addr, pending_v4[k + kAhead].len);
       const auto& it = pending_v4[k];
-      const Prefix p = Prefix::V4(it.addr, it.len);
-      Apply(p, it.erase ? rib.Erase(p, it.cand.source) : rib.Upsert(p, it.cand));
+      ApplyV4(it.addr, it.len, it.erase ? rib.EraseV4(it.addr, it.len, it.cand.source) : rib.UpsertV4(it.addr, it.len, it.cand));
     }
     if (n > kKeepScratch) {
       std::vector<PendingV4>().swap(pending_v4);
@@ -114,24 +113,24 @@ struct Fib::Impl : public RibSink {
   // A best-route change reaches the compilers, then the dropped candidate's
   // group reference is released (after no /24 can refer to it any more).
   void Apply(const Prefix& p, const RibChange& ch) {
+    if (p.family() == Family::kV4) {
+      ApplyV4(p.addr().v4(), static_cast<uint8_t>(p.len()), ch);
+      return;
+    }
     if (ch.best_changed()) {
-      if (p.family() == Family::kV4) {
-        ApplyV4(p, ch.new_best);
-      } else {
-        const bool fits = p.len() <= 64;  // only these can be answered by the TCAM
-        if (ch.old_best != kNoGroup) {
-          V6Use& u = V6Count(ch.old_best);
-          --u.routes;
-          u.short_routes -= fits;
-        }
-        if (ch.new_best != kNoGroup) {
-          V6Use& u = V6Count(ch.new_best);
-          ++u.routes;
-          u.short_routes += fits;
-        }
-        v6_dirty.push_back(p);
-        v6_changed = true;
+      const bool fits = p.len() <= 64;  // only these can be answered by the TCAM
+      if (ch.old_best != kNoGroup) {
+        V6Use& u = V6Count(ch.old_best);
+        --u.routes;
+        u.short_routes -= fits;
       }
+      if (ch.new_best != kNoGroup) {
+        V6Use& u = V6Count(ch.new_best);
+        ++u.routes;
+        u.short_routes += fits;
+      }
+      v6_dirty.push_back(p);
+      v6_changed = true;
     }
     if (ch.dropped != kNoGroup) nht.Release(ch.dropped);
   }
@@ -146,24 +145,28 @@ struct Fib::Impl : public RibSink {
     return v6_count[g];
   }
 
-  void ApplyV4(const Prefix& p, NhgId best) {
-    const uint32_t a = p.addr().v4();
-    if (p.len() > 24) {
+  void ApplyV4(uint32_t a, uint8_t len, const RibChange& ch) {
+    if (ch.best_changed()) PaintV4(a, len, ch.new_best);
+    if (ch.dropped != kNoGroup) nht.Release(ch.dropped);
+  }
+
+  void PaintV4(uint32_t a, uint8_t len, NhgId best) {
+    if (len > 24) {
       if (best != kNoGroup) {
-        sram.SetLonger(a, p.len(), best);
+        sram.SetLonger(a, len, best);
       } else {
-        sram.RemoveLonger(a, p.len());
+        sram.RemoveLonger(a, len);
       }
       return;
     }
     if (best != kNoGroup) {
-      sram.SetShort(a, p.len(), best);
+      sram.SetShort(a, len, best);
       return;
     }
-    if (auto parent = rib.ParentV4(a, p.len())) {
-      sram.RemoveShort(a, p.len(), parent->second.nhg, parent->first);
+    if (auto parent = rib.ParentV4(a, len)) {
+      sram.RemoveShort(a, len, parent->second.nhg, parent->first);
     } else {
-      sram.RemoveShort(a, p.len(), kNoGroup, -1);
+      sram.RemoveShort(a, len, kNoGroup, -1);
     }
   }
 

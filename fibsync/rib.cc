@@ -5,6 +5,8 @@
 namespace fibnic {
 namespace {
 
+uint32_t Canonical(uint32_t addr, uint8_t len) { return len == 0 ? 0 : addr & (~uint32_t{0} << (32 - len)); }
+
 bool Better(const RibCand& a, const RibCand& b) {
   if (a.distance != b.distance) return a.distance < b.distance;
   return a.source < b.source;
@@ -107,10 +109,9 @@ void Rib::RemoveAt(Table<Addr>& t, size_t i) {
 }
 
 template <typename Addr>
-RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p,
+RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len,
                         const RibCand& c) {
   RibChange ch;
-  const uint8_t len = static_cast<uint8_t>(p.len());
   Reserve(t, t.size + 1);  // first: a rehash would move the slot found below
   const Probe at = Locate(t, a, len);
   if (!at.found) {  // one probe both missed and found where the prefix goes
@@ -139,9 +140,9 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
       return ch;
     }
     // A second source: move both candidates to the side map.
-    multi_[p] = {e->cand()};
+    multi_[PrefixOf(a, len)] = {e->cand()};
   }
-  auto& cands = multi_[p];
+  auto& cands = multi_[PrefixOf(a, len)];
   auto same = std::find_if(cands.begin(), cands.end(), [&](const RibCand& x) { return x.source == c.source; });
   if (same != cands.end()) {
     ch.dropped = same->nhg;
@@ -156,10 +157,8 @@ RibChange Rib::UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr&
 }
 
 template <typename Addr>
-RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p,
-                       RouteSource s) {
+RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len, RouteSource s) {
   RibChange ch;
-  const uint8_t len = static_cast<uint8_t>(p.len());
   Entry<Addr>* e = Find(t, a, len);
   if (e == nullptr) return ch;
   ch.old_best = ch.new_best = e->nhg;
@@ -173,7 +172,7 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
     MarkPresent(a, len, false);
     return ch;
   }
-  auto it = multi_.find(p);
+  auto it = multi_.find(PrefixOf(a, len));
   auto& cands = it->second;
   auto same = std::find_if(cands.begin(), cands.end(), [&](const RibCand& x) { return x.source == s; });
   if (same == cands.end()) return ch;
@@ -188,11 +187,21 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
 }
 
 RibChange Rib::Upsert(const Prefix& p, const RibCand& c) {
-  return p.family() == Family::kV4 ? UpsertIn(v4_, v4_len_, Key4(p), p, c) : UpsertIn(v6_, v6_len_, Key6(p), p, c);
+  const auto len = static_cast<uint8_t>(p.len());
+  return p.family() == Family::kV4 ? UpsertIn(v4_, v4_len_, Key4(p), len, c) : UpsertIn(v6_, v6_len_, Key6(p), len, c);
 }
 
 RibChange Rib::Erase(const Prefix& p, RouteSource s) {
-  return p.family() == Family::kV4 ? EraseIn(v4_, v4_len_, Key4(p), p, s) : EraseIn(v6_, v6_len_, Key6(p), p, s);
+  const auto len = static_cast<uint8_t>(p.len());
+  return p.family() == Family::kV4 ? EraseIn(v4_, v4_len_, Key4(p), len, s) : EraseIn(v6_, v6_len_, Key6(p), len, s);
+}
+
+RibChange Rib::UpsertV4(uint32_t addr, uint8_t len, const RibCand& c) {
+  return UpsertIn(v4_, v4_len_, Canonical(addr, len), len, c);
+}
+
+RibChange Rib::EraseV4(uint32_t addr, uint8_t len, RouteSource s) {
+  return EraseIn(v4_, v4_len_, Canonical(addr, len), len, s);
 }
 
 void Rib::ReserveV4(size_t more) { Reserve(v4_, v4_.size + more); }

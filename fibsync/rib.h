@@ -41,6 +41,10 @@ class Rib {
   Rib();
   RibChange Upsert(const Prefix& p, const RibCand& c);
   RibChange Erase(const Prefix& p, RouteSource source);
+  // The same for an IPv4 prefix given as address and length (a queue of
+  // IPv4 changes then never builds a Prefix).
+  RibChange UpsertV4(uint32_t addr, uint8_t len, const RibCand& c);
+  RibChange EraseV4(uint32_t addr, uint8_t len, RouteSource source);
   // Bulk loads: room for `more` IPv4 prefixes in one step, and a hint that
   // this prefix is upserted soon (its slot is fetched into cache while the
   // caller works on earlier ones — a full table then costs about one memory
@@ -89,9 +93,9 @@ class Rib {
   };
 
   template <typename Addr>
-  RibChange UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p, const RibCand& c);
+  RibChange UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len, const RibCand& c);
   template <typename Addr>
-  RibChange EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, const Prefix& p, RouteSource s);
+  RibChange EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len, RouteSource s);
   // Where a key is (found) or would be placed (its probe distance there).
   struct Probe {
     size_t slot = 0;
@@ -125,6 +129,8 @@ class Rib {
   }
 
   static uint32_t Key4(const Prefix& p) { return p.addr().v4(); }
+  static Prefix PrefixOf(uint32_t a, uint8_t len) { return Prefix::V4(a, len); }
+  static Prefix PrefixOf(const V6Addr& a, uint8_t len) { return Prefix::V6((U128{a.hi} << 64) | a.lo, len); }
   static V6Addr Key6(const Prefix& p) {
     return {static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint64_t>(p.addr().v6())};
   }

@@ -85,11 +85,16 @@ TEST(Rib, RandomOperationsMatchReference) {
       const RibCand c{source, static_cast<uint8_t>(1 + rng() % 3), static_cast<NhgId>(1 + rng() % 50)};
       if (rng() % 500 == 0) rib.ReserveV4(rng() % 5000);  // a bulk load's reservation changes nothing
       if (p.family() == Family::kV4) rib.PrefetchV4(p.addr().v4(), static_cast<uint8_t>(p.len()));
-      got = rib.Upsert(p, c);
+      // IPv4 also through the address+length entry point, host bits set.
+      got = p.family() == Family::kV4 && rng() % 2
+                ? rib.UpsertV4(p.addr().v4() | (p.len() < 32 ? ~0u >> p.len() : 0u), static_cast<uint8_t>(p.len()), c)
+                : rib.Upsert(p, c);
       candidates += had == cands.end();
       cands[source] = c;
     } else {
-      got = rib.Erase(p, source);
+      got = p.family() == Family::kV4 && rng() % 2
+                ? rib.EraseV4(p.addr().v4() | (p.len() < 32 ? ~0u >> p.len() : 0u), static_cast<uint8_t>(p.len()), source)
+                : rib.Erase(p, source);
       if (had != cands.end()) {
         cands.erase(had);
         --candidates;
