@@ -39,7 +39,7 @@ void Sram4Compiler::PaintRange(uint32_t first, uint32_t n, uint16_t group, uint8
   const uint8_t hi = static_cast<uint8_t>(group >> kDepthShift);
   const bool has = len_plus1 != 0;
   uint32_t painted = 0;
-  // k identical cells from i (k > 4: whole words).
+  // k identical cells from i (k >= 4: whole words).
   auto paint = [&](uint32_t i, uint16_t c, uint32_t k) {
     const uint8_t depth = Depth(c);
     if (keep(depth)) return;
