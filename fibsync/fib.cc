@@ -129,7 +129,7 @@ struct Fib::Impl : public RibSink {
         ++u.routes;
         u.short_routes += fits;
       }
-      v6_dirty.push_back(p);
+      v6_dirty.push_back(V6Key::Of(p, kNoGroup));
       v6_changed = true;
     }
     if (ch.dropped != kNoGroup) nht.Release(ch.dropped);
@@ -264,7 +264,20 @@ struct Fib::Impl : public RibSink {
   Sram4Compiler sram;
   DeviceImage image;
   Tcam6Compiler tcam6;
-  std::vector<Prefix> v6_dirty;  // IPv6 prefixes whose best route changed since the last commit
+  // An IPv6 prefix (and a group) in half the bytes of a Prefix: a table load
+  // queues 160k of them.
+  struct V6Key {
+    uint64_t hi = 0, lo = 0;
+    uint8_t len = 0;
+    NhgId group = kNoGroup;
+    static V6Key Of(const Prefix& p, NhgId g) {
+      const U128 a = p.addr().v6();
+      return {static_cast<uint64_t>(a >> 64), static_cast<uint64_t>(a), static_cast<uint8_t>(p.len()), g};
+    }
+    Prefix prefix() const { return Prefix::V6((U128{hi} << 64) | lo, len); }
+    auto operator<=>(const V6Key&) const = default;
+  };
+  std::vector<V6Key> v6_dirty;  // IPv6 prefixes whose best route changed since the last commit
   std::unordered_map<IpAddr, NeighRec> neigh;
   uint64_t touch_clock = 0;
   bool neigh_changed = false;
@@ -506,37 +519,37 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
   // (prefix, group) to upsert; kNoGroup = erase. In prefix order: tcam6
   // then walks from one route's trie node to the next instead of from the
   // root for each (a recolour of the real table: ~15 ms instead of ~0.2 s).
-  std::vector<std::pair<Prefix, NhgId>> todo;
-  for (const Prefix& p : v6_dirty) {
-    auto best = rib.Best(p);
-    todo.emplace_back(p, best ? best->nhg : kNoGroup);
-  }
-  if (v6_dirty.capacity() > kKeepScratch) {
-    std::vector<Prefix>().swap(v6_dirty);
-    trim_heap = true;
-  } else {
-    v6_dirty.clear();
+  std::vector<V6Key> todo;
+  todo.swap(v6_dirty);
+  for (V6Key& k : todo) {
+    auto best = rib.Best(k.prefix());
+    k.group = best ? best->nhg : kNoGroup;
   }
   if (any_moved) {
     rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& c) {
-      if (moved[c.nhg]) todo.emplace_back(p, c.nhg);
+      if (moved[c.nhg]) todo.push_back(V6Key::Of(p, c.nhg));
     });
   }
   std::sort(todo.begin(), todo.end());
   todo.erase(std::unique(todo.begin(), todo.end()), todo.end());
   auto push = [&](bool final_code) {
-    for (const auto& [p, g] : todo) {
-      if (g == kNoGroup) {
-        tcam6.Erase(p);
+    for (const V6Key& k : todo) {
+      if (k.group == kNoGroup) {
+        tcam6.Erase(k.prefix());
       } else {
-        tcam6.Upsert(p, route_for(g, final_code));
+        tcam6.Upsert(k.prefix(), route_for(k.group, final_code));
       }
     }
     return tcam6.Commit();
   };
   if (two_phase) retire.tcam = push(false);
   main.tcam = push(true);
-  trim_heap |= todo.size() > kKeepScratch;
+  if (todo.capacity() > kKeepScratch) {
+    trim_heap = true;  // freed on return
+  } else {
+    todo.clear();
+    todo.swap(v6_dirty);  // a small list keeps its capacity for the next commit
+  }
   image.tcam = tcam6.entries();
   for (NhgId g = 1; g < v6_count.size(); ++g) {
     if (v6_count[g].routes) v6_count[g].pushed = route_for(g, true).code;

@@ -2,8 +2,8 @@
 // (DIR24_8) adding the same real table in the same run.
 //   fibsync_bench ROUTES NEIGHBORS [code-bits]
 // Prints build time (best of 3 runs per side, alternating), insert/delete
-// rates, incremental update latency p50/p99,
-// changed bytes per update and memory, with Fib/rte_fib ratios.
+// rates, incremental update latency p50/p99, changed bytes per update, and
+// memory (after the build and its peak), with Fib/rte_fib ratios.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -32,6 +32,18 @@ double RssMb() {
   long pages = 0, resident = 0;
   in >> pages >> resident;
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// Peak resident set in MB since the last ResetPeak() (VmHWM; writing 5 to
+// clear_refs sets it back to the current resident set).
+void ResetPeak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+double PeakMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  }
+  return 0;
 }
 
 struct V4Route {
@@ -108,7 +120,7 @@ int Main(int argc, char** argv) {
   // (a machine busy with other work slows both alike; the best run of each is
   // what each costs).
   constexpr int kRounds = 3;
-  double fib_insert = 1e9, fib_commit = 1e9, fib_build = 1e9, rte_build = 1e9, rte_mem = 0;
+  double fib_insert = 1e9, fib_commit = 1e9, fib_build = 1e9, rte_build = 1e9, rte_mem = 0, rte_peak = 0;
   size_t full_bytes = 0;
   for (int round = 0; round < kRounds; ++round) {
     {
@@ -129,6 +141,7 @@ int Main(int argc, char** argv) {
     {
       // DPDK keeps its heap once grown: its memory is what the first build takes.
       malloc_trim(0);
+      ResetPeak();
       const double rss = RssMb();
       RteFibPeer peer(static_cast<uint32_t>(v4.size() + 1024));
       if (!peer.ok()) {
@@ -138,7 +151,10 @@ int Main(int argc, char** argv) {
       const auto t = Clock::now();
       for (const auto& r : v4) failures += peer.Add(r.addr, r.len, r.gw + 1u) != 0;
       rte_build = std::min(rte_build, Secs(t));
-      if (round == 0) rte_mem = RssMb() - rss;
+      if (round == 0) {
+        rte_mem = RssMb() - rss;
+        rte_peak = PeakMb() - rss;
+      }
     }
   }
 
@@ -146,6 +162,7 @@ int Main(int argc, char** argv) {
   // Baselines with the heap trimmed: memory the input parsing freed must not
   // count for (or against) either side when it is handed back later.
   malloc_trim(0);
+  ResetPeak();
   const double rss0 = RssMb();
   auto fib = std::make_unique<Fib>(cfg);
   load_fib(*fib);
@@ -154,7 +171,7 @@ int Main(int argc, char** argv) {
   for (const auto& r : routes6) fib->UpsertRoute(r);
   fib->Commit();
   const double fib_v6 = Secs(t);
-  const double fib_mem = RssMb() - rss0;
+  const double fib_mem = RssMb() - rss0, fib_peak = PeakMb() - rss0;
 
   // Incremental updates: a route moves to another gateway, then back; each
   // change is committed on its own (the daemon's worst case).
@@ -216,8 +233,9 @@ int Main(int argc, char** argv) {
   std::printf("%-34s %14.0f %14s\n", "changed bytes per update p99", Pct(bytes_d, 0.99), "-");
   std::printf("%-34s %14zu %14s\n", "bytes written for the full table", full_bytes, "-");
   std::printf("%-34s %14.1f %14.1f %10.2f\n", "memory after build (MB, RSS delta)", fib_mem, rte_mem, fib_mem / rte_mem);
-  std::printf("\nFib: insert %.3f s + commit %.3f s; IPv6 %zu routes %.3f s; memory (v4+v6) %.1f MB (goal < 100)\n",
-              fib_insert, fib_commit, routes6.size(), fib_v6, fib_mem);
+  std::printf("%-34s %14.1f %14.1f %10.2f\n", "peak memory during build (MB)", fib_peak, rte_peak, fib_peak / rte_peak);
+  std::printf("\nFib: insert %.3f s + commit %.3f s; IPv6 %zu routes %.3f s; memory (v4+v6) %.1f MB, peak %.1f MB (goal < 100)\n",
+              fib_insert, fib_commit, routes6.size(), fib_v6, fib_mem, fib_peak);
   std::printf("add-rate ratio Fib/rte_fib = %.2f (goal >= 1.00)\n", rte_build / fib_build);
   return 0;
 }
