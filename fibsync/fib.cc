@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "fibsync/neigh_cam.h"
@@ -256,6 +257,9 @@ struct Fib::Impl : public RibSink {
   uint8_t TcamCodeOf(const IpAddr& dst) const;
   std::vector<CamWant> EligibleNeighbors() const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
+  template <typename Key, typename ToKey, typename ToPrefix>
+  void List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix, const std::function<bool(const RouteInfo&)>& fn) const;
+  std::array<uint64_t, 3> CountV4() const;
 
   FibConfig cfg;
   NexthopTable nht;
@@ -616,6 +620,99 @@ RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
   return info;
 }
 
+// Collects the keys of the selected routes, then orders only as much as fn
+// consumes: each round selects the next smallest chunk (linear) and sorts it,
+// so a page of 100 routes never sorts the table, and the chunks double so a
+// full walk stays O(n log n). Info runs only for routes handed to fn.
+template <typename Key, typename ToKey, typename ToPrefix>
+void Fib::Impl::List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix,
+                     const std::function<bool(const RouteInfo&)>& fn) const {
+  for (const auto& p : {q.within, q.covering}) {
+    if (p && p->family() != q.family) return;
+  }
+  if (q.after && q.after->family() > q.family) return;
+  auto wanted = [&](const Prefix& p, const RibCand& c) {
+    return (!q.after || *q.after < p) && (!q.within || q.within->Contains(p)) &&
+           (!q.covering || p.Contains(*q.covering)) && (!q.source || c.source == *q.source);
+  };
+  std::vector<Key> keys;
+  if (q.covering) {
+    // At most one route per length covers it: probe them instead of scanning.
+    for (int len = 0; len <= q.covering->len(); ++len) {
+      if (!rib.HasLength(q.family, len)) continue;
+      const Prefix p = *Prefix::Make(q.covering->addr(), len);
+      if (auto c = rib.Best(p); c && wanted(p, *c)) keys.push_back(to_key(p));
+    }
+  } else {
+    rib.ForEach(q.family, [&](const Prefix& p, const RibCand& c) {
+      if (wanted(p, c)) keys.push_back(to_key(p));
+    });
+  }
+  size_t done = 0;
+  for (size_t chunk = 128; done < keys.size(); chunk *= 2) {
+    const auto begin = keys.begin() + static_cast<ptrdiff_t>(done);
+    const auto end = keys.begin() + static_cast<ptrdiff_t>(std::min(keys.size(), done + chunk));
+    std::nth_element(begin, end, keys.end());
+    std::sort(begin, end);
+    for (auto it = begin; it != end; ++it) {
+      const Prefix p = to_prefix(*it);
+      if (!fn(Info(p, *rib.Best(p), true))) return;
+    }
+    done = static_cast<size_t>(end - keys.begin());
+  }
+}
+
+// Offload states of the best IPv4 routes, as Info gives them. A <= /24
+// route's state follows from its own /24s (the cells at depth len + 1 in its
+// range), so one pass over all 2^24 cells tallies every route at once, where
+// Info would walk each route's whole range (a /8 alone is 65536 cells).
+std::array<uint64_t, 3> Fib::Impl::CountV4() const {
+  std::array<uint64_t, 3> n{};
+  auto count = [&](OffloadState s) { ++n[static_cast<int>(s)]; };
+  std::array<bool, 16> forwards{};
+  for (size_t code = 1; code < forwards.size() && code < image.nexthop.size(); ++code) {
+    forwards[code] = image.nexthop[code].valid();
+  }
+  // Routes nest, so at each length only one route's cells are open at a time:
+  // once a cell of another route of that length shows up, the open one is done.
+  struct Tally {
+    uint32_t first = ~0u;  // the route's first /24
+    uint32_t total = 0, punted = 0;
+  };
+  std::array<Tally, 25> open{};
+  uint64_t with_cells = 0, longer = 0;
+  auto close = [&](Tally& t) {
+    if (t.total == 0) return;
+    ++with_cells;
+    count(t.punted == 0 ? OffloadState::kOffloaded
+                        : t.punted == t.total ? OffloadState::kPunted : OffloadState::kPartial);
+    t = Tally{};
+  };
+  for (uint32_t i = 0; i < Sram4Compiler::kSlash24s; ++i) {
+    const auto cell = sram.cell(i);
+    if (cell.has_longer) {
+      // Routes longer than /24 are few; Info answers each from its /24's code.
+      for (const auto& l : *sram.LongerIn(i)) {
+        count(Info(Prefix::V4(i << 8 | l.offset, l.len), RibCand{RouteSource::kStatic, 0, l.group}, true).state);
+        ++longer;
+      }
+    }
+    if (cell.len_plus1 == 0) continue;
+    const int shift = 25 - cell.len_plus1;
+    Tally& t = open[cell.len_plus1 - 1u];
+    if (const uint32_t first = i >> shift << shift; first != t.first) {
+      close(t);
+      t.first = first;
+    }
+    ++t.total;
+    t.punted += !forwards[image.CodeOf24(i)];
+  }
+  for (Tally& t : open) close(t);
+  // Shadowed routes (more-specifics cover all their /24s) punt.
+  n[static_cast<int>(OffloadState::kPunted)] += rib.size(Family::kV4) - longer - with_cells;
+  return n;
+}
+
 // --- Fib ------------------------------------------------------------------------
 
 Fib::Fib(const FibConfig& config) : impl_(std::make_unique<Impl>(config)) {}
@@ -693,26 +790,22 @@ std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) co
 }
 
 void Fib::ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const {
+  RouteQuery q;
+  q.family = family;
+  ForEachRoute(q, fn);
+}
+
+void Fib::ForEachRoute(const RouteQuery& q, const std::function<bool(const RouteInfo&)>& fn) const {
   impl_->Settle();
-  const Rib& rib = impl_->rib;
-  if (family == Family::kV4) {
+  if (q.family == Family::kV4) {
     // (addr << 8 | len) sorts like Prefix and keeps a full table's list small.
-    std::vector<uint64_t> keys;
-    keys.reserve(rib.size(family));
-    rib.ForEach(family, [&](const Prefix& p, const RibCand&) { keys.push_back(uint64_t{p.addr().v4()} << 8 | p.len()); });
-    std::sort(keys.begin(), keys.end());
-    for (uint64_t k : keys) {
-      const Prefix p = Prefix::V4(static_cast<uint32_t>(k >> 8), static_cast<int>(k & 0xFF));
-      if (!fn(impl_->Info(p, *rib.Best(p), true))) return;
-    }
-    return;
-  }
-  std::vector<std::pair<Prefix, RibCand>> all;
-  all.reserve(rib.size(family));
-  rib.ForEach(family, [&](const Prefix& p, const RibCand& c) { all.emplace_back(p, c); });
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [p, c] : all) {
-    if (!fn(impl_->Info(p, c, true))) return;
+    impl_->List<uint64_t>(
+        q, [](const Prefix& p) { return uint64_t{p.addr().v4()} << 8 | static_cast<uint64_t>(p.len()); },
+        [](uint64_t k) { return Prefix::V4(static_cast<uint32_t>(k >> 8), static_cast<int>(k & 0xFF)); }, fn);
+  } else {
+    impl_->List<std::pair<U128, int>>(
+        q, [](const Prefix& p) { return std::pair{p.addr().v6(), p.len()}; },
+        [](const std::pair<U128, int>& k) { return Prefix::V6(k.first, k.second); }, fn);
   }
 }
 
@@ -739,17 +832,18 @@ std::vector<SlotInfo> Fib::Slots() const {
 
 FibCounts Fib::Counts() const {
   impl_->Settle();
+  const Impl& m = *impl_;
   FibCounts c;
-  for (Family f : {Family::kV4, Family::kV6}) {
-    impl_->rib.ForEach(f, [&](const Prefix& p, const RibCand& cand) {
-      const auto info = impl_->Info(p, cand, true);
-      ++c.routes[f == Family::kV4 ? 0 : 1][static_cast<int>(info.state)];
-    });
-  }
-  c.candidates = impl_->rib.candidates();
-  c.neighbors = impl_->neigh.size();
-  for (const auto& o : impl_->owners) c.slots_used += o.has_value();
-  c.commits = impl_->commits;
+  const auto v4 = m.CountV4();
+  std::copy(v4.begin(), v4.end(), c.routes[0]);
+  // IPv6 routes have no cells to walk: each one's Info is a group and a TCAM probe.
+  m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) {
+    ++c.routes[1][static_cast<int>(m.Info(p, cand, true).state)];
+  });
+  c.candidates = m.rib.candidates();
+  c.neighbors = m.neigh.size();
+  for (const auto& o : m.owners) c.slots_used += o.has_value();
+  c.commits = m.commits;
   return c;
 }
 

@@ -67,6 +67,17 @@ struct DeviceAdoption {
   int neighbors = 0;  // NEIGH CAM entries kept at their index
 };
 
+// Which best routes ForEachRoute(query, fn) visits: those of one family, in
+// prefix order, that pass every filter given. The filters look at the prefix
+// and the best candidate only, so routes they drop cost no RouteInfo.
+struct RouteQuery {
+  Family family = Family::kV4;
+  std::optional<Prefix> after;     // only prefixes ordered after it (a page's cursor; may be of the other family)
+  std::optional<Prefix> within;    // only prefixes inside it (itself included)
+  std::optional<Prefix> covering;  // only prefixes containing it (itself included)
+  std::optional<RouteSource> source;  // only routes whose best candidate comes from it
+};
+
 struct FibCounts {
   uint64_t routes[2][3] = {};  // [family v4=0/v6=1][OffloadState] over best routes
   uint64_t candidates = 0;     // all routes of all sources
@@ -115,6 +126,9 @@ class Fib {
   std::optional<Route> FindRoute(const Prefix& prefix, RouteSource source) const;
   // Best routes of a family in prefix order; fn returns false to stop.
   void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
+  // The same, only the routes the query selects. A page costs a scan of the
+  // RIB plus the ordering of what fn consumes, not the routes before it.
+  void ForEachRoute(const RouteQuery& query, const std::function<bool(const RouteInfo&)>& fn) const;
   std::vector<Neighbor> Neighbors() const;
   std::vector<SlotInfo> Slots() const;
   FibCounts Counts() const;

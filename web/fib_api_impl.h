@@ -24,9 +24,10 @@ namespace fibnic::web {
 struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   Impl(boost::asio::io_context& io, WebContext c);
 
-  // Fib::Counts() walks every route (about a second on a full table), so it is
-  // cached: recomputed when the device's GENERATION moved (every second without
-  // a device), but never sooner than 20x its own cost — at most ~5% of the io thread.
+  // Fib::Counts() passes over every /24 cell (tens of milliseconds on a full
+  // table), so it is cached: recomputed when the device's GENERATION moved (every
+  // second without a device), but never sooner than 20x its own cost — at most
+  // ~5% of the io thread.
   const FibCounts& Counts();
   std::optional<uint32_t> DeviceGeneration();
 

@@ -18,6 +18,9 @@ StatusOr<Prefix> PrefixFromParams(const HttpRequest& r) {
 
 namespace {
 
+// Routes a state-filtered page examines at most (tens of milliseconds).
+constexpr uint64_t kStateScan = 20000;
+
 Status FamilyParam(const HttpRequest& r, std::optional<Family>* out) {
   auto f = QueryString(r, "family");
   if (!f) return OkStatus();
@@ -69,30 +72,29 @@ StatusOr<HttpReply> FibApi::Impl::GetRoutes(const HttpRequest& r) {
   }
 
   json out = json::array();
-  std::optional<Prefix> last;
+  std::optional<Prefix> last;  // the cursor: the last route examined
   bool more = false;
   uint64_t scanned = 0;
   for (Family fam : {Family::kV4, Family::kV6}) {
     if (only && fam != *only) continue;
-    if ((within && within->family() != fam) || (covering && covering->family() != fam)) continue;
-    if (after && after->family() == Family::kV6 && fam == Family::kV4) continue;
-    ctx.fib->ForEachRoute(fam, [&](const RouteInfo& ri) {
-      ++scanned;
-      const Prefix& p = ri.route.prefix;
-      if (after && after->family() == fam && !(*after < p)) return true;
-      // Prefix order: once past the filter's last address nothing else matches.
-      if (within && p.addr() > within->Last()) return false;
-      if (covering && p.addr() > covering->addr()) return false;
-      if (within && !within->Contains(p)) return true;
-      if (covering && !p.Contains(*covering)) return true;
-      if (state && ri.state != *state) return true;
-      if (source && ri.route.source != *source) return true;
-      if (out.size() == limit) {
+    RouteQuery q;
+    q.family = fam;
+    q.after = after;
+    q.within = within;
+    q.covering = covering;
+    q.source = source;
+    // The Fib drops routes by prefix and source before their RouteInfo is
+    // computed; the state needs it, so a rare state would examine the whole
+    // table: a page stops after kStateScan routes and hands out its cursor.
+    ctx.fib->ForEachRoute(q, [&](const RouteInfo& ri) {
+      if (out.size() == limit || (state && scanned == kStateScan)) {
         more = true;
         return false;
       }
+      ++scanned;
+      last = ri.route.prefix;
+      if (state && ri.state != *state) return true;
       out.push_back(ToJson(ri));
-      last = p;
       return true;
     });
     if (more) break;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fibsync bench: Fib vs DPDK rte_fib on the shared real table (same run).
+# fibsync bench: Fib vs DPDK rte_fib on the shared real table (same run), then
+# route listing pages and Counts() against the pre-seek way.
 #   bench/fibsync/run.sh [BUILD_DIR]    (default build/; builds nothing)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,3 +17,5 @@ for bits in 2 4; do
   "$bin" "$tmp/routes.txt" "$tmp/neigh.txt" "$bits"
   echo
 done
+# Route pages and Counts() against the per-route way (same run).
+"$build/bench/fibsync/listing_bench" "$tmp/routes.txt" "$tmp/neigh.txt"
