@@ -49,7 +49,11 @@ Fibnicd::~Fibnicd() {
 }
 
 std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
-  FibCounts c = fib.Counts();
+  if (counts_commit_ != fib.commits()) {
+    counts_ = fib.Counts();
+    counts_commit_ = fib.commits();
+  }
+  const FibCounts& c = counts_;
   std::ostringstream out;
   for (int f = 0; f < 2; ++f) {
     uint64_t total = c.routes[f][0] + c.routes[f][1] + c.routes[f][2];

@@ -46,7 +46,7 @@ class Fibnicd {
   int Run();
 
   // One-line summary of the tables ("v4 12 routes: 10 offloaded, ..."), from the Fib's thread.
-  static std::string Summary(const Fib& fib, const PipelineMetrics& m);
+  std::string Summary(const Fib& fib, const PipelineMetrics& m);
 
  private:
   Status Start();
@@ -86,6 +86,10 @@ class Fibnicd {
   std::unique_ptr<web::WebServer> web_;
   int exit_code_ = 0;
   bool stopping_ = false;
+  // Summary's counts as of a commit: Counts() passes over every /24 (tens of
+  // ms on a full table) and the heartbeat must not stall updates that long.
+  FibCounts counts_;
+  std::optional<uint64_t> counts_commit_;
 };
 
 }  // namespace fibnic

@@ -689,6 +689,10 @@ std::array<uint64_t, 3> Fib::Impl::CountV4() const {
     t = Tally{};
   };
   for (uint32_t i = 0; i < Sram4Compiler::kSlash24s; ++i) {
+    if ((i & 3) == 0 && sram.EmptyWord(i >> 2)) {  // unrouted space: nothing opens or closes
+      i += 3;
+      continue;
+    }
     const auto cell = sram.cell(i);
     if (cell.has_longer) {
       // Routes longer than /24 are few; Info answers each from its /24's code.
@@ -829,6 +833,8 @@ std::vector<SlotInfo> Fib::Slots() const {
   }
   return out;
 }
+
+uint64_t Fib::commits() const { return impl_->commits; }
 
 FibCounts Fib::Counts() const {
   impl_->Settle();

@@ -132,6 +132,8 @@ class Fib {
   std::vector<Neighbor> Neighbors() const;
   std::vector<SlotInfo> Slots() const;
   FibCounts Counts() const;
+  // Commits so far (what Counts() reports, without its pass over the tables).
+  uint64_t commits() const;
 
  private:
   struct Impl;

@@ -256,9 +256,7 @@ void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
       continue;
     }
     if (block >> (w & 63) & 1) continue;
-    uint64_t cells;
-    std::memcpy(&cells, &cells_[4 * w], sizeof cells);
-    if (cells == 0) continue;  // no route here (unrouted space after a load)
+    if (EmptyWord(w)) continue;  // no route here (unrouted space after a load)
     for (uint32_t s = 0; s < 4; ++s) {
       const uint32_t i = 4 * w + s;
       const uint16_t c = cells_[i];

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -51,6 +52,13 @@ class Sram4Compiler {
   Cell cell(uint32_t slash24) const {
     const uint16_t c = cells_[slash24];
     return Cell{GroupOf(slash24, c), Depth(c), (c & kLongerBit) != 0};
+  }
+  // Whether SRAM word w's four /24s are all without routes (a fast skip for
+  // passes over every cell of a sparse table).
+  bool EmptyWord(uint32_t w) const {
+    uint64_t q;
+    std::memcpy(&q, &cells_[4 * size_t{w}], sizeof q);
+    return q == 0;
   }
   struct Longer {
     uint8_t offset = 0;  // address & 0xFF
