@@ -5,8 +5,6 @@
 namespace fibnic {
 namespace {
 
-uint32_t Canonical(uint32_t addr, uint8_t len) { return len == 0 ? 0 : addr & (~uint32_t{0} << (32 - len)); }
-
 bool Better(const RibCand& a, const RibCand& b) {
   if (a.distance != b.distance) return a.distance < b.distance;
   return a.source < b.source;
@@ -197,11 +195,11 @@ RibChange Rib::Erase(const Prefix& p, RouteSource s) {
 }
 
 RibChange Rib::UpsertV4(uint32_t addr, uint8_t len, const RibCand& c) {
-  return UpsertIn(v4_, v4_len_, Canonical(addr, len), len, c);
+  return UpsertIn(v4_, v4_len_, addr & MaskV4(len), len, c);
 }
 
 RibChange Rib::EraseV4(uint32_t addr, uint8_t len, RouteSource s) {
-  return EraseIn(v4_, v4_len_, Canonical(addr, len), len, s);
+  return EraseIn(v4_, v4_len_, addr & MaskV4(len), len, s);
 }
 
 void Rib::ReserveV4(size_t more) { Reserve(v4_, v4_.size + more); }

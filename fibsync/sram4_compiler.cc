@@ -223,19 +223,8 @@ void Sram4Compiler::FlushWords(const Codes& codes, const std::vector<uint8_t>& c
                              ? code_at(i) * kRepeat
                              : code_at(i) | code_at(i + 1) << kBits | code_at(i + 2) << (2 * kBits) |
                                    code_at(i + 3) << (3 * kBits);
-      uint32_t old;
-      if constexpr (kBits == 4) {
-        old = uint32_t(sram[2 * w] | sram[2 * w + 1] << 8);
-      } else {
-        old = sram[w];
-      }
-      if (v == old) continue;
-      if constexpr (kBits == 4) {
-        sram[2 * w] = static_cast<uint8_t>(v);
-        sram[2 * w + 1] = static_cast<uint8_t>(v >> 8);
-      } else {
-        sram[w] = static_cast<uint8_t>(v);
-      }
+      if (v == ReadWord(sram, kBits, w)) continue;
+      WriteWord(sram, kBits, w, v);
       out.sram_words.push_back(w);
       out.sram_values.push_back(static_cast<uint16_t>(v));
     }

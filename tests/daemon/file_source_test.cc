@@ -10,12 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "tests/fibsync/test_seed.h"
 #include "tests/sources/recording_sink.h"
 
 namespace fibnic {
@@ -95,9 +94,7 @@ TEST_F(FileSourceTest, BadFilesChangeNothingAndSayWhere) {
 // added, ECMP lines split apart in the file): after each reload the sink holds
 // exactly the file's table.
 TEST_F(FileSourceTest, RandomReloadsLeaveTheSinkEqualToTheFile) {
-  const uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << "FileSource: seed " << seed << "\n";
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(testing::TestSeed("FileSource"));
   auto hop4 = [&] { return Via(("192.0.2." + std::to_string(1 + rng() % 5)).c_str(), static_cast<PortId>(rng() % 4)); };
   auto hop6 = [&] {
     return rng() % 2 ? NextHop{std::nullopt, static_cast<PortId>(rng() % 4)}

@@ -11,17 +11,10 @@
 
 #include "hwif/fibnic_image_codec.h"
 #include "tests/fibsync/random_world.h"
+#include "tests/fibsync/test_seed.h"
 
 namespace fibnic::testing {
 namespace {
-
-uint64_t Seed() {
-  const char* env = std::getenv("FIBSYNC_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
-                            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << "BulkLoad: seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)\n";
-  return seed;
-}
 
 std::vector<RouteInfo> AllInfo(const Fib& fib) {
   std::vector<RouteInfo> out;
@@ -54,7 +47,7 @@ class BulkLoad : public ::testing::TestWithParam<int> {};
 
 TEST_P(BulkLoad, SameImageAndRouteStateAsOneByOne) {
   const int bits = GetParam();
-  RandomWorlds gen(Seed());
+  RandomWorlds gen(TestSeed("BulkLoad"));
   WorldShape shape;
   shape.gateways = bits == 4 ? 20 : 6;
   shape.routes = 12000;  // well above the batch threshold

@@ -12,17 +12,10 @@
 #include "hwif/fibnic_lookup.h"
 #include "tests/fibsync/delta_applier.h"
 #include "tests/fibsync/random_world.h"
+#include "tests/fibsync/test_seed.h"
 
 namespace fibnic::testing {
 namespace {
-
-uint64_t Seed(const char* what) {
-  const char* env = std::getenv("FIBSYNC_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
-                            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << what << ": seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)\n";
-  return seed;
-}
 
 FibConfig Config(int code_bits, EcmpPolicy ecmp) {
   FibConfig c;
@@ -40,7 +33,7 @@ class RandomTable : public ::testing::TestWithParam<Param> {};
 
 TEST_P(RandomTable, EverySlash24MatchesReferenceLpm) {
   const auto [bits, ecmp] = GetParam();
-  RandomWorlds gen(Seed("RandomTable"));
+  RandomWorlds gen(TestSeed("RandomTable"));
   WorldShape shape;
   shape.gateways = bits == 4 ? 20 : 6;  // more gateways than slots either way
   World world = gen.Make(shape);
@@ -62,7 +55,7 @@ TEST_P(RandomTable, EverySlash24MatchesReferenceLpm) {
 // IPv6 only: the slots go to IPv6 next-hops and the TCAM fills.
 TEST_P(RandomTable, Ipv6SampledMatchesReferenceLpm) {
   const auto [bits, ecmp] = GetParam();
-  RandomWorlds gen(Seed("RandomTable6"));
+  RandomWorlds gen(TestSeed("RandomTable6"));
   WorldShape6 shape;
   shape.gateways = bits == 4 ? 20 : 6;  // more gateways than slots
   shape.routes = 300;
@@ -100,7 +93,7 @@ class DcFabric6 : public ::testing::TestWithParam<DcParam> {};
 
 TEST_P(DcFabric6, FullyOffloadedAndForwardsRight) {
   const auto [bits, dual] = GetParam();
-  RandomWorlds gen(Seed("DcFabric6"));
+  RandomWorlds gen(TestSeed("DcFabric6"));
   auto& rng = gen.rng();
   const FibConfig cfg = Config(bits, EcmpPolicy::kFirst);
   const int slots = cfg.caps.slots();
@@ -228,6 +221,18 @@ void AddTcamProbes(Probes& p, const DeviceImage& img) {
   }
 }
 
+// A gateway's neighbour changes MAC, fails, recovers or moves port.
+void ChangeGatewayNeighbor(RandomWorlds& gen, const NextHop& gateway, World& w, Fib& fib) {
+  auto& rng = gen.rng();
+  Neighbor n{*gateway.gateway, gen.RandomMac(), gateway.port, NeighState::kReachable};
+  const int how = static_cast<int>(rng() % 4);
+  if (how == 1) n.state = NeighState::kFailed;
+  if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
+  if (how == 3 && w.neigh.count(n.addr)) n.mac = w.neigh[n.addr].mac;
+  w.neigh[n.addr] = n;
+  fib.UpsertNeighbor(n);
+}
+
 // One random change to the world and the Fib alike.
 void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib) {
   auto& rng = gen.rng();
@@ -250,15 +255,7 @@ void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib) {
     fib.DeleteRoute(it->first, RouteSource::kStatic);
     w.routes.erase(it);
   } else if (op < 90) {
-    // A gateway's neighbour changes MAC, fails, recovers or moves port.
-    const int k = static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways));
-    Neighbor n{*gen.Gateway(k).gateway, gen.RandomMac(), gen.Gateway(k).port, NeighState::kReachable};
-    const int how = static_cast<int>(rng() % 4);
-    if (how == 1) n.state = NeighState::kFailed;
-    if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
-    if (how == 3 && w.neigh.count(n.addr)) n.mac = w.neigh[n.addr].mac;
-    w.neigh[n.addr] = n;
-    fib.UpsertNeighbor(n);
+    ChangeGatewayNeighbor(gen, gen.Gateway(static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways))), w, fib);
   } else if (!w.neigh.empty()) {
     auto it = std::next(w.neigh.begin(), static_cast<long>(rng() % w.neigh.size()));
     fib.DeleteNeighbor(it->first);
@@ -291,14 +288,7 @@ void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) 
     fib.DeleteRoute(p, RouteSource::kStatic);
     w.routes.erase(p);
   } else {
-    const int k = static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways));
-    Neighbor n{*gen.Gateway6(k).gateway, gen.RandomMac(), gen.Gateway6(k).port, NeighState::kReachable};
-    const int how = static_cast<int>(rng() % 4);
-    if (how == 1) n.state = NeighState::kFailed;
-    if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
-    if (how == 3 && w.neigh.count(n.addr)) n.mac = w.neigh[n.addr].mac;
-    w.neigh[n.addr] = n;
-    fib.UpsertNeighbor(n);
+    ChangeGatewayNeighbor(gen, gen.Gateway6(static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways))), w, fib);
   }
 }
 
@@ -365,7 +355,7 @@ class RandomSequence : public ::testing::TestWithParam<SeqParam> {};
 
 TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
   const auto [bits, v4_routes, v4_gateways] = GetParam();
-  RandomWorlds gen(Seed("RandomSequence"));
+  RandomWorlds gen(TestSeed("RandomSequence"));
   WorldShape shape;
   shape.regions = {10};
   shape.min_len = 16;
@@ -490,7 +480,7 @@ size_t DistinctPathSets(const World& w) {
 
 TEST_P(RandomTable, ManyGroupsEverySlash24MatchesReferenceLpm) {
   const auto [bits, ecmp] = GetParam();
-  RandomWorlds gen(Seed("ManyGroups"));
+  RandomWorlds gen(TestSeed("ManyGroups"));
   const World world = ManyGroupsWorld(gen, 3000);
   ASSERT_GT(DistinctPathSets(world), 2000u);
   Fib fib(Config(bits, ecmp));
@@ -505,7 +495,7 @@ TEST_P(RandomTable, ManyGroupsEverySlash24MatchesReferenceLpm) {
 // Groups come and go (ids are reused, above and below 1024) over many
 // commits; the end state forwards like a from-scratch compile.
 TEST(ManyGroups, ChurnEndEqualsScratch) {
-  RandomWorlds gen(Seed("ManyGroupsChurn"));
+  RandomWorlds gen(TestSeed("ManyGroupsChurn"));
   auto& rng = gen.rng();
   World world = ManyGroupsWorld(gen, 2500);
   const FibConfig cfg = Config(4, EcmpPolicy::kFirst);

@@ -12,17 +12,10 @@
 #include <map>
 
 #include "tests/fibsync/random_world.h"
+#include "tests/fibsync/test_seed.h"
 
 namespace fibnic::testing {
 namespace {
-
-uint64_t Seed(const char* what) {
-  const char* env = std::getenv("FIBSYNC_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
-                            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << what << ": seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)\n";
-  return seed;
-}
 
 struct Cand {
   uint8_t distance = 0;
@@ -234,7 +227,7 @@ class Listing : public ::testing::TestWithParam<int> {};
 TEST_P(Listing, RandomTablesPageAndCountLikeTheReference) {
   uint64_t states[3] = {};
   for (int round = 0; round < 3; ++round) {
-    Harness h(Seed("ListingTable"), GetParam());
+    Harness h(TestSeed("ListingTable"), GetParam());
     for (bool committed : {false, true}) {  // pending routes are listed too
       if (committed) h.fib().Commit();
       const FibCounts c = CheckAll(h.fib(), h.table(), h.rng());
@@ -247,7 +240,7 @@ TEST_P(Listing, RandomTablesPageAndCountLikeTheReference) {
 }
 
 TEST_P(Listing, UpdateSequencesKeepPagesAndCountsExact) {
-  Harness h(Seed("ListingSequence"), GetParam());
+  Harness h(TestSeed("ListingSequence"), GetParam());
   h.fib().Commit();
   for (int step = 1; step <= 8; ++step) {
     for (int i = 0; i < 40; ++i) h.RandomOp();

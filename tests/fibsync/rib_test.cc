@@ -13,17 +13,10 @@
 #include <random>
 
 #include "fibsync/rib.h"
+#include "tests/fibsync/test_seed.h"
 
 namespace fibnic {
 namespace {
-
-uint64_t Seed() {
-  const char* env = std::getenv("FIBSYNC_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
-                            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << "Rib: seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)\n";
-  return seed;
-}
 
 // The reference: per prefix, per source, the candidate.
 using Model = std::map<Prefix, std::map<RouteSource, RibCand>>;
@@ -68,7 +61,7 @@ void ExpectSameAsModel(const Rib& rib, const Model& m, const Prefix& p) {
 }
 
 TEST(Rib, RandomOperationsMatchReference) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(testing::TestSeed("Rib"));
   Rib rib;
   Model model;
   size_t candidates = 0;
@@ -144,7 +137,7 @@ TEST(Rib, RandomOperationsMatchReference) {
 // A table load: many new prefixes after one reservation, then every one
 // erased again (backward shifts through full clusters), in random order.
 TEST(Rib, BulkLoadThenEraseAll) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(testing::TestSeed("Rib"));
   Rib rib;
   std::vector<Prefix> all;
   for (uint32_t i = 0; i < 300'000; ++i) all.push_back(Prefix::V4(i << 8, 24));

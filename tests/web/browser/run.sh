@@ -5,15 +5,7 @@
 set -euo pipefail
 demo=$1 shared=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-  echo "browser test: playwright-core is not installed; run scripts/setup/web.sh" >&2
-  exit 1
-fi
-mkdir -p "$out"
-tool="python3 $shared/tools/make-routes $shared/data/full-table-2024-03.prefixes.gz --gateways 3"
-$tool --family 4 --limit 60000 --out "$out/r4.txt" --neigh "$out/neigh.txt" 2>/dev/null
-$tool --family 6 --limit 6000 --out "$out/r6.txt" 2>/dev/null
-cat "$out/r4.txt" "$out/r6.txt" > "$out/routes.txt"
+. "$here/prelude.sh"
 rm -f "$out/port"
 "$demo" --routes "$out/routes.txt" --neighbors "$out/neigh.txt" --port 0 --port-file "$out/port" --churn 300 \
   > "$out/demo.log" 2>&1 &

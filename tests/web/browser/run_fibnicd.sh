@@ -6,15 +6,7 @@
 set -euo pipefail
 fibnicd=$1 shared=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-  echo "browser test: playwright-core is not installed; run scripts/setup/web.sh" >&2
-  exit 1
-fi
-mkdir -p "$out"
-tool="python3 $shared/tools/make-routes $shared/data/full-table-2024-03.prefixes.gz --gateways 3"
-$tool --family 4 --limit 60000 --out "$out/r4.txt" --neigh "$out/neigh.txt" 2>/dev/null
-$tool --family 6 --limit 6000 --out "$out/r6.txt" 2>/dev/null
-cat "$out/r4.txt" "$out/r6.txt" > "$out/routes.txt"
+. "$here/prelude.sh"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 rm -f "$out/bar0.img"
 cat > "$out/fibnicd.yaml" <<YAML
