@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hwif/bar.h"
-#include "hwif/fibnic_regs.h"
-#include "hwif/ipnuma_regs.h"
+#include "device/fibnic_regs.h"
+#include "device/ipnuma_regs.h"
 
 namespace fibnic {
 

@@ -9,7 +9,7 @@
 
 #include "hwif/bar.h"
 #include "hwif/file_bar.h"
-#include "hwif/fibnic_regs.h"
+#include "device/fibnic_regs.h"
 
 namespace fibnic {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hwif/bar.h"
-#include "hwif/fibnic_image.h"
+#include "device/fibnic_image.h"
 #include "hwif/fibnic_readback.h"
 #include "hwif/write_plan.h"
 

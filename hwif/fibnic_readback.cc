@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "hwif/fibnic_device.h"
-#include "hwif/fibnic_image_codec.h"
+#include "device/fibnic_image_codec.h"
 
 namespace fibnic {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "hwif/bar.h"
-#include "hwif/fibnic_image.h"
+#include "device/fibnic_image.h"
 
 namespace fibnic {
 

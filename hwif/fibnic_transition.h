@@ -19,7 +19,7 @@
 // Equal images give an empty plan; k differing words/entries give O(k) writes.
 #pragma once
 
-#include "hwif/fibnic_image.h"
+#include "device/fibnic_image.h"
 #include "hwif/write_plan.h"
 
 namespace fibnic {

@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "hwif/bar_words.h"
-#include "hwif/fibnic_regs.h"
+#include "device/fibnic_regs.h"
 #include "hwif/probe.h"
 
 namespace fibnic {

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ipnuma/service.h"
-#include "web/router.h"
+#include "web/http/router.h"
 
 namespace fibnic::ipnuma {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config_yaml.h"
-#include "hwif/ipnuma_regs.h"
+#include "common/config_yaml.h"
+#include "device/ipnuma_regs.h"
 #include "ipnuma/model.h"
 #include "ipnuma/service.h"
 

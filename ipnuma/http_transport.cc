@@ -1,6 +1,6 @@
 #include "ipnuma/http_transport.h"
 
-#include "daemon/http_client.h"
+#include "common/http_client.h"
 
 namespace fibnic::ipnuma {
 

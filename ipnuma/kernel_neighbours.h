@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "fibsync/kernel_source.h"
-#include "fibsync/route.h"
+#include "sources/kernel/kernel_source.h"
+#include "rib/route.h"
 
 namespace fibnic::ipnuma {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hwif/bar.h"
-#include "hwif/ipnuma_regs.h"
+#include "device/ipnuma_regs.h"
 
 namespace fibnic::ipnuma {
 

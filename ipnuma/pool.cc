@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "hwif/ipnuma_regs.h"
+#include "device/ipnuma_regs.h"
 
 namespace fibnic::ipnuma {
 namespace {

@@ -10,5 +10,10 @@ case "$kind" in
   asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=Debug -DFIBNIC_SANITIZE=ON -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF) ;;
   *) echo "build.sh: unknown kind '$kind' (release|asan)" >&2; exit 2 ;;
 esac
+# ccache, where installed, makes rebuilds of several checkouts cheap.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")}
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S "$root" -B "$dir" -G Ninja -DFIBNIC_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$jobs"

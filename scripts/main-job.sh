@@ -10,10 +10,10 @@ cat <<MSG
 fibnicd on the embedded default (configs/fibnicd.yaml): file backend, kernel routes.
   BAR image : $state/bar0.img
   dashboard : http://127.0.0.1:8080/
-  status    : $root/build/daemon/fibnicctl status
-  a lookup  : $root/build/daemon/fibnicctl lookup 8.8.8.8        (RIB next to the decoded BAR)
-  offline   : $root/build/daemon/fibnicctl lookup 8.8.8.8 --bar $state/bar0.img
+  status    : $root/build/bin/fibnicctl status
+  a lookup  : $root/build/bin/fibnicctl lookup 8.8.8.8        (RIB next to the decoded BAR)
+  offline   : $root/build/bin/fibnicctl lookup 8.8.8.8 --bar $state/bar0.img
 Routes through interfaces that are not FIBNIC ports punt to the host; map ports
 with a config (see docs/daemon.md). Ctrl-C stops; the BAR keeps its tables.
 MSG
-STATE_DIRECTORY="$state" exec "$root/build/daemon/fibnicd" "$@"
+STATE_DIRECTORY="$state" exec "$root/build/bin/fibnicd" "$@"

@@ -24,9 +24,9 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/http_client.h"
-#include "hwif/fibnic_lookup.h"
-#include "tests/daemon/daemon_harness.h"
+#include "common/http_client.h"
+#include "device/fibnic_lookup.h"
+#include "tests/fibnicd/daemon_harness.h"
 
 namespace fibnic {
 namespace {

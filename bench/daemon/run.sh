@@ -6,14 +6,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
-if [ ! -x "$build/bench/daemon/daemon_bench" ]; then
-  echo "bench/daemon: skipped — fibnicd is not built in $build (it needs the fibsync core's Fib)"
-  exit 0
-fi
+[ -x "$build/bench/daemon/daemon_bench" ] || { echo "bench/daemon: $build/bench/daemon/daemon_bench not built (scripts/build.sh release)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" \
   --gateways 3 --out "$work/routes.txt" --neigh "$work/neigh.txt" >/dev/null
-"$build/bench/daemon/daemon_bench" --fibnicd "$build/daemon/fibnicd" \
-  --compile "$build/daemon/fibnic-compile" --routes "$work/routes.txt" --neigh "$work/neigh.txt" \
+"$build/bench/daemon/daemon_bench" --fibnicd "$build/bin/fibnicd" \
+  --compile "$build/bin/fibnic-compile" --routes "$work/routes.txt" --neigh "$work/neigh.txt" \
   --dir "$work" --updates "${UPDATES:-200}"

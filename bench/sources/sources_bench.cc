@@ -30,10 +30,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "fibsync/fpm_frame.h"
-#include "fibsync/fpm_source.h"
-#include "fibsync/kernel_source.h"
-#include "fibsync/netlink_build.h"
+#include "sources/fpm/fpm_frame.h"
+#include "sources/fpm/fpm_source.h"
+#include "sources/kernel/kernel_source.h"
+#include "sources/netlink/netlink_build.h"
 
 namespace fibnic {
 namespace {

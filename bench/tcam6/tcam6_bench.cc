@@ -20,7 +20,7 @@
 #include <set>
 #include <vector>
 
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 #include "tests/tcam6/route_file.h"
 
 namespace fibnic {

@@ -19,7 +19,7 @@
 #include "fpga/bench/sim_device.h"
 #include "fpga/bench/traffic.h"
 #include "fpga/model/frame_model.h"
-#include "hwif/fibnic_image_codec.h"
+#include "device/fibnic_image_codec.h"
 #include FIBNIC_VTOP_HEADER
 
 namespace fibnic::fpga {

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "hwif/fibnic_image.h"
+#include "device/fibnic_image.h"
 
 namespace fibnic::fpga {
 

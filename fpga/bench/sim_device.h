@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "hwif/fibnic_regs.h"
+#include "device/fibnic_regs.h"
 
 namespace fibnic::fpga {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hwif/fibnic_image.h"
+#include "device/fibnic_image.h"
 
 namespace fibnic::fpga {
 

@@ -4,8 +4,8 @@
 
 #include "common/ip.h"
 #include "fpga/model/inet_checksum.h"
-#include "hwif/fibnic_lookup.h"
-#include "hwif/fibnic_regs.h"
+#include "device/fibnic_lookup.h"
+#include "device/fibnic_regs.h"
 
 namespace fibnic::fpga {
 namespace {

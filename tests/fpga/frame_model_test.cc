@@ -7,8 +7,8 @@
 
 #include "fpga/model/inet_checksum.h"
 #include "fpga/model/test_frames.h"
-#include "hwif/fibnic_image.h"
-#include "hwif/fibnic_image_codec.h"
+#include "device/fibnic_image.h"
+#include "device/fibnic_image_codec.h"
 
 namespace fibnic::fpga {
 namespace {

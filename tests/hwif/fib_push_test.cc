@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "fibsync/fib.h"
+#include "fib/fib.h"
 #include "hwif/fibnic_device.h"
 #include "hwif/fibnic_pusher.h"
 #include "hwif/recording_bar.h"

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "hwif/fibnic_image.h"
-#include "hwif/fibnic_image_codec.h"
-#include "hwif/fibnic_lookup.h"
+#include "device/fibnic_image.h"
+#include "device/fibnic_image_codec.h"
+#include "device/fibnic_lookup.h"
 #include "hwif/memory_bar.h"
 
 namespace fibnic::testing_util {

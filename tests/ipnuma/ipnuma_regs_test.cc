@@ -1,6 +1,6 @@
 // The IP-NUMA codecs against byte layouts written out by hand from
 // ../shared/spec/IPNUMA.md (the oracle is the spec table, not the codec).
-#include "hwif/ipnuma_regs.h"
+#include "device/ipnuma_regs.h"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <tuple>
 
-#include "daemon/http_client.h"
+#include "common/http_client.h"
 #include "ipnuma/config.h"
 #include "ipnuma/service.h"
 #include "ipnuma/nic.h"

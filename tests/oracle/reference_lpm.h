@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/ip.h"
-#include "fibsync/route.h"
+#include "rib/route.h"
 
 namespace fibnic::oracle {
 

@@ -1,4 +1,4 @@
-#include "fibsync/fpm_frame.h"
+#include "sources/fpm/fpm_frame.h"
 
 #include <gtest/gtest.h>
 

@@ -13,10 +13,10 @@
 #include <iostream>
 #include <thread>
 
-#include "fibsync/fib.h"
-#include "fibsync/fpm_source.h"
-#include "hwif/fibnic_image_codec.h"
-#include "hwif/fibnic_lookup.h"
+#include "fib/fib.h"
+#include "sources/fpm/fpm_source.h"
+#include "device/fibnic_image_codec.h"
+#include "device/fibnic_lookup.h"
 #include "tests/oracle/reference_lpm.h"
 #include "tests/sources/frr_harness.h"
 #include "tests/sources/recording_sink.h"

@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "fibsync/fpm_table.h"
+#include "sources/fpm/fpm_table.h"
 #include "tests/sources/recording_sink.h"
 #include "tests/sources/test_util.h"
 

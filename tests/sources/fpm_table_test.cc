@@ -1,4 +1,4 @@
-#include "fibsync/fpm_table.h"
+#include "sources/fpm/fpm_table.h"
 
 #include <gtest/gtest.h>
 

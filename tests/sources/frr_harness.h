@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "fibsync/netlink_ports.h"
-#include "fibsync/route.h"
+#include "sources/netlink/netlink_ports.h"
+#include "rib/route.h"
 #include "tests/sources/netns_util.h"
 
 namespace fibnic::testing {

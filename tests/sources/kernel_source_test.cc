@@ -2,7 +2,7 @@
 // added, changed and deleted with `ip` reach the RIB; gateways get resolved
 // through the kernel; a forced netlink overrun is recovered by a re-dump and
 // mark-and-sweep, after which the RIB equals the kernel's own table.
-#include "fibsync/kernel_source.h"
+#include "sources/kernel/kernel_source.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

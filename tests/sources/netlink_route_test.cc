@@ -1,11 +1,11 @@
-#include "fibsync/netlink_route.h"
+#include "sources/netlink/netlink_route.h"
 
 #include <gtest/gtest.h>
 #include <linux/rtnetlink.h>
 
 #include <cstring>
 
-#include "fibsync/netlink_paths.h"
+#include "sources/netlink/netlink_paths.h"
 #include "tests/sources/test_util.h"
 
 namespace fibnic {

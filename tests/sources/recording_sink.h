@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fibsync/route.h"
+#include "rib/route.h"
 
 namespace fibnic::testing {
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "common/ip.h"
-#include "fibsync/fpm_frame.h"
-#include "fibsync/netlink_build.h"
-#include "fibsync/netlink_paths.h"
-#include "fibsync/netlink_route.h"
+#include "sources/fpm/fpm_frame.h"
+#include "sources/netlink/netlink_build.h"
+#include "sources/netlink/netlink_paths.h"
+#include "sources/netlink/netlink_route.h"
 
 namespace fibnic::testing {
 

@@ -14,7 +14,7 @@
 
 #include "common/ip.h"
 #include "common/status.h"
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 
 namespace fibnic::tcam6test {
 

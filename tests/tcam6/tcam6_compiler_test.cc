@@ -1,4 +1,4 @@
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 
 #include <gtest/gtest.h>
 

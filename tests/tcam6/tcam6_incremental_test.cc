@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "fibsync/tcam6_compiler.h"
-#include "fibsync/tcam6_optimizer.h"
-#include "fibsync/tcam6_sequencer.h"
+#include "fib/tcam6/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_optimizer.h"
+#include "fib/tcam6/tcam6_sequencer.h"
 #include "tests/tcam6/route_file.h"
 #include "tests/tcam6/tcam6_oracle.h"
 #include "tests/tcam6/tcam6_random.h"

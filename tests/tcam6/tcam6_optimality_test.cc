@@ -11,7 +11,7 @@
 #include <random>
 #include <set>
 
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 #include "tests/tcam6/tcam6_checks.h"
 #include "tests/tcam6/tcam6_oracle.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/ip.h"
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 
 namespace fibnic::tcam6test {
 

@@ -7,7 +7,7 @@
 #include <bit>
 #include <random>
 
-#include "fibsync/tcam6_compiler.h"
+#include "fib/tcam6/tcam6_compiler.h"
 #include "tests/tcam6/route_file.h"
 #include "tests/tcam6/tcam6_checks.h"
 #include "tests/tcam6/tcam6_oracle.h"

@@ -1,7 +1,7 @@
 // Write plans between random TCAM contents, the step-by-step plan and the
 // always-safe one: every state answers each destination as the old TCAM, as
 // the new entry set (longest match), or punts.
-#include "fibsync/tcam6_sequencer.h"
+#include "fib/tcam6/tcam6_sequencer.h"
 
 #include <gtest/gtest.h>
 

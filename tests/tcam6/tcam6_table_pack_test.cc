@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "fibsync/tcam6_table_pack.h"
+#include "fib/tcam6/tcam6_table_pack.h"
 
 namespace fibnic {
 namespace {

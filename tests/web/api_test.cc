@@ -18,7 +18,7 @@
 #include "tests/web/schema_check.h"
 #include "tests/web/server_fixture.h"
 #include "tests/web/web_harness.h"
-#include "web/dashboard.h"
+#include "web/http/dashboard.h"
 
 namespace fibnic::web {
 namespace {

@@ -16,7 +16,7 @@
 #include "tests/web/http_client.h"
 #include "tests/web/server_fixture.h"
 #include "tests/web/web_harness.h"
-#include "web/dashboard.h"
+#include "web/http/dashboard.h"
 
 namespace fibnic::web {
 namespace {

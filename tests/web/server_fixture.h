@@ -18,8 +18,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include "web/router.h"
-#include "web/server.h"
+#include "web/http/router.h"
+#include "web/http/server.h"
 
 namespace fibnic::web::testing {
 

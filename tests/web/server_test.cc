@@ -12,7 +12,7 @@
 
 #include "tests/web/http_client.h"
 #include "tests/web/server_fixture.h"
-#include "web/dashboard.h"
+#include "web/http/dashboard.h"
 
 namespace fibnic::web {
 namespace {

@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "hwif/fibnic_regs.h"
-#include "web/rate_history.h"
-#include "web/sram_picture.h"
-#include "web/telemetry.h"
+#include "device/fibnic_regs.h"
+#include "web/api/rate_history.h"
+#include "web/api/sram_picture.h"
+#include "web/http/telemetry.h"
 
 namespace fibnic::web {
 namespace {

@@ -15,8 +15,8 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "tests/web/web_harness.h"
-#include "web/dashboard.h"
-#include "web/server.h"
+#include "web/http/dashboard.h"
+#include "web/http/server.h"
 
 namespace fibnic::web {
 namespace {

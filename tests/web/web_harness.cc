@@ -3,7 +3,7 @@
 #include <map>
 #include <random>
 
-#include "fibsync/route_file.h"
+#include "sources/file/route_file.h"
 #include "hwif/fibnic_device.h"
 
 namespace fibnic::web::testing {

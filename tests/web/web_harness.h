@@ -11,13 +11,13 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "fibsync/fib.h"
+#include "fib/fib.h"
 #include "hwif/fibnic_pusher.h"
 #include "hwif/memory_bar.h"
 #include "tests/oracle/reference_lpm.h"
-#include "web/fib_api.h"
-#include "web/router.h"
-#include "web/telemetry.h"
+#include "web/api/fib_api.h"
+#include "web/http/router.h"
+#include "web/http/telemetry.h"
 
 namespace fibnic::web::testing {
 

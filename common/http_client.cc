@@ -1,0 +1,75 @@
+#include "common/http_client.h"
+
+#include <cctype>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace fibnic {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+
+StatusOr<HttpResult> HttpCall(const HttpRequestSpec& spec) {
+  std::string where = spec.server.ToString();
+  try {
+    net::io_context io;
+    beast::tcp_stream stream(io);
+    auto addr = net::ip::make_address(spec.server.host.ToString());
+    stream.expires_after(spec.timeout);
+    beast::error_code ec;
+    stream.connect(net::ip::tcp::endpoint(addr, spec.server.port), ec);
+    if (ec) return Unavailable("cannot connect to fibnicd at " + where + ": " + ec.message() +
+                               " (is fibnicd running? --server HOST:PORT picks another)");
+    http::request<http::string_body> req;
+    req.method(http::string_to_verb(spec.method));
+    req.target(spec.target);
+    req.version(11);
+    req.set(http::field::host, where);
+    req.set(http::field::user_agent, "fibnicctl");
+    req.set(http::field::accept, "application/json");
+    if (!spec.token.empty()) req.set(http::field::authorization, "Bearer " + spec.token);
+    if (!spec.body.empty()) {
+      req.set(http::field::content_type, "application/json");
+      req.body() = spec.body;
+    }
+    req.prepare_payload();
+    stream.expires_after(spec.timeout);
+    http::write(stream, req, ec);
+    if (ec) return IoError("sending to " + where + ": " + ec.message());
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(256 * 1024 * 1024);
+    http::read(stream, buf, parser, ec);
+    if (ec) return IoError("reading the answer of " + where + spec.target + ": " + ec.message());
+    stream.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+    const auto& res = parser.get();
+    HttpResult out;
+    out.status = static_cast<int>(res.result_int());
+    out.content_type = std::string(res[http::field::content_type]);
+    out.body = res.body();
+    return out;
+  } catch (const std::exception& e) {
+    return IoError("HTTP request to " + where + spec.target + ": " + e.what());
+  }
+}
+
+std::string UrlEncode(const std::string& s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace fibnic

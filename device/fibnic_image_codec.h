@@ -1,0 +1,42 @@
+// DeviceImage <-> whole BAR0 bytes (../shared/spec/FIBNIC.md, "BAR0 layout").
+//
+// EncodeBar lays out everything the host owns (ID, VERSION, CAPS, CONTROL,
+// GENERATION, PORT_MAC, NEXTHOP, TCAM6, NEIGH, SRAM4) — what fibnic-compile
+// writes as an image file and what a file-backed device starts from.
+// DecodeBar reads a BAR back (readback check, fibnicctl, tests) and refuses
+// anything that is not a FIBNIC v1 with a layout this host can drive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "device/fibnic_image.h"
+
+namespace fibnic {
+
+// The CSR block of a BAR, decoded and checked.
+struct BarHeader {
+  uint32_t id = 0;
+  uint32_t version = 0;
+  regs::Caps caps;
+  uint32_t control = 0;
+  uint32_t generation = 0;
+  uint32_t scratch = 0;
+};
+
+// OK if the caps describe a layout that fits the v1 map (code bits 2 or 4,
+// next-hop entries = 2^code bits, tables inside their windows).
+Status CheckCaps(const regs::Caps& caps);
+
+// The whole BAR0 (caps.bar_bytes() bytes); PORT_COUNTERS and SCRATCH are zero.
+std::vector<uint8_t> EncodeBar(const DeviceImage& image, uint32_t generation = 0);
+// Same, into caller memory of at least image.caps.bar_bytes() bytes.
+Status EncodeBarInto(const DeviceImage& image, uint32_t generation, uint8_t* bar, size_t bar_size);
+
+// Checks ID, VERSION major, CAPS and that bar_size holds the whole layout.
+StatusOr<BarHeader> DecodeBarHeader(const uint8_t* bar, size_t bar_size);
+StatusOr<DeviceImage> DecodeBar(const uint8_t* bar, size_t bar_size);
+
+}  // namespace fibnic

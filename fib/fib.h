@@ -1,0 +1,143 @@
+// Fib: the control-plane RIB plus the compiled FIBNIC image behind one small
+// modify / commit / query interface (in the spirit of DPDK lib/rib + lib/fib).
+//
+//   sources ──UpsertRoute/DeleteRoute/UpsertNeighbor──▶ Fib ──Commit()──▶ [DeviceDelta...] ──▶ hwif push
+//
+// Modifications are cheap and only mark work; Commit() compiles everything
+// pending (IPv4 SRAM, next-hop slots, NEIGH CAM, IPv6 TCAM) and returns the
+// ordered deltas to write (see hwif/fibnic_image.h for the safety contract).
+// Not thread-safe: the daemon drives it from one strand.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fib/offload_state.h"
+#include "rib/route.h"
+#include "device/fibnic_image.h"
+
+namespace fibnic {
+
+enum class EcmpPolicy : uint8_t {
+  kFirst,  // offload the lowest-address usable path
+  kPunt,   // never offload multipath routes
+};
+
+struct FibConfig {
+  regs::Caps caps = regs::Caps::Model2Bit();
+  EcmpPolicy ecmp = EcmpPolicy::kFirst;
+  // A next-hop without a slot takes one from an owner only when it covers at
+  // least this many times the owner's address space (no reshuffle on every
+  // small change).
+  double slot_hysteresis = 1.25;
+};
+
+struct RouteInfo {
+  Route route;  // the candidate (one per source)
+  bool best = false;
+  OffloadState state = OffloadState::kPunted;
+  PuntReason reason = PuntReason::kNone;
+  // IPv4: the route's own /24s (not covered by more-specifics) and how many punt.
+  uint32_t slash24_total = 0;
+  uint32_t slash24_punted = 0;
+};
+
+// What the RIB says for one destination (the reference answer).
+struct RibAnswer {
+  std::optional<Prefix> matched;  // longest matching best route, if any
+  std::optional<NextHop> path;    // the path hardware should use (nullopt = punt)
+  PuntReason reason = PuntReason::kNone;
+  std::optional<Neighbor> neighbor;  // the resolved neighbour of path (gateway or destination)
+};
+
+struct SlotInfo {
+  int code = 0;                  // 1 .. caps.slots()
+  std::optional<NextHop> owner;  // nullopt = free
+  regs::NexthopEntry entry;      // as in the image
+  uint64_t weight = 0;           // address space it covers (IPv4 /24s + IPv6 routes)
+};
+
+// What AdoptDevice() took over from the device.
+struct DeviceAdoption {
+  int slots = 0;      // next-hop codes kept for the same owner
+  int neighbors = 0;  // NEIGH CAM entries kept at their index
+};
+
+// Which best routes ForEachRoute(query, fn) visits: those of one family, in
+// prefix order, that pass every filter given. The filters look at the prefix
+// and the best candidate only, so routes they drop cost no RouteInfo.
+struct RouteQuery {
+  Family family = Family::kV4;
+  std::optional<Prefix> after;     // only prefixes ordered after it (a page's cursor; may be of the other family)
+  std::optional<Prefix> within;    // only prefixes inside it (itself included)
+  std::optional<Prefix> covering;  // only prefixes containing it (itself included)
+  std::optional<RouteSource> source;  // only routes whose best candidate comes from it
+};
+
+struct FibCounts {
+  uint64_t routes[2][3] = {};  // [family v4=0/v6=1][OffloadState] over best routes
+  uint64_t candidates = 0;     // all routes of all sources
+  uint64_t neighbors = 0;
+  int slots_used = 0;
+  uint64_t commits = 0;
+};
+
+class Fib {
+ public:
+  explicit Fib(const FibConfig& config);
+  ~Fib();
+  Fib(const Fib&) = delete;
+  Fib& operator=(const Fib&) = delete;
+
+  const FibConfig& config() const;
+
+  // --- modify (RibSink) -----------------------------------------------------
+  void UpsertRoute(const Route& route);
+  void DeleteRoute(const Prefix& prefix, RouteSource source);
+  void UpsertNeighbor(const Neighbor& n);
+  void DeleteNeighbor(const IpAddr& addr);
+  // Ports' own MACs (source MAC of rewritten frames).
+  void SetPortMac(PortId port, const MacAddr& mac);
+  RibSink& sink();
+
+  // Warm restart: before the first Commit(), seed slot numbering and the
+  // NEIGH CAM placement from what the device holds (hwif readback), so an
+  // unchanged table compiles to the device's own image. A NEXTHOP entry names
+  // its owner by MAC+port (a gateway next-hop whose neighbour has that MAC on
+  // that port) or CONNECTED+port; call it once routes and neighbours are in.
+  // Owners not found are not adopted (the normal policy applies), and it only
+  // influences numbering — the first Commit() still compiles everything and
+  // Sync writes what differs. Ignored after a Commit() or for other caps.
+  DeviceAdoption AdoptDevice(const DeviceImage& device);
+
+  // Compile what is pending; the deltas are to be pushed in order.
+  std::vector<DeviceDelta> Commit();
+  // The compiled image as of the last Commit().
+  const DeviceImage& image() const;
+
+  // --- query ----------------------------------------------------------------
+  RibAnswer Lookup(const IpAddr& dst) const;
+  std::vector<RouteInfo> GetRoute(const Prefix& prefix) const;  // every source's candidate
+  // One source's route for a prefix, if any (cheap: no offload state).
+  std::optional<Route> FindRoute(const Prefix& prefix, RouteSource source) const;
+  // Best routes of a family in prefix order; fn returns false to stop.
+  void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
+  // The same, only the routes the query selects. A page costs a scan of the
+  // RIB plus the ordering of what fn consumes, not the routes before it.
+  void ForEachRoute(const RouteQuery& query, const std::function<bool(const RouteInfo&)>& fn) const;
+  std::vector<Neighbor> Neighbors() const;
+  std::vector<SlotInfo> Slots() const;
+  FibCounts Counts() const;
+  // Commits so far (what Counts() reports, without its pass over the tables).
+  uint64_t commits() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,77 @@
+// The IPv6 TCAM compiler: keeps the best IPv6 routes (with their hardware
+// next-hop codes) and, on Commit(), chooses the TCAM6 entries — never a wrong
+// answer for any destination, the most offloaded route weight the capacity
+// allows — and the write sequence that takes the device there safely.
+//
+//   Fib ──Upsert/Erase──▶ Tcam6Compiler ──Commit()──▶ [TcamWrite...] (DeviceDelta::tcam)
+//
+// Entry choice: tcam6_optimizer.h (tree DP, exact for entries on trie nodes;
+//               incremental: a change redoes only the trie paths it touches).
+// Write order:  tcam6_sequencer.h (every prefix of the sequence is safe).
+// Model and arguments: docs/tcam6.md.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/ip.h"
+#include "fib/offload_state.h"
+#include "fib/tcam6/tcam6_optimizer.h"
+#include "device/fibnic_image.h"
+
+namespace fibnic {
+
+struct Tcam6Route {
+  uint8_t code = 0;                        // hardware next-hop code; 0 = the route must punt
+  PuntReason reason = PuntReason::kNone;   // why, when code is 0
+  uint32_t weight = 1;                     // what offloading the route is worth
+  bool operator==(const Tcam6Route&) const = default;
+};
+
+class Tcam6Compiler {
+ public:
+  // capacity: TCAM entries (CAPS1[31:16]).
+  explicit Tcam6Compiler(uint32_t capacity);
+
+  // An IPv6 best route, any length 0..128 (IPv4 prefixes are ignored).
+  void Upsert(const Prefix& p, const Tcam6Route& r);
+  void Erase(const Prefix& p);
+
+  // Recomputes and returns the writes that take the previous entries to the
+  // new ones, in an order where applying any prefix of the sequence to the old
+  // TCAM never misforwards. Empty when nothing changed.
+  std::vector<TcamWrite> Commit();
+
+  // The TCAM as of the last Commit() (capacity slots; unused ones invalid).
+  const std::vector<regs::Tcam6Entry>& entries() const { return slots_; }
+  uint32_t capacity() const { return capacity_; }
+  size_t route_count() const { return opt_.route_count(); }
+
+  struct State {
+    OffloadState state;
+    PuntReason reason;
+  };
+  // As of the last Commit(): offloaded / partial / punted and why. Unknown
+  // prefixes are punted with reason kNone.
+  State StateOf(const Prefix& p) const;
+
+  // As of the last Commit(): routes (<= /64, code != 0) whose every address
+  // the hardware can answer (outside /64s mixed by longer routes) is answered,
+  // and their total weight — what the entry choice maximises;
+  // whether the last write plan needed the always-safe (punt-through) order.
+  uint64_t covered_routes() const { return opt_.covered_routes(); }
+  uint64_t covered_weight() const { return opt_.covered_weight(); }
+  bool last_plan_fell_back() const { return fell_back_; }
+  // Bytes held for the routes, the trie and the DP tables (an estimate from
+  // sizes and capacities; the bench checks it against the real heap).
+  tcam6::Optimizer::Memory memory() const { return opt_.memory(); }
+
+ private:
+  uint32_t capacity_;
+  tcam6::Optimizer opt_;
+  bool dirty_ = false;
+  std::vector<regs::Tcam6Entry> slots_;
+  bool fell_back_ = false;
+};
+
+}  // namespace fibnic

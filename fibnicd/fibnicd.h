@@ -1,0 +1,95 @@
+// fibnicd: one service wiring the sources (kernel, FRR over FPM) through the
+// Fib and the pipeline to the device, with the REST/web server, systemd
+// notification, signals (SIGHUP reload, SIGTERM stop) and a watchdog.
+//
+// Threads: the main thread runs the event loop (signals, heartbeat, sources'
+// and web sockets); the pipeline thread owns the Fib and the device.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "fibnicd/device_open.h"
+#include "sources/file/file_source.h"
+#include "fibnicd/fibnicd_config.h"
+#include "fibnicd/pipeline.h"
+#include "hwif/pusher_sink.h"
+#include "common/sd_notifier.h"
+#include "sources/fpm/fpm_source.h"
+#include "sources/kernel/kernel_source.h"
+#include "hwif/fibnic_pusher.h"
+#include "web/api/fib_api.h"
+#include "web/http/router.h"
+#include "web/http/server.h"
+#include "web/http/telemetry.h"
+
+namespace fibnic {
+
+struct FibnicdOptions {
+  // Where the config came from: a file, or nullopt for the embedded default.
+  std::optional<std::string> config_path;
+  // --bar: the file backend's image, overriding device.path (non-root runs).
+  std::string bar_path;
+};
+
+class Fibnicd {
+ public:
+  Fibnicd(FibnicdOptions options, FibnicdConfig config);
+  ~Fibnicd();
+
+  // Runs until SIGTERM/SIGINT; returns the process exit code.
+  int Run();
+
+  // One-line summary of the tables ("v4 12 routes: 10 offloaded, ..."), from the Fib's thread.
+  std::string Summary(const Fib& fib, const PipelineMetrics& m);
+
+ private:
+  Status Start();
+  Status StartSources();
+  // On the pipeline thread (the web server's handlers read the Fib there).
+  Status StartWeb();
+  void ObserveBatch(const BatchReport& b);
+  // Once the kernel source's first dump is in (or at once without it), the
+  // table is compiled whole and synced; READY=1 follows.
+  void WaitInitialDump();
+  void FinishInitialSync();
+  void WaitSignal();
+  void Reload();
+  void Heartbeat();
+  void Stop(int exit_code);
+  void SetPortMacs();
+  StatusOr<FibnicdConfig> ReadConfig() const;
+
+  FibnicdOptions options_;
+  FibnicdConfig config_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer heartbeat_;
+  std::chrono::milliseconds heartbeat_every_{5000};
+  boost::asio::steady_timer initial_wait_{io_};
+  SdNotifier notify_;
+  OpenedDevice device_;
+  std::unique_ptr<FibnicPusher> pusher_;
+  std::unique_ptr<PusherSink> sink_;
+  std::unique_ptr<Pipeline> pipeline_;
+  web::Telemetry telemetry_;
+  std::unique_ptr<KernelSource> kernel_;
+  std::unique_ptr<FpmSource> fpm_;
+  std::unique_ptr<FileSource> file_;
+  std::unique_ptr<web::Router> router_;
+  std::unique_ptr<web::FibApi> api_;
+  std::unique_ptr<web::WebServer> web_;
+  int exit_code_ = 0;
+  bool stopping_ = false;
+  // Summary's counts as of a commit: Counts() passes over every /24 (tens of
+  // ms on a full table) and the heartbeat must not stall updates that long.
+  FibCounts counts_;
+  std::optional<uint64_t> counts_commit_;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,262 @@
+#include "fibnicd/pipeline.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/log.h"
+
+namespace fibnic {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t NsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+}
+
+void Apply(Fib& fib, const PendingUpdate& u) {
+  switch (u.kind) {
+    case PendingUpdate::Kind::kUpsertRoute: fib.UpsertRoute(u.route); break;
+    case PendingUpdate::Kind::kDeleteRoute: fib.DeleteRoute(u.route.prefix, u.route.source); break;
+    case PendingUpdate::Kind::kUpsertNeighbor: fib.UpsertNeighbor(u.neighbor); break;
+    case PendingUpdate::Kind::kDeleteNeighbor: fib.DeleteNeighbor(u.neighbor.addr); break;
+  }
+}
+
+bool AllEmpty(const std::vector<DeviceDelta>& deltas) {
+  return std::all_of(deltas.begin(), deltas.end(), [](const DeviceDelta& d) { return d.empty(); });
+}
+
+// How long to wait before retrying a device that failed.
+constexpr auto kResyncRetry = std::chrono::seconds(1);
+
+}  // namespace
+
+Pipeline::Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching)
+    : fib_(std::make_unique<Fib>(fib_config)),
+      device_(device),
+      queue_([this] { Wake(); }),
+      work_(boost::asio::make_work_guard(io_)),
+      timer_(io_),
+      batching_(batching) {
+  queue_.set_wake_threshold(batching_.max);
+}
+
+Pipeline::~Pipeline() { Stop(); }
+
+void Pipeline::Start() {
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void Pipeline::Wake() {
+  if (wake_posted_.exchange(true)) return;
+  boost::asio::post(io_, [this] {
+    wake_posted_ = false;
+    Schedule();
+  });
+}
+
+void Pipeline::Schedule() {
+  if (stopped_) return;
+  auto oldest = queue_.OldestArrival();
+  if (!oldest) {
+    CheckBarriers();
+    return;
+  }
+  if (queue_.depth() >= batching_.max || Clock::now() - *oldest >= batching_.delay) {
+    RunBatch();
+    return;
+  }
+  if (timer_armed_) return;
+  timer_armed_ = true;
+  timer_.expires_at(*oldest + std::chrono::duration_cast<Clock::duration>(batching_.delay));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    timer_armed_ = false;
+    if (!ec) Schedule();
+  });
+}
+
+void Pipeline::RunBatch() {
+  UpdateBatch batch = queue_.Take(initial_ ? std::numeric_limits<size_t>::max() : batching_.max);
+  for (const PendingUpdate& u : batch.updates) Apply(*fib_, u);
+  {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    m_.updates_applied += batch.updates.size();
+  }
+  // Before the initial sync nothing is pushed: the table is compiled once, whole.
+  if (!initial_ && !batch.updates.empty()) {
+    batch_updates_ = batch.updates.size();
+    Status st = PushCommit();
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    m_.batch_size_last = batch.updates.size();
+    m_.batch_size_max = std::max(m_.batch_size_max, m_.batch_size_last);
+    if (st.ok()) {
+      m_.latency_ns_last = NsSince(batch.oldest);
+      m_.latency_ns_max = std::max(m_.latency_ns_max, m_.latency_ns_last);
+    }
+  }
+  CheckBarriers();
+  if (queue_.depth() > 0) boost::asio::post(io_, [this] { Schedule(); });
+}
+
+Status Pipeline::PushCommit() {
+  auto t0 = Clock::now();
+  std::vector<DeviceDelta> deltas = fib_->Commit();
+  int64_t commit_ns = NsSince(t0);
+  auto t1 = Clock::now();
+  uint64_t writes_before = device_.bus_writes();
+  Status pushed;
+  bool resync = need_resync_;
+  if (resync) {
+    pushed = device_.Sync(fib_->image());
+  } else if (!AllEmpty(deltas)) {
+    pushed = device_.Push(deltas, fib_->image());
+  }
+  int64_t push_ns = NsSince(t1);
+  if (observer_) {
+    observer_(BatchReport{batch_updates_, device_.bus_writes() - writes_before, commit_ns, push_ns, pushed.ok(),
+                          pushed.ok() ? std::string() : pushed.ToString()});
+  }
+  batch_updates_ = 0;
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  m_.commit_ns_last = commit_ns;
+  m_.commit_ns_max = std::max(m_.commit_ns_max, commit_ns);
+  m_.commit_ns_total += commit_ns;
+  m_.push_ns_last = push_ns;
+  m_.push_ns_max = std::max(m_.push_ns_max, push_ns);
+  m_.push_ns_total += push_ns;
+  ++m_.batches;
+  RecordDeviceLocked();
+  if (!pushed.ok()) {
+    ++m_.push_errors;
+    m_.last_error = pushed.ToString();
+    if (!need_resync_) LogError("device push failed; will resync the whole image: " + m_.last_error);
+    need_resync_ = true;
+    // Retry even if no further update arrives.
+    auto retry = std::make_shared<boost::asio::steady_timer>(io_, kResyncRetry);
+    retry->async_wait([this, retry](const boost::system::error_code& ec) {
+      if (!ec && need_resync_ && !stopped_) PushCommit().ok();
+    });
+    return pushed;
+  }
+  if (resync) {
+    ++m_.resyncs;
+    LogInfo("device resynchronised");
+  }
+  need_resync_ = false;
+  return OkStatus();
+}
+
+void Pipeline::RecordDeviceLocked() {
+  m_.bus_writes = device_.bus_writes();
+  m_.changed_bytes = device_.changed_bytes();
+  m_.generation = device_.generation();
+}
+
+void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
+  boost::asio::post(io_, [this, done = std::move(done)] {
+    uint64_t applied_before = metrics().updates_applied;
+    RunBatch();  // initial_: takes everything queued so far, applies, no push
+    initial_ = false;
+    // Only numbering is taken over; an unreadable device fails the Sync below.
+    DeviceAdoption adopted;
+    auto held = device_.ReadBack();
+    if (held.ok()) adopted = fib_->AdoptDevice(held->image);
+    auto t0 = Clock::now();
+    fib_->Commit();
+    int64_t commit_ns = NsSince(t0);
+    auto t1 = Clock::now();
+    uint64_t writes_before = device_.bus_writes();
+    Status synced = held.ok() ? device_.SyncFrom(*held, fib_->image()) : device_.Sync(fib_->image());
+    if (observer_) {
+      observer_(BatchReport{metrics().updates_applied - applied_before, device_.bus_writes() - writes_before,
+                            commit_ns, NsSince(t1), synced.ok(), synced.ok() ? std::string() : synced.ToString()});
+    }
+    {
+      std::lock_guard<std::mutex> lock(metrics_mu_);
+      m_.commit_ns_last = commit_ns;
+      m_.commit_ns_total += commit_ns;
+      m_.push_ns_last = NsSince(t1);
+      m_.push_ns_total += m_.push_ns_last;
+      ++m_.batches;
+      RecordDeviceLocked();
+      m_.adopted = adopted;
+      if (synced.ok()) {
+        m_.initial_sync_done = true;
+      } else {
+        ++m_.push_errors;
+        m_.last_error = synced.ToString();
+        need_resync_ = true;
+      }
+    }
+    done(synced, *fib_);
+    CheckBarriers();
+    if (queue_.depth() > 0) Schedule();
+  });
+}
+
+void Pipeline::Barrier(std::function<void()> done) {
+  uint64_t seq = queue_.NextSeq();
+  boost::asio::post(io_, [this, seq, done = std::move(done)]() mutable {
+    barriers_.push_back({seq, std::move(done)});
+    CheckBarriers();
+  });
+}
+
+void Pipeline::CheckBarriers() {
+  if (initial_ || need_resync_ || barriers_.empty()) return;
+  uint64_t oldest = queue_.OldestSeq();
+  std::vector<BarrierWait> ready;
+  auto it = std::partition(barriers_.begin(), barriers_.end(), [&](const BarrierWait& b) { return b.seq > oldest; });
+  std::move(it, barriers_.end(), std::back_inserter(ready));
+  barriers_.erase(it, barriers_.end());
+  for (auto& b : ready) b.done();
+}
+
+void Pipeline::SetBatchPolicy(BatchPolicy batching) {
+  boost::asio::post(io_, [this, batching] {
+    batching_ = batching;
+    queue_.set_wake_threshold(batching_.max);
+    Schedule();
+  });
+}
+
+void Pipeline::Post(std::function<void(const Fib&)> fn) {
+  boost::asio::post(io_, [this, fn = std::move(fn)] { fn(*fib_); });
+}
+
+void Pipeline::Mutate(const std::function<void(Fib&)>& fn) {
+  std::promise<void> done;
+  boost::asio::post(io_, [&] {
+    fn(*fib_);
+    if (!initial_) PushCommit().ok();  // failures are counted and retried there
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+void Pipeline::Stop() {
+  if (!thread_.joinable()) return;
+  boost::asio::post(io_, [this] {
+    // What the sources handed in before the stop still goes out.
+    while (!initial_ && queue_.depth() > 0) RunBatch();
+    stopped_ = true;
+    timer_.cancel();
+    work_.reset();
+    io_.stop();
+  });
+  thread_.join();
+}
+
+PipelineMetrics Pipeline::metrics() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  PipelineMetrics out = m_;
+  out.updates_received = queue_.received();
+  out.updates_coalesced = queue_.coalesced();
+  out.queue_depth = queue_.depth();
+  out.queue_depth_max = queue_.max_depth();
+
+  return out;
+}
+
+}  // namespace fibnic

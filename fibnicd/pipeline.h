@@ -1,0 +1,159 @@
+// The update pipeline: sources → UpdateQueue → Fib (own thread, the Fib's only
+// strand) → batched Commit() → DeviceSink.
+//
+// Batching: a batch is cut when its oldest update has waited batch_delay, or
+// when batch_max updates are pending, whichever comes first; while a batch is
+// compiled and pushed, new updates keep coalescing in the queue, so a full
+// table converges in few large batches and a lone change goes out after at
+// most batch_delay plus one compile and push. Sources never wait for the
+// device: the queue only takes a lock.
+//
+// Start-up: until FinishInitialSync() the pipeline only applies updates to the
+// Fib (no pushes); then it reads the device back, lets the Fib adopt the
+// device's slot numbering and CAM placement, compiles once and Sync()s the
+// device — a restart with an unchanged table writes nothing. After a failed push the device's
+// state is unknown, so the next batch re-Syncs instead of pushing deltas.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "hwif/device_sink.h"
+#include "fibnicd/update_queue.h"
+#include "fib/fib.h"
+
+namespace fibnic {
+
+struct BatchPolicy {
+  std::chrono::nanoseconds delay = std::chrono::milliseconds(1);
+  uint32_t max = 100000;
+};
+
+// Back-pressure and timing, for /metrics, the status line and fibnicctl.
+struct PipelineMetrics {
+  uint64_t updates_received = 0;   // handed in by sources
+  uint64_t updates_coalesced = 0;  // replaced a pending update of the same key
+  uint64_t updates_applied = 0;    // given to the Fib
+  size_t queue_depth = 0;          // pending now
+  size_t queue_depth_max = 0;
+  uint64_t batches = 0;            // commits pushed (or synced)
+  uint64_t batch_size_last = 0;
+  uint64_t batch_size_max = 0;
+  int64_t commit_ns_last = 0, commit_ns_max = 0, commit_ns_total = 0;
+  int64_t push_ns_last = 0, push_ns_max = 0, push_ns_total = 0;
+  // From the oldest update of a batch arriving to the batch being on the device.
+  int64_t latency_ns_last = 0, latency_ns_max = 0;
+  uint64_t bus_writes = 0;       // 32-bit device writes since start
+  uint64_t changed_bytes = 0;    // device bytes whose value changed
+  uint32_t generation = 0;
+  uint64_t push_errors = 0;
+  uint64_t resyncs = 0;            // full Syncs after a failed push
+  bool initial_sync_done = false;
+  DeviceAdoption adopted;          // what the initial compile took over from the device
+  std::string last_error;
+};
+
+// One pushed batch, for telemetry (called on the pipeline thread).
+struct BatchReport {
+  uint64_t updates = 0;
+  uint64_t bus_writes = 0;  // this batch's 32-bit writes
+  int64_t commit_ns = 0;
+  int64_t push_ns = 0;
+  bool ok = true;
+  std::string error;
+};
+
+class Pipeline {
+ public:
+  Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching);
+  ~Pipeline();  // Stop()
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Where sources send their updates (thread-safe).
+  RibSink& sink() { return queue_; }
+
+  // Set before Start().
+  void SetBatchObserver(std::function<void(const BatchReport&)> observer) { observer_ = std::move(observer); }
+  void Start();
+  // The pipeline thread's event loop: the web server runs here, so its
+  // handlers read the Fib and the device between batches, without locks.
+  boost::asio::io_context& io() { return io_; }
+  // The Fib itself: only for code running on the pipeline thread (web handlers).
+  Fib& fib() { return *fib_; }
+  // Something was handed to sink() out of band: look at the queue now.
+  void Kick() { Wake(); }
+  // Applies everything queued so far, compiles, syncs the device and calls
+  // done (on the pipeline thread) with the result. Later batches are pushed.
+  void FinishInitialSync(std::function<void(Status, const Fib&)> done);
+  // Calls done (on the pipeline thread) once every update queued before this
+  // call is on the device.
+  void Barrier(std::function<void()> done);
+  void SetBatchPolicy(BatchPolicy batching);
+  // Pushes what is still queued, then stops the thread. The device keeps its
+  // tables. Idempotent.
+  void Stop();
+
+  // Runs fn(fib) on the pipeline thread and returns its result (for queries
+  // from other threads; never call from the pipeline thread itself).
+  template <typename F>
+  auto Query(F&& fn) -> decltype(fn(std::declval<const Fib&>())) {
+    using R = decltype(fn(std::declval<const Fib&>()));
+    std::packaged_task<R()> task([&] { return fn(static_cast<const Fib&>(*fib_)); });
+    auto fut = task.get_future();
+    boost::asio::post(io_, [&task] { task(); });
+    return fut.get();
+  }
+  // Runs fn(fib) on the pipeline thread later, without waiting (heartbeats:
+  // that it runs at all shows the thread is alive).
+  void Post(std::function<void(const Fib&)> fn);
+  // Runs fn(fib) on the pipeline thread with write access (port MACs), waits.
+  void Mutate(const std::function<void(Fib&)>& fn);
+
+  PipelineMetrics metrics() const;
+
+ private:
+  void Wake();           // from the queue: something arrived
+  void Schedule();       // on the thread: run now or arm the timer
+  void RunBatch();       // on the thread
+  void CheckBarriers();  // on the thread
+  Status PushCommit();   // on the thread
+  void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)
+
+  std::unique_ptr<Fib> fib_;
+  DeviceSink& device_;
+  UpdateQueue queue_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer timer_;
+  std::thread thread_;
+  std::atomic<bool> wake_posted_{false};
+  bool timer_armed_ = false;
+  bool initial_ = true;
+  bool need_resync_ = false;
+  bool stopped_ = false;
+  BatchPolicy batching_;
+  struct BarrierWait {
+    uint64_t seq;
+    std::function<void()> done;
+  };
+  std::vector<BarrierWait> barriers_;
+  std::function<void(const BatchReport&)> observer_;
+  uint64_t batch_updates_ = 0;  // updates of the batch being pushed (for the observer)
+
+  mutable std::mutex metrics_mu_;
+  PipelineMetrics m_;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,156 @@
+// The RIB: per prefix, one candidate per source; the lowest administrative
+// distance wins (tie: the lower source enum). Stored compactly because a full
+// table is a million prefixes: a Robin Hood open-addressing table keyed by
+// (addr, len) holds the best candidate inline (12 bytes per IPv4 prefix, 24
+// per IPv6) at up to 7/8 load; the rare prefixes that several sources announce
+// keep all their candidates in a side map. Home slots come from the hash by
+// multiply-shift, so the table can have any size (it grows by half, not by
+// doubling) and slot order is hash order (a rehash walks it sequentially).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "rib/nexthop_table.h"
+#include "rib/route.h"
+
+namespace fibnic {
+
+struct RibCand {
+  RouteSource source = RouteSource::kStatic;
+  uint8_t distance = 0;
+  NhgId nhg = kNoGroup;
+  bool operator==(const RibCand&) const = default;
+};
+
+// What a modification did to a prefix: the best group before and after
+// (kNoGroup = no route) and the group of the candidate it replaced or removed,
+// whose reference the caller now owns.
+struct RibChange {
+  NhgId old_best = kNoGroup;
+  NhgId new_best = kNoGroup;
+  NhgId dropped = kNoGroup;
+  bool best_changed() const { return old_best != new_best; }
+};
+
+class Rib {
+ public:
+  Rib();
+  RibChange Upsert(const Prefix& p, const RibCand& c);
+  RibChange Erase(const Prefix& p, RouteSource source);
+  // The same for an IPv4 prefix given as address and length (a queue of
+  // IPv4 changes then never builds a Prefix).
+  RibChange UpsertV4(uint32_t addr, uint8_t len, const RibCand& c);
+  RibChange EraseV4(uint32_t addr, uint8_t len, RouteSource source);
+  // Bulk loads: room for `more` IPv4 prefixes in one step, and a hint that
+  // this prefix is upserted soon (its slot is fetched into cache while the
+  // caller works on earlier ones — a full table then costs about one memory
+  // latency per dozen routes instead of one per route).
+  void ReserveV4(size_t more);
+  void PrefetchV4(uint32_t addr, uint8_t len) const;
+  std::optional<RibCand> Best(const Prefix& p) const;
+  // The longest best IPv4 route strictly shorter than len (<= 24) covering
+  // addr: its length and candidate. A bitmap of which prefixes of length
+  // < 24 exist answers it with one table probe, where trying every shorter
+  // length would probe up to 24 times (this is a delete's parent search).
+  std::optional<std::pair<int, RibCand>> ParentV4(uint32_t addr, int len) const;
+  std::vector<RibCand> Candidates(const Prefix& p) const;  // best first
+  // Every prefix of a family with its best candidate (unordered).
+  void ForEach(Family f, const std::function<void(const Prefix&, const RibCand& best)>& fn) const;
+  size_t size(Family f) const { return f == Family::kV4 ? v4_.size : v6_.size; }
+  size_t candidates() const { return candidates_; }
+  // Which prefix lengths hold at least one route (for longest-match probing).
+  bool HasLength(Family f, int len) const { return (f == Family::kV4 ? v4_len_ : v6_len_)[len] > 0; }
+
+ private:
+  struct V6Addr {
+    uint64_t hi = 0, lo = 0;
+    bool operator==(const V6Addr&) const = default;
+  };
+  template <typename Addr>
+  struct Entry {
+    Addr addr{};
+    NhgId nhg = kNoGroup;
+    uint8_t len = kEmpty;
+    uint8_t probe = 0;  // distance from the home slot
+    uint8_t source = 0;  // RouteSource, | kMulti: all candidates live in multi_
+    uint8_t distance = 0;
+    bool multi() const { return source & kMulti; }
+    RibCand cand() const { return {static_cast<RouteSource>(source & ~kMulti), distance, nhg}; }
+  };
+  static constexpr uint8_t kEmpty = 0xFF;
+  static constexpr uint8_t kMulti = 0x80;
+  // Probe distances stay far below this at 7/8 load; reaching it forces a grow.
+  static constexpr uint8_t kMaxProbe = 0xF0;
+  template <typename Addr>
+  struct Table {
+    std::vector<Entry<Addr>> slots;
+    size_t size = 0;
+    size_t Next(size_t i) const { return i + 1 == slots.size() ? 0 : i + 1; }
+  };
+
+  template <typename Addr>
+  RibChange UpsertIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len, const RibCand& c);
+  template <typename Addr>
+  RibChange EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& a, uint8_t len, RouteSource s);
+  // Where a key is (found) or would be placed (its probe distance there).
+  struct Probe {
+    size_t slot = 0;
+    uint8_t probe = 0;
+    bool found = false;
+  };
+  template <typename Addr>
+  static Probe Locate(const Table<Addr>& t, const Addr& a, uint8_t len);
+  template <typename Addr>
+  static Entry<Addr>* Find(Table<Addr>& t, const Addr& a, uint8_t len);
+  template <typename Addr>
+  static const Entry<Addr>* Find(const Table<Addr>& t, const Addr& a, uint8_t len);
+  // Places an entry known to be absent, from slot i at probe distance
+  // e.probe (Robin Hood: it takes the slot of any entry nearer its home and
+  // carries that one on).
+  template <typename Addr>
+  static void PlaceFrom(Table<Addr>& t, Entry<Addr> e, size_t i);
+  template <typename Addr>
+  static void Reserve(Table<Addr>& t, size_t entries);
+  template <typename Addr>
+  static void Rehash(Table<Addr>& t, size_t slots);
+  template <typename Addr>
+  static void RemoveAt(Table<Addr>& t, size_t i);
+  template <typename Addr>
+  static size_t Home(const Table<Addr>& t, const Addr& a, uint8_t len);
+  template <typename Addr>
+  static void SetBest(Entry<Addr>& e, const RibCand& best, bool multi) {
+    e.source = static_cast<uint8_t>(static_cast<uint8_t>(best.source) | (multi ? kMulti : 0));
+    e.distance = best.distance;
+    e.nhg = best.nhg;
+  }
+
+  static uint32_t Key4(const Prefix& p) { return p.addr().v4(); }
+  static Prefix PrefixOf(uint32_t a, uint8_t len) { return Prefix::V4(a, len); }
+  static Prefix PrefixOf(const V6Addr& a, uint8_t len) { return Prefix::V6((U128{a.hi} << 64) | a.lo, len); }
+  static V6Addr Key6(const Prefix& p) {
+    return {static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint64_t>(p.addr().v6())};
+  }
+  static uint64_t Mix(uint64_t x);
+  static uint64_t HashOf(uint32_t a, uint8_t len) { return Mix((uint64_t{a} << 8) | len); }
+  static uint64_t HashOf(const V6Addr& a, uint8_t len) { return Mix(a.hi ^ Mix(a.lo + len)); }
+
+  Table<uint32_t> v4_;
+  Table<V6Addr> v6_;
+  // Which IPv4 prefixes of length < kPresenceLens exist: bit (2^len - 1 +
+  // addr >> (32 - len)), 2 MB in all.
+  static constexpr int kPresenceLens = 24;
+  static size_t PresenceBit(uint32_t addr, int len);
+  void MarkPresent(uint32_t addr, uint8_t len, bool present);
+  void MarkPresent(const V6Addr&, uint8_t, bool) {}
+  std::vector<uint64_t> present_v4_ = std::vector<uint64_t>((size_t{1} << kPresenceLens) / 64);
+  std::vector<uint32_t> v4_len_ = std::vector<uint32_t>(33);
+  std::vector<uint32_t> v6_len_ = std::vector<uint32_t>(129);
+  std::unordered_map<Prefix, std::vector<RibCand>> multi_;  // sorted best first
+  size_t candidates_ = 0;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,341 @@
+#include "sources/kernel/kernel_source.h"
+#include "sources/source_log.h"
+
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/errno.h>
+#include <netlink/netlink.h>
+#include <netlink/route/neighbour.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+
+#include "sources/kernel/kernel_table.h"
+
+namespace fibnic {
+
+namespace asio = boost::asio;
+
+namespace {
+
+using SockPtr = std::unique_ptr<nl_sock, decltype(&nl_socket_free)>;
+
+StatusOr<SockPtr> OpenSocket(const char* what) {
+  SockPtr s(nl_socket_alloc(), nl_socket_free);
+  if (!s) return ResourceExhausted(std::string("netlink ") + what + " socket: out of memory");
+  if (int err = nl_connect(s.get(), NETLINK_ROUTE); err < 0) {
+    return Unavailable(std::string("netlink ") + what + " socket: " + nl_geterror(err));
+  }
+  return s;
+}
+
+}  // namespace
+
+struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& io, RibSink& sink, KernelSourceConfig c)
+      : cfg(std::move(c)),
+        table(sink, cfg.ports, Options(cfg),
+              [this](const IpAddr& gw, uint32_t ifindex) { Resolve(gw, ifindex); }),
+        ev_sock(nullptr, nl_socket_free),
+        dump_sock(nullptr, nl_socket_free),
+        req_sock(nullptr, nl_socket_free),
+        ev_fd(io),
+        dump_fd(io),
+        retry_timer(io),
+        buf(1 << 18) {}
+
+  static KernelTableOptions Options(const KernelSourceConfig& c) {
+    KernelTableOptions o;
+    o.tables = c.tables;
+    o.distance = c.distance;
+    o.ignore_protocols = c.ignore_protocols;
+    if (c.ignore_frr_routes) {
+      for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);
+    }
+    return o;
+  }
+
+  void Log(const std::string& msg) { SourceLog(cfg.log, "kernel", msg); }
+  void Error(const std::string& msg) { SourceError(cfg.log, "kernel", stats, msg); }
+
+  Status Start() {
+    RETURN_IF_ERROR(ValidatePortNames(cfg.ports));
+    if (cfg.tables.empty()) return InvalidArgument("kernel source: no routing tables configured");
+    ASSIGN_OR_RETURN(ev_sock, OpenSocket("event"));
+    ASSIGN_OR_RETURN(dump_sock, OpenSocket("dump"));
+    ASSIGN_OR_RETURN(req_sock, OpenSocket("request"));
+    if (int err = nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
+                                            RTNLGRP_IPV6_ROUTE, 0);
+        err < 0) {
+      return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
+    }
+    const int fd = nl_socket_get_fd(ev_sock.get());
+    int size = cfg.rcvbuf_bytes;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) {
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    }
+    nl_socket_set_nonblocking(ev_sock.get());
+    nl_socket_set_nonblocking(dump_sock.get());
+    ev_fd.assign(fd);
+    dump_fd.assign(nl_socket_get_fd(dump_sock.get()));
+    running = true;
+    WaitEvents();
+    StartDump();
+    ArmRetry();
+    return OkStatus();
+  }
+
+  void Stop() {
+    if (!running) return;
+    running = false;
+    boost::system::error_code ec;
+    retry_timer.cancel();
+    ev_fd.cancel(ec);
+    dump_fd.cancel(ec);
+    // The descriptors belong to the libnl sockets, which close them.
+    ev_fd.release();
+    dump_fd.release();
+  }
+
+  // ---- events ---------------------------------------------------------------
+  void WaitEvents() {
+    ev_fd.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](auto ec) {
+      if (ec || !self->running) return;
+      self->ReadEvents();
+      self->WaitEvents();
+    });
+  }
+
+  void ReadEvents() {
+    const int fd = nl_socket_get_fd(ev_sock.get());
+    for (;;) {
+      const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        if (errno == ENOBUFS) {
+          OnOverrun();
+          continue;
+        }
+        Error(std::string("netlink receive failed: ") + std::strerror(errno));
+        return;
+      }
+      const auto* data = reinterpret_cast<const uint8_t*>(buf.data());
+      Status st = ForEachNetlinkMessage(data, static_cast<size_t>(n), [&](const nlmsghdr* h, size_t) {
+        if (dumping) {
+          const auto* b = reinterpret_cast<const uint8_t*>(h);
+          held.emplace_back(b, b + h->nlmsg_len);
+        } else {
+          Apply(h);
+        }
+        return OkStatus();
+      });
+      if (!st.ok()) Error("netlink event: " + st.message());
+    }
+  }
+
+  // Events were lost. What is still queued is older than the dump about to
+  // be taken, and replaying it after the dump would bring back what the
+  // lost events undid: drop it, and what was held, then dump.
+  void OnOverrun() {
+    ++stats.overruns;
+    Log("netlink overrun (events lost): re-dumping and reconciling");
+    const int fd = nl_socket_get_fd(ev_sock.get());
+    for (int i = 0; i < 100000; ++i) {  // bounded: the kernel may keep adding
+      const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
+      if (n < 0 && errno != EINTR && errno != ENOBUFS) break;
+    }
+    held.clear();
+    StartDump();  // when a dump is running: another one right after it
+  }
+
+  void Apply(const nlmsghdr* h) {
+    Status st = table.Apply(h);
+    if (!st.ok()) Error("netlink message type " + std::to_string(h->nlmsg_type) + ": " + st.message());
+  }
+
+  // ---- dumps ----------------------------------------------------------------
+  void StartDump() {
+    if (dumping) {
+      redump = true;
+      return;
+    }
+    if (first_dump_done) ++stats.resyncs;
+    dumping = true;
+    table.BeginResync();
+    stage = 0;
+    if (!SendDump()) return;
+    WaitDump();
+  }
+
+  bool SendDump() {
+    int err = 0;
+    switch (stage) {
+      case 0: {
+        ifinfomsg ifi{};
+        err = nl_send_simple(dump_sock.get(), RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof ifi);
+        break;
+      }
+      case 1: {
+        ndmsg nd{};
+        err = nl_send_simple(dump_sock.get(), RTM_GETNEIGH, NLM_F_DUMP, &nd, sizeof nd);
+        break;
+      }
+      default: {
+        rtmsg rt{};
+        err = nl_send_simple(dump_sock.get(), RTM_GETROUTE, NLM_F_DUMP, &rt, sizeof rt);
+      }
+    }
+    if (err < 0) {
+      Error(std::string("netlink dump request failed: ") + nl_geterror(err));
+      dumping = false;
+      return false;
+    }
+    return true;
+  }
+
+  void WaitDump() {
+    dump_fd.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](auto ec) {
+      if (ec || !self->running) return;
+      if (self->ReadDump()) self->WaitDump();
+    });
+  }
+
+  // Returns true while the dump needs more reading.
+  bool ReadDump() {
+    const int fd = nl_socket_get_fd(dump_sock.get());
+    for (;;) {
+      const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+        Error(std::string("netlink dump receive failed: ") + std::strerror(errno));
+        dumping = false;
+        return false;
+      }
+      bool done = false;
+      bool failed = false;
+      const auto* data = reinterpret_cast<const uint8_t*>(buf.data());
+      Status st = ForEachNetlinkMessage(data, static_cast<size_t>(n), [&](const nlmsghdr* h, size_t) {
+        if (done || failed) return OkStatus();
+        if (h->nlmsg_flags & NLM_F_DUMP_INTR) redump = true;  // table changed under the dump
+        if (h->nlmsg_type == NLMSG_DONE) {
+          done = true;
+        } else if (h->nlmsg_type == NLMSG_ERROR) {
+          int code = 0;
+          if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) std::memcpy(&code, NLMSG_DATA(h), sizeof code);
+          Error("netlink dump (stage " + std::to_string(stage) + ") failed: " + std::strerror(-code));
+          failed = true;
+        } else {
+          Apply(h);
+        }
+        return OkStatus();
+      });
+      if (!st.ok()) Error("netlink dump: " + st.message());
+      if (failed) {
+        dumping = false;
+        redump = true;  // retried by the retry timer
+        return false;
+      }
+      if (done) {
+        if (++stage < 3) {
+          if (!SendDump()) return false;
+          continue;
+        }
+        FinishDump();
+        return false;
+      }
+    }
+  }
+
+  void FinishDump() {
+    const size_t swept = table.EndResync();
+    if (first_dump_done && swept != 0) Log("resync removed " + std::to_string(swept) + " stale routes/neighbours");
+    first_dump_done = true;
+    dumping = false;
+    for (const auto& m : held) Apply(reinterpret_cast<const nlmsghdr*>(m.data()));
+    held.clear();
+    if (redump) {
+      redump = false;
+      StartDump();
+    }
+  }
+
+  // ---- gateway resolution ----------------------------------------------------
+  void Resolve(const IpAddr& gw, uint32_t ifindex) {
+    if (!cfg.resolve_gateways || !req_sock) return;
+    std::unique_ptr<rtnl_neigh, decltype(&rtnl_neigh_put)> n(rtnl_neigh_alloc(), rtnl_neigh_put);
+    const auto bytes = gw.bytes();
+    const int fam = gw.is_v4() ? AF_INET : AF_INET6;
+    std::unique_ptr<nl_addr, decltype(&nl_addr_put)> dst(nl_addr_build(fam, bytes.data(), gw.is_v4() ? 4 : 16),
+                                                           nl_addr_put);
+    if (!n || !dst) return;
+    rtnl_neigh_set_family(n.get(), fam);
+    rtnl_neigh_set_ifindex(n.get(), static_cast<int>(ifindex));
+    rtnl_neigh_set_dst(n.get(), dst.get());
+    rtnl_neigh_set_state(n.get(), NUD_NONE);
+    rtnl_neigh_set_flags(n.get(), NTF_USE);  // "use it": the kernel creates the entry and probes
+    ++stats.resolve_requests;
+    if (int err = rtnl_neigh_add(req_sock.get(), n.get(), NLM_F_CREATE); err < 0) {
+      Error("asking the kernel to resolve " + gw.ToString() + " on ifindex " + std::to_string(ifindex) + ": " +
+            nl_geterror(err));
+    }
+  }
+
+  void ArmRetry() {
+    retry_timer.expires_after(cfg.resolve_retry);
+    retry_timer.async_wait([self = shared_from_this()](auto ec) {
+      if (ec || !self->running) return;
+      if (!self->dumping) {
+        if (self->redump) {
+          self->redump = false;
+          self->StartDump();
+        }
+        self->table.ResolvePending();
+      }
+      self->ArmRetry();
+    });
+  }
+
+  KernelSourceConfig cfg;
+  KernelTable table;
+  SockPtr ev_sock, dump_sock, req_sock;
+  asio::posix::stream_descriptor ev_fd, dump_fd;
+  asio::steady_timer retry_timer;
+  std::vector<uint32_t> buf;  // 4-byte aligned receive buffer
+  std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
+  bool running = false, dumping = false, redump = false, first_dump_done = false;
+  int stage = 0;
+  KernelSourceStats stats;
+};
+
+KernelSource::KernelSource(asio::io_context& io, RibSink& sink, KernelSourceConfig config)
+    : impl_(std::make_shared<Impl>(io, sink, std::move(config))) {}
+
+KernelSource::~KernelSource() { impl_->Stop(); }
+
+Status KernelSource::Start() { return impl_->Start(); }
+void KernelSource::Stop() { impl_->Stop(); }
+void KernelSource::RequestResync() { impl_->StartDump(); }
+
+KernelSourceStats KernelSource::stats() const {
+  KernelSourceStats s = impl_->stats;
+  const KernelTableCounts& c = impl_->table.counts();
+  s.messages = c.messages;
+  s.ignored = c.ignored;
+  s.routes = impl_->table.routes();
+  s.neighbors = impl_->table.neighbors();
+  s.route_updates = c.route_updates;
+  s.neighbor_updates = c.neighbor_updates;
+  s.swept = c.swept;
+  s.dumping = impl_->dumping;
+  return s;
+}
+
+}  // namespace fibnic

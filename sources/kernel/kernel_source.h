@@ -1,0 +1,81 @@
+// The kernel source: links, neighbours and IPv4/IPv6 routes of the
+// configured tables, from rtnetlink via libnl-route-3. An initial dump,
+// then the multicast groups; on a netlink overrun (ENOBUFS — events were
+// lost) or a resync request, everything is dumped again and reconciled by
+// mark-and-sweep (see KernelTable), so nothing stale survives and nothing is
+// missed. Events that arrive during a dump are held and applied after it.
+//
+// Gateways of routes on FIBNIC ports whose neighbour is missing or failed
+// are handed to the kernel to resolve (RTM_NEWNEIGH with NTF_USE: the kernel
+// creates the entry and probes); the resolved neighbour then arrives like
+// any other and the next-hop is offloaded.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sources/netlink/netlink_ports.h"
+#include "rib/route.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace fibnic {
+
+struct KernelSourceConfig {
+  PortNames ports;                            // interface name → FIBNIC port
+  std::vector<uint32_t> tables = {255, 254};  // local (always punted), main
+  uint8_t distance = 100;
+  // Leave zebra's routes to the FPM source (see docs/sources.md): ignores
+  // FrrRouteProtocols() in addition to ignore_protocols.
+  bool ignore_frr_routes = false;
+  std::set<uint8_t> ignore_protocols;
+  bool resolve_gateways = true;
+  std::chrono::milliseconds resolve_retry{5000};
+  int rcvbuf_bytes = 32 << 20;  // event socket receive buffer (SO_RCVBUFFORCE when root)
+  std::function<void(const std::string&)> log;  // default: stderr
+};
+
+struct KernelSourceStats {
+  uint64_t messages = 0;
+  uint64_t ignored = 0;
+  uint64_t routes = 0;           // prefixes held now
+  uint64_t neighbors = 0;        // neighbours on FIBNIC ports held now
+  uint64_t route_updates = 0;
+  uint64_t neighbor_updates = 0;
+  uint64_t errors = 0;
+  uint64_t overruns = 0;         // ENOBUFS on the event socket
+  uint64_t resyncs = 0;          // dumps after the first
+  uint64_t swept = 0;
+  uint64_t resolve_requests = 0;
+  bool dumping = false;
+  std::string last_error;
+};
+
+class KernelSource {
+ public:
+  KernelSource(boost::asio::io_context& io, RibSink& sink, KernelSourceConfig config);
+  ~KernelSource();
+  KernelSource(const KernelSource&) = delete;
+  KernelSource& operator=(const KernelSource&) = delete;
+
+  // Call everything from the io_context's thread (the sources are not
+  // thread-safe; post to it from elsewhere).
+  Status Start();  // opens sockets, subscribes, starts the first dump
+  void Stop();
+  void RequestResync();
+  KernelSourceStats stats() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace fibnic

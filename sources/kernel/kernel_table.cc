@@ -1,0 +1,368 @@
+#include "sources/kernel/kernel_table.h"
+
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/msg.h>
+#include <netlink/route/link.h>
+#include <netlink/route/neighbour.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace fibnic {
+
+std::set<uint8_t> FrrRouteProtocols() {
+  std::set<uint8_t> s{11, 42};  // zebra, babel
+  for (uint8_t p = 186; p <= 198; ++p) s.insert(p);
+  return s;
+}
+
+KernelTable::KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve)
+    : sink_(sink), ports_(std::move(ports)), options_(std::move(options)), resolve_(std::move(resolve)) {}
+
+Status KernelTable::Apply(const nlmsghdr* msg) {
+  ++counts_.messages;
+  switch (msg->nlmsg_type) {
+    case RTM_NEWROUTE:
+    case RTM_DELROUTE:
+      return ApplyRoute(msg);
+    case RTM_NEWNEIGH:
+    case RTM_DELNEIGH:
+      return ApplyNeigh(msg);
+    case RTM_NEWLINK:
+    case RTM_DELLINK:
+      return ApplyLink(msg);
+    default:
+      ++counts_.ignored;
+      return OkStatus();
+  }
+}
+
+int KernelTable::TableRank(uint32_t table) const {
+  auto it = std::find(options_.tables.begin(), options_.tables.end(), table);
+  if (it == options_.tables.end()) return -1;
+  return table == RT_TABLE_LOCAL ? 0 : 1 + static_cast<int>(it - options_.tables.begin());
+}
+
+Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
+  ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
+  const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
+  if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
+    ++counts_.ignored;
+    return OkStatus();
+  }
+  NlRoute& r = m.route;
+  const Prefix p = r.prefix;
+  const Key key = KeyOf(rank, r);
+  auto& entries = routes_[p];
+  auto it = entries.find(key);
+  if (r.del) {
+    // IPv6 removes one next-hop of a multipath route with a DELROUTE naming
+    // just that next-hop: find the entry holding it.
+    auto holds_all = [&](const Entry& e) {
+      return !r.paths.empty() && r.paths.size() < e.route.paths.size() &&
+             std::all_of(r.paths.begin(), r.paths.end(), [&](const NlPath& d) {
+               return std::find(e.route.paths.begin(), e.route.paths.end(), d) != e.route.paths.end();
+             });
+    };
+    bool partial = false;
+    if (it == entries.end()) {
+      for (auto e = entries.begin(); e != entries.end(); ++e) {
+        if (SameRank(e->first, key) && holds_all(e->second)) {
+          it = e;
+          partial = true;
+          break;
+        }
+      }
+    }
+    if (it == entries.end()) return OkStatus();
+    AddGateways(it->second.route, -1);
+    if (partial) {
+      auto& have = it->second.route.paths;
+      std::erase_if(have, [&](const NlPath& x) { return std::find(r.paths.begin(), r.paths.end(), x) != r.paths.end(); });
+      AddGateways(it->second.route, +1);
+    } else {
+      entries.erase(it);
+    }
+  } else {
+    if (msg->nlmsg_flags & NLM_F_REPLACE) {
+      // Replaces the route of this rank and metric, whatever its path was.
+      for (auto e = entries.begin(); e != entries.end();) {
+        if (SameRank(e->first, key)) {
+          AddGateways(e->second.route, -1);
+          e = entries.erase(e);
+        } else {
+          ++e;
+        }
+      }
+    } else if (it != entries.end()) {
+      AddGateways(it->second.route, -1);
+    }
+    Entry& e = entries[key];
+    e.route = std::move(r);
+    e.gen = gen_;
+    AddGateways(e.route, +1);
+  }
+  if (entries.empty()) routes_.erase(p);
+  EmitRoute(p);
+  return OkStatus();
+}
+
+KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
+  if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, r.paths[0].gateway, r.paths[0].ifindex};
+  return Key{rank, r.priority, r.tos, std::nullopt, 0};
+}
+
+bool KernelTable::SameRank(const Key& a, const Key& b) {
+  return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
+}
+
+void KernelTable::EmitRoute(const Prefix& p) {
+  auto it = routes_.find(p);
+  const Entry* best = nullptr;
+  const Key* best_key = nullptr;
+  bool local = false, ambiguous = false;
+  if (it != routes_.end()) {
+    for (const auto& [key, e] : it->second) {
+      if (options_.ignore_protocols.count(e.route.protocol)) continue;
+      if (std::get<0>(key) == 0) local = true;
+      if (!best) {
+        best = &e;
+        best_key = &key;
+      } else if (SameRank(*best_key, key)) {
+        ambiguous = true;
+      }
+    }
+  }
+  auto em = emitted_.find(p);
+  if (!best) {
+    if (em == emitted_.end()) return;
+    emitted_.erase(em);
+    sink_.DeleteRoute(p, RouteSource::kKernel);
+    ++counts_.route_updates;
+    return;
+  }
+  std::vector<NextHop> paths;
+  if (local || ambiguous || best->route.tos != 0) {
+    paths = {NextHop::ToHost()};
+  } else {
+    paths = FibPaths(best->route.type, p.family(), best->route.paths, best->route.unsupported,
+                     [this](uint32_t ifindex) { return ports_.Port(ifindex); })
+                .paths;
+  }
+  if (em != emitted_.end() && em->second == paths) return;
+  sink_.UpsertRoute(Route{p, RouteSource::kKernel, options_.distance, paths});
+  ++counts_.route_updates;
+  emitted_[p] = std::move(paths);
+}
+
+bool KernelTable::WantsResolution(const IpAddr& gw) const {
+  auto it = neighs_.find(gw);
+  return it == neighs_.end() || it->second.state == NeighState::kFailed;
+}
+
+void KernelTable::AddGateways(const NlRoute& r, int delta) {
+  for (const NlPath& path : r.paths) {
+    if (!path.gateway || path.ifindex == 0) continue;
+    if (delta > 0) {
+      Gateway& g = gateways_[*path.gateway];
+      g.ifindex = path.ifindex;
+      if (g.refs++ == 0 && resolve_ && WantsResolution(*path.gateway) && ports_.Port(path.ifindex)) {
+        resolve_(*path.gateway, path.ifindex);
+      }
+    } else if (auto it = gateways_.find(*path.gateway); it != gateways_.end() && --it->second.refs == 0) {
+      gateways_.erase(it);
+    }
+  }
+}
+
+void KernelTable::ResolvePending() {
+  if (!resolve_) return;
+  for (const auto& [gw, g] : gateways_) {
+    if (WantsResolution(gw) && ports_.Port(g.ifindex)) resolve_(gw, g.ifindex);
+  }
+}
+
+namespace {
+
+NeighState FromNud(int nud) {
+  if (nud & NUD_PERMANENT) return NeighState::kPermanent;
+  if (nud & NUD_NOARP) return NeighState::kNoArp;
+  if (nud & NUD_REACHABLE) return NeighState::kReachable;
+  if (nud & NUD_STALE) return NeighState::kStale;
+  if (nud & NUD_DELAY) return NeighState::kDelay;
+  if (nud & NUD_PROBE) return NeighState::kProbe;
+  if (nud & NUD_FAILED) return NeighState::kFailed;
+  return NeighState::kIncomplete;  // NUD_INCOMPLETE, NUD_NONE
+}
+
+// libnl parses neighbour and link messages into objects; this hands the
+// object of one message to fn.
+template <typename Fn>
+Status ParseObject(const nlmsghdr* msg, const char* what, Fn&& fn) {
+  std::unique_ptr<nl_msg, decltype(&nlmsg_free)> m(nlmsg_convert(const_cast<nlmsghdr*>(msg)), nlmsg_free);
+  if (!m) return ResourceExhausted(std::string("cannot copy ") + what + " message");
+  nlmsg_set_proto(m.get(), NETLINK_ROUTE);  // selects libnl-route's parsers
+  bool seen = false;
+  auto cb = [](nl_object* obj, void* arg) {
+    auto* ctx = static_cast<std::pair<Fn*, bool*>*>(arg);
+    *ctx->second = true;
+    (*ctx->first)(obj);
+  };
+  std::pair<Fn*, bool*> ctx{&fn, &seen};
+  const int err = nl_msg_parse(m.get(), cb, &ctx);
+  if (err < 0 || !seen) {
+    return InvalidArgument(std::string("malformed ") + what + " message (" + std::to_string(msg->nlmsg_len) +
+                           " bytes): " + (err < 0 ? nl_geterror(err) : "no object"));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status KernelTable::ApplyNeigh(const nlmsghdr* msg) {
+  struct Parsed {
+    bool ok = false;
+    IpAddr addr;
+    MacAddr mac;
+    uint32_t ifindex = 0;
+    int state = 0;
+  } p;
+  RETURN_IF_ERROR(ParseObject(msg, "neighbour", [&](nl_object* obj) {
+    auto* n = reinterpret_cast<rtnl_neigh*>(obj);
+    const int fam = rtnl_neigh_get_family(n);
+    nl_addr* dst = rtnl_neigh_get_dst(n);
+    if ((fam != AF_INET && fam != AF_INET6) || !dst || (rtnl_neigh_get_flags(n) & NTF_PROXY)) return;
+    const unsigned want = fam == AF_INET ? 4 : 16;
+    if (nl_addr_get_len(dst) != want) return;
+    p.addr = IpAddr::FromBytes(fam == AF_INET ? Family::kV4 : Family::kV6,
+                               static_cast<const uint8_t*>(nl_addr_get_binary_addr(dst)));
+    if (nl_addr* ll = rtnl_neigh_get_lladdr(n); ll && nl_addr_get_len(ll) == 6) {
+      std::memcpy(p.mac.b.data(), nl_addr_get_binary_addr(ll), 6);
+    }
+    p.ifindex = static_cast<uint32_t>(rtnl_neigh_get_ifindex(n));
+    p.state = rtnl_neigh_get_state(n);
+    p.ok = true;
+  }));
+  if (!p.ok) {
+    ++counts_.ignored;
+    return OkStatus();
+  }
+  if (msg->nlmsg_type == RTM_DELNEIGH) {
+    auto it = neighs_.find(p.addr);
+    if (it == neighs_.end() || it->second.ifindex != p.ifindex) return OkStatus();
+    neighs_.erase(it);
+  } else {
+    neighs_[p.addr] = Neigh{p.ifindex, p.mac, FromNud(p.state), gen_};
+  }
+  EmitNeigh(p.addr);
+  return OkStatus();
+}
+
+void KernelTable::EmitNeigh(const IpAddr& a) {
+  auto it = neighs_.find(a);
+  std::optional<PortId> port;
+  if (it != neighs_.end()) port = ports_.Port(it->second.ifindex);
+  auto em = neigh_emitted_.find(a);
+  if (!port) {  // gone, or not on a FIBNIC port
+    if (em == neigh_emitted_.end()) return;
+    neigh_emitted_.erase(em);
+    sink_.DeleteNeighbor(a);
+    ++counts_.neighbor_updates;
+    return;
+  }
+  Neighbor n{a, it->second.mac, *port, it->second.state};
+  if (em != neigh_emitted_.end() && em->second == n) return;
+  sink_.UpsertNeighbor(n);
+  ++counts_.neighbor_updates;
+  neigh_emitted_[a] = n;
+}
+
+Status KernelTable::ApplyLink(const nlmsghdr* msg) {
+  uint32_t ifindex = 0;
+  std::string name;
+  RETURN_IF_ERROR(ParseObject(msg, "link", [&](nl_object* obj) {
+    auto* l = reinterpret_cast<rtnl_link*>(obj);
+    ifindex = static_cast<uint32_t>(rtnl_link_get_ifindex(l));
+    if (const char* n = rtnl_link_get_name(l)) name = n;
+  }));
+  if (ifindex == 0) return InvalidArgument("link message without an interface index");
+  bool changed;
+  if (msg->nlmsg_type == RTM_DELLINK) {
+    changed = ports_.RemoveLink(ifindex);
+    link_gen_.erase(ifindex);
+  } else {
+    changed = ports_.SetLink(ifindex, name);
+    link_gen_[ifindex] = gen_;
+  }
+  if (changed) ReevaluateAll();
+  return OkStatus();
+}
+
+void KernelTable::ReevaluateAll() {
+  std::vector<Prefix> prefixes;
+  for (const auto& [p, e] : routes_) prefixes.push_back(p);
+  for (const auto& [p, e] : emitted_) {
+    if (!routes_.count(p)) prefixes.push_back(p);
+  }
+  for (const Prefix& p : prefixes) EmitRoute(p);
+  std::vector<IpAddr> addrs;
+  for (const auto& [a, n] : neighs_) addrs.push_back(a);
+  for (const auto& [a, n] : neigh_emitted_) {
+    if (!neighs_.count(a)) addrs.push_back(a);
+  }
+  for (const IpAddr& a : addrs) EmitNeigh(a);
+  ResolvePending();
+}
+
+void KernelTable::BeginResync() { ++gen_; }
+
+size_t KernelTable::EndResync() {
+  size_t swept = 0;
+  bool links_changed = false;
+  for (auto it = link_gen_.begin(); it != link_gen_.end();) {
+    if (it->second == gen_) {
+      ++it;
+      continue;
+    }
+    links_changed |= ports_.RemoveLink(it->first);
+    it = link_gen_.erase(it);
+  }
+  std::vector<Prefix> touched;
+  for (auto pit = routes_.begin(); pit != routes_.end();) {
+    auto& entries = pit->second;
+    const size_t before = entries.size();
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (it->second.gen == gen_) {
+        ++it;
+        continue;
+      }
+      AddGateways(it->second.route, -1);
+      it = entries.erase(it);
+    }
+    if (entries.size() != before) {
+      swept += before - entries.size();
+      touched.push_back(pit->first);
+    }
+    pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
+  }
+  std::vector<IpAddr> gone;
+  for (const auto& [a, n] : neighs_) {
+    if (n.gen != gen_) gone.push_back(a);
+  }
+  for (const IpAddr& a : gone) neighs_.erase(a);
+  swept += gone.size();
+  if (links_changed) {
+    ReevaluateAll();
+  } else {
+    for (const Prefix& p : touched) EmitRoute(p);
+    for (const IpAddr& a : gone) EmitNeigh(a);
+  }
+  counts_.swept += swept;
+  return swept;
+}
+
+}  // namespace fibnic

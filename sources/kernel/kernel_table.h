@@ -1,0 +1,129 @@
+// What the kernel has told us — links, neighbours and routes of the
+// configured tables — turned into RIB upserts/deletes. Socket-free, so the
+// tests and the bench drive it directly; KernelSource feeds it.
+//
+// Several kernel routes may share a prefix (the local and main tables,
+// metrics, TOS): the RIB gets one per prefix, the one the kernel would use —
+// anything in the local table first (punted: it is the host's), then the
+// configured tables in order, lowest metric first. A TOS-specific route
+// punts its prefix (the FIBNIC does not look at TOS), and so do several
+// routes of equal rank and metric (IPv6 same-metric routes via different
+// devices, IPv4 `ip route append`): the kernel picks among them itself.
+//
+// Reconciliation is mark-and-sweep: BeginResync() starts a generation, the
+// dump refreshes what still exists, EndResync() deletes the rest.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "sources/netlink/netlink_paths.h"
+#include "sources/netlink/netlink_ports.h"
+#include "sources/netlink/netlink_route.h"
+#include "rib/route.h"
+
+struct nlmsghdr;
+
+namespace fibnic {
+
+struct KernelTableOptions {
+  std::vector<uint32_t> tables = {255, 254};  // local, main
+  uint8_t distance = 100;
+  // Routes of these protocols (rtm_protocol) are not taken, e.g. FRR's when
+  // the FPM source is on (zebra installs them in the kernel too). Their
+  // gateways are still resolved.
+  std::set<uint8_t> ignore_protocols;
+};
+
+// rtm_protocol values FRR's zebra installs routes with (zebra, babel, bgp,
+// isis, ospf, rip, ripng, nhrp, eigrp, ldp, sharp, pbr, static,
+// openfabric, srte).
+std::set<uint8_t> FrrRouteProtocols();
+
+struct KernelTableCounts {
+  uint64_t messages = 0;
+  uint64_t ignored = 0;        // other tables, families, protocols
+  uint64_t route_updates = 0;  // upserts + deletes given to the RIB
+  uint64_t neighbor_updates = 0;
+  uint64_t swept = 0;          // routes + neighbours removed by sweeps
+};
+
+class KernelTable {
+ public:
+  // resolve(gateway, ifindex) asks the kernel to resolve a gateway on a
+  // FIBNIC port whose neighbour is missing or failed.
+  using ResolveFn = std::function<void(const IpAddr& gateway, uint32_t ifindex)>;
+
+  KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve);
+
+  // One netlink message (route, neighbour or link). Malformed ones change
+  // nothing and come back as an error naming the offset.
+  Status Apply(const nlmsghdr* msg);
+
+  void BeginResync();
+  size_t EndResync();  // returns what was swept
+
+  // Re-asks for every wanted gateway still unresolved (periodic retry).
+  void ResolvePending();
+
+  size_t routes() const { return emitted_.size(); }
+  size_t neighbors() const { return neigh_emitted_.size(); }
+  const KernelTableCounts& counts() const { return counts_; }
+  InterfacePorts& ports() { return ports_; }
+
+ private:
+  // Precedence order within a prefix: local table first, then configured
+  // table order, then metric, then TOS.
+  // (table rank, priority, tos, path identity): the identity keeps routes
+  // that differ only in their single path apart, as the kernel does.
+  using Key = std::tuple<int, uint32_t, uint8_t, std::optional<IpAddr>, uint32_t>;
+  static Key KeyOf(int rank, const NlRoute& r);
+  static bool SameRank(const Key& a, const Key& b);
+  struct Entry {
+    NlRoute route;
+    uint64_t gen = 0;
+  };
+  struct Neigh {
+    uint32_t ifindex = 0;
+    MacAddr mac;
+    NeighState state = NeighState::kIncomplete;
+    uint64_t gen = 0;
+  };
+  struct Gateway {
+    uint32_t ifindex = 0;
+    uint32_t refs = 0;
+  };
+
+  Status ApplyRoute(const nlmsghdr* msg);
+  Status ApplyNeigh(const nlmsghdr* msg);
+  Status ApplyLink(const nlmsghdr* msg);
+  int TableRank(uint32_t table) const;
+  void AddGateways(const NlRoute& r, int delta);
+  void EmitRoute(const Prefix& p);
+  void EmitNeigh(const IpAddr& a);
+  void ReevaluateAll();
+  bool WantsResolution(const IpAddr& gw) const;
+
+  RibSink& sink_;
+  InterfacePorts ports_;
+  KernelTableOptions options_;
+  ResolveFn resolve_;
+  uint64_t gen_ = 1;
+  std::unordered_map<Prefix, std::map<Key, Entry>> routes_;
+  std::unordered_map<Prefix, std::vector<NextHop>> emitted_;
+  std::unordered_map<IpAddr, Neigh> neighs_;
+  std::unordered_map<IpAddr, Neighbor> neigh_emitted_;
+  std::unordered_map<uint32_t, uint64_t> link_gen_;
+  std::unordered_map<IpAddr, Gateway> gateways_;
+  KernelTableCounts counts_;
+};
+
+}  // namespace fibnic

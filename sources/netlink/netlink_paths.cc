@@ -1,0 +1,48 @@
+#include "sources/netlink/netlink_paths.h"
+
+#include <linux/rtnetlink.h>
+
+#include <algorithm>
+
+namespace fibnic {
+namespace {
+
+FibPathsResult Punt(std::string why) { return {{NextHop::ToHost()}, std::move(why)}; }
+
+const char* TypeName(uint8_t t) {
+  switch (t) {
+    case RTN_LOCAL: return "local";
+    case RTN_BROADCAST: return "broadcast";
+    case RTN_ANYCAST: return "anycast";
+    case RTN_MULTICAST: return "multicast";
+    case RTN_BLACKHOLE: return "blackhole";
+    case RTN_UNREACHABLE: return "unreachable";
+    case RTN_PROHIBIT: return "prohibit";
+    case RTN_THROW: return "throw";
+    case RTN_NAT: return "nat";
+    default: return "non-unicast";
+  }
+}
+
+}  // namespace
+
+FibPathsResult FibPaths(uint8_t rtn_type, Family family, const std::vector<NlPath>& paths,
+                        const std::string& unsupported, const PortLookup& port_of) {
+  if (rtn_type != RTN_UNICAST) return Punt(std::string(TypeName(rtn_type)) + " route");
+  if (!unsupported.empty()) return Punt(unsupported);
+  FibPathsResult out;
+  for (const NlPath& p : paths) {
+    if (p.flags & RTNH_F_DEAD) continue;  // the kernel does not use it either
+    if (p.ifindex == 0) return Punt("path without an interface");
+    if (p.gateway && p.gateway->family() != family) return Punt("gateway of another address family");
+    const auto port = port_of(p.ifindex);
+    if (!port) return Punt("path via ifindex " + std::to_string(p.ifindex) + ", not a FIBNIC port");
+    out.paths.push_back(NextHop{p.gateway, *port});
+  }
+  if (out.paths.empty()) return Punt(paths.empty() ? "route without paths" : "every path is dead");
+  std::sort(out.paths.begin(), out.paths.end());
+  out.paths.erase(std::unique(out.paths.begin(), out.paths.end()), out.paths.end());
+  return out;
+}
+
+}  // namespace fibnic

@@ -1,0 +1,112 @@
+// The BAR codec against the device model: an encoded image must look up
+// exactly as built (HwLookup decodes the bytes on its own), and decode back.
+#include "device/fibnic_image_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "device/fibnic_lookup.h"
+
+namespace fibnic {
+namespace {
+
+IpAddr A(const char* s) { return *IpAddr::Parse(s); }
+MacAddr M(const char* s) { return *MacAddr::Parse(s); }
+
+void SetCode(DeviceImage& img, uint32_t slash24, uint8_t code) {
+  const uint32_t a = slash24 >> 2, s = slash24 & 3;
+  if (img.caps.code_bits == 4) {
+    uint16_t w = static_cast<uint16_t>(img.sram[2 * a] | (img.sram[2 * a + 1] << 8));
+    w = static_cast<uint16_t>((w & ~(0xF << (4 * s))) | (code << (4 * s)));
+    img.sram[2 * a] = static_cast<uint8_t>(w);
+    img.sram[2 * a + 1] = static_cast<uint8_t>(w >> 8);
+  } else {
+    img.sram[a] = static_cast<uint8_t>((img.sram[a] & ~(3 << (2 * s))) | (code << (2 * s)));
+  }
+}
+
+DeviceImage Sample(const regs::Caps& caps) {
+  DeviceImage img(caps);
+  img.port_macs[1] = M("02:00:00:00:00:11");
+  img.nexthop[1] = {M("aa:00:00:00:00:01"), 1, regs::kNexthopValid};
+  img.nexthop[2] = {M("00:00:00:00:00:00"), 2, regs::kNexthopValid | regs::kNexthopConnected};
+  img.nexthop[3] = {M("aa:00:00:00:00:03"), 3, 0};  // not valid: punts
+  img.neigh[7] = {A("192.0.2.9").mapped16(), M("bb:00:00:00:00:09"), 2, regs::kNeighValid};
+  img.tcam[0] = {0x20010db800000000ull, 0xffffffff00000000ull, 1, regs::kTcamValid};
+  SetCode(img, 0x0a0001, 1);   // 10.0.1.0/24 -> 1
+  SetCode(img, 0xc00002, 2);   // 192.0.2.0/24 -> connected
+  SetCode(img, 0x0a0003, 3);   // 10.0.3.0/24 -> invalid entry
+  return img;
+}
+
+class CodecTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CodecTest, EncodedBarLooksUpAsBuilt) {
+  const auto caps = GetParam() == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
+  const auto img = Sample(caps);
+  const auto bar = EncodeBar(img, 42);
+  ASSERT_EQ(bar.size(), caps.bar_bytes());
+  EXPECT_EQ(std::string(bar.begin(), bar.begin() + 4), "FIBN");  // the spec's ID bytes
+
+  auto d = HwLookup(bar.data(), bar.size(), A("10.0.1.77"));
+  EXPECT_TRUE(d.forward);
+  EXPECT_EQ(d.port, 1);
+  EXPECT_EQ(d.dst_mac, M("aa:00:00:00:00:01"));
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("10.0.2.1")).forward);   // code 0
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("10.0.3.1")).forward);   // entry not valid
+  d = HwLookup(bar.data(), bar.size(), A("192.0.2.9"));
+  EXPECT_TRUE(d.forward);
+  EXPECT_EQ(d.dst_mac, M("bb:00:00:00:00:09"));
+  EXPECT_EQ(d.port, 2);
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("192.0.2.10")).forward);  // neighbour miss
+  d = HwLookup(bar.data(), bar.size(), A("2001:db8::1"));
+  EXPECT_TRUE(d.forward);
+  EXPECT_EQ(d.tcam_index, 0);
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("2001:db9::1")).forward);
+
+  auto hdr = DecodeBarHeader(bar.data(), bar.size());
+  ASSERT_TRUE(hdr.ok()) << hdr.status().ToString();
+  EXPECT_EQ(hdr->caps, caps);
+  EXPECT_EQ(hdr->generation, 42u);
+  auto back = DecodeBar(bar.data(), bar.size());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == img);
+}
+
+TEST_P(CodecTest, ControlDisablesFamilies) {
+  const auto caps = GetParam() == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
+  auto img = Sample(caps);
+  img.control = regs::kControlV6Enable;
+  const auto bar = EncodeBar(img);
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("10.0.1.77")).forward);
+  EXPECT_TRUE(HwLookup(bar.data(), bar.size(), A("2001:db8::1")).forward);
+}
+
+INSTANTIATE_TEST_SUITE_P(CodeBits, CodecTest, ::testing::Values(2, 4));
+
+TEST(Codec, DecodeRefusesForeignOrShortBars) {
+  auto bar = EncodeBar(DeviceImage(regs::Caps::Model2Bit()));
+  EXPECT_FALSE(DecodeBar(bar.data(), bar.size() - 1).ok());  // truncated SRAM
+  EXPECT_FALSE(DecodeBar(bar.data(), 64).ok());
+  auto foreign = bar;
+  foreign[0] = 'X';
+  auto st = DecodeBar(foreign.data(), foreign.size()).status();
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("ID"), std::string::npos) << st.message();
+  auto v2 = bar;
+  v2[6] = 2;  // VERSION major 2
+  EXPECT_FALSE(DecodeBar(v2.data(), v2.size()).ok());
+  auto badcaps = bar;
+  badcaps[9] = 3;  // CAPS0 code bits 3
+  EXPECT_FALSE(DecodeBar(badcaps.data(), badcaps.size()).ok());
+}
+
+TEST(Codec, EncodeRefusesMismatchedImage) {
+  DeviceImage img(regs::Caps::Model2Bit());
+  img.nexthop.resize(3);
+  std::vector<uint8_t> bar(img.caps.bar_bytes());
+  EXPECT_FALSE(EncodeBarInto(img, 0, bar.data(), bar.size()).ok());
+  EXPECT_FALSE(EncodeBarInto(DeviceImage(), 0, bar.data(), bar.size() - 1).ok());
+}
+
+}  // namespace
+}  // namespace fibnic

@@ -1,0 +1,217 @@
+// fibnicctl — look into a running fibnicd through its REST API (/api/v1/...),
+// and compare BAR images offline. Human tables by default, --json for scripts.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/ctl_table.h"
+#include "common/http_client.h"
+#include "tools/image_diff.h"
+#include "device/fibnic_image_codec.h"
+#include "device/fibnic_lookup.h"
+
+namespace fibnic {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: fibnicctl [--server HOST:PORT] [--token TOKEN] [--json] COMMAND\n"
+    "\n"
+    "commands (ask the running fibnicd):\n"
+    "  status                               device, route counts per family and offload state, slots, rates\n"
+    "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|fpm|static]\n"
+    "         [--family 4|6] [--covering ADDRESS] [--limit N]\n"
+    "  lookup ADDRESS                       the RIB's answer next to the hardware's (decoded from the BAR)\n"
+    "  nexthops | neighbors | tcam          the device tables, decoded, with the RIB's owners\n"
+    "offline:\n"
+    "  lookup ADDRESS --bar FILE            the hardware's answer decoded from a BAR image file\n"
+    "  image diff A B                       differences between two BAR image files, by table\n"
+    "\n"
+    "--server defaults to $FIBNIC_API or 127.0.0.1:8080; --token to $FIBNIC_TOKEN.\n";
+
+struct Args {
+  Endpoint server{IpAddr::V4(0x7F000001), 8080};
+  std::string token;
+  bool json = false;
+  std::string bar;
+  std::vector<std::string> words;
+  std::vector<std::pair<std::string, std::string>> query;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr, "fibnicctl: %s\n%s", why.c_str(), kUsage);
+  std::exit(2);
+}
+
+int Fail(const Status& st) {
+  std::fprintf(stderr, "fibnicctl: %s\n", st.ToString().c_str());
+  return 1;
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  if (const char* env = std::getenv("FIBNIC_API")) {
+    auto ep = Endpoint::Parse(env);
+    if (!ep.ok()) Usage("FIBNIC_API: " + ep.status().message());
+    a.server = *ep;
+  }
+  if (const char* env = std::getenv("FIBNIC_TOKEN")) a.token = env;
+  for (int i = 1; i < argc; ++i) {
+    std::string w = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage(w + " needs a value");
+      return argv[++i];
+    };
+    if (w == "--server") {
+      auto ep = Endpoint::Parse(value());
+      if (!ep.ok()) Usage("--server: " + ep.status().message());
+      a.server = *ep;
+    } else if (w == "--token") {
+      a.token = value();
+    } else if (w == "--json") {
+      a.json = true;
+    } else if (w == "--bar") {
+      a.bar = value();
+    } else if (w == "--state" || w == "--source" || w == "--family" || w == "--covering" || w == "--limit") {
+      a.query.emplace_back(w.substr(2), value());
+    } else if (w == "--help" || w == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (w.rfind("--", 0) == 0) {
+      Usage("unknown option '" + w + "'");
+    } else {
+      a.words.push_back(w);
+    }
+  }
+  return a;
+}
+
+StatusOr<json> Get(const Args& a, const std::string& target) {
+  HttpRequestSpec spec;
+  spec.server = a.server;
+  spec.target = target;
+  spec.token = a.token;
+  ASSIGN_OR_RETURN(HttpResult r, HttpCall(spec));
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_discarded()) {
+    return Internal("fibnicd answered " + std::to_string(r.status) + " with something that is not JSON for " +
+                    target);
+  }
+  if (r.status >= 400) {
+    std::string msg = j.contains("error") && j["error"].contains("message") ? j["error"]["message"].get<std::string>()
+                                                                             : r.body;
+    return InvalidArgument("fibnicd: " + std::to_string(r.status) + " for " + target + ": " + msg);
+  }
+  return j;
+}
+
+void Print(const Args& a, const json& j, const std::string& human) {
+  if (a.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::fputs(human.c_str(), stdout);
+  }
+}
+
+int ImageDiff(const Args& a) {
+  if (a.words.size() != 4) Usage("image diff needs two image files");
+  auto d = DiffImageFiles(a.words[2], a.words[3]);
+  if (!d.ok()) return Fail(d.status());
+  Print(a, ImageDiffJson(*d), FormatImageDiff(*d));
+  return d->empty() ? 0 : 3;  // like diff(1): non-zero when they differ
+}
+
+int LocalLookup(const Args& a, const IpAddr& dst) {
+  // Mapped, not read: a lookup touches a few words of a 20 MiB image.
+  int fd = open(a.bar.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail(IoError("cannot open BAR image '" + a.bar + "': " + std::strerror(errno)));
+  struct stat st;
+  void* map = fstat(fd, &st) == 0 && st.st_size > 0
+                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return Fail(IoError("cannot map BAR image '" + a.bar + "'"));
+  std::span<const uint8_t> bar(static_cast<const uint8_t*>(map), static_cast<size_t>(st.st_size));
+  auto header = DecodeBarHeader(bar.data(), bar.size());
+  if (!header.ok()) return Fail(header.status().WithContext(a.bar));
+  HwDecision d = HwLookup(bar.data(), bar.size(), dst);
+  json j = {{"address", dst.ToString()},
+            {"hardware",
+             {{"forward", d.forward},
+              {"why", d.why},
+              {"code", d.code},
+              {"tcam_index", d.tcam_index >= 0 ? json(d.tcam_index) : json(nullptr)},
+              {"port", d.forward ? json(d.port) : json(nullptr)},
+              {"dst_mac", d.forward ? json(d.dst_mac.ToString()) : json(nullptr)}}}};
+  Print(a, j, RenderKeyValues(j));
+  return 0;
+}
+
+int Run(const Args& a) {
+  if (a.words.empty()) Usage("no command");
+  const std::string& cmd = a.words[0];
+  if (cmd == "image") {
+    if (a.words.size() < 2 || a.words[1] != "diff") Usage("image: only 'image diff A B'");
+    return ImageDiff(a);
+  }
+  if (cmd == "lookup") {
+    if (a.words.size() != 2) Usage("lookup needs one ADDRESS");
+    auto dst = IpAddr::Parse(a.words[1]);
+    if (!dst.ok()) return Fail(dst.status().WithContext("lookup"));
+    if (!a.bar.empty()) return LocalLookup(a, *dst);
+    auto j = Get(a, "/api/v1/lookup/" + UrlEncode(a.words[1]));
+    if (!j.ok()) return Fail(j.status());
+    std::string human;
+    if (j->contains("rib") && j->contains("hardware")) {
+      human = "lookup " + a.words[1] + "\n" + RenderSideBySide((*j)["rib"], "rib", (*j)["hardware"], "hardware");
+      json rest = *j;
+      rest.erase("rib");
+      rest.erase("hardware");
+      rest.erase("address");
+      if (!rest.empty()) human += RenderKeyValues(rest);
+    } else {
+      human = RenderAnswer(*j);
+    }
+    Print(a, *j, human);
+    return 0;
+  }
+  std::string target;
+  if (cmd == "status") {
+    target = "/api/v1/status";
+  } else if (cmd == "routes") {
+    if (a.words.size() > 2) Usage("routes takes at most one PREFIX");
+    target = "/api/v1/routes";
+    std::string q;
+    if (a.words.size() == 2) q += "prefix=" + UrlEncode(a.words[1]);
+    for (const auto& [k, v] : a.query) q += (q.empty() ? "" : "&") + k + "=" + UrlEncode(v);
+    if (!q.empty()) target += "?" + q;
+  } else if (cmd == "nexthops" || cmd == "neighbors" || cmd == "tcam") {
+    target = "/api/v1/" + cmd;
+  } else {
+    Usage("unknown command '" + cmd + "'");
+  }
+  if (!a.query.empty() && cmd != "routes") Usage("--state/--source/--family/--covering/--limit are for 'routes'");
+  if (a.words.size() > 1 && cmd != "routes") Usage(cmd + " takes no arguments");
+  auto j = Get(a, target);
+  if (!j.ok()) return Fail(j.status());
+  Print(a, *j, RenderAnswer(*j));
+  return 0;
+}
+
+}  // namespace
+}  // namespace fibnic
+
+int main(int argc, char** argv) { return fibnic::Run(fibnic::Parse(argc, argv)); }

@@ -1,0 +1,24 @@
+// Loads a route file and a neighbour file into a Fib as static routes; the
+// Fib has no static routes yet (as in fibnic-compile). Lines repeating a
+// prefix with other next-hops — anywhere in the file — add ECMP paths; a line
+// that repeats a prefix and next-hop exactly is an error (file:line: reason).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "fib/fib.h"
+
+namespace fibnic {
+
+struct RouteFileStats {
+  uint64_t lines[2] = {};  // route lines read per family (v4, v6)
+  uint64_t ecmp_lines = 0; // lines that added a path to an earlier prefix
+  uint64_t neighbors = 0;
+};
+
+Status LoadRouteFileInto(Fib& fib, const std::string& path, RouteFileStats* stats);
+Status LoadNeighborFileInto(Fib& fib, const std::string& path, RouteFileStats* stats);
+
+}  // namespace fibnic

@@ -1,0 +1,312 @@
+#include "web/api/fib_api.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "web/http/assets.h"
+#include "web/api/fib_api_impl.h"
+#include "web/api/fib_json.h"
+
+namespace fibnic::web {
+
+using nlohmann::json;
+
+namespace {
+
+int64_t UnixMs(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string IsoTime(std::chrono::system_clock::time_point t) {
+  const std::time_t s = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json EventJson(const Event& e) {
+  return {{"seq", e.seq},
+          {"time", IsoTime(e.time)},
+          {"unix_ms", UnixMs(e.time)},
+          {"level", EventLevelName(e.level)},
+          {"category", e.category},
+          {"message", e.message}};
+}
+
+// The live feed: a status snapshot each second and every new event.
+class LiveStream : public EventStream {
+ public:
+  LiveStream(std::weak_ptr<FibApi::Impl> api, uint64_t since) : api_(std::move(api)), seq_(since) {}
+  std::string Poll() override {
+    auto api = api_.lock();
+    if (!api) return "";
+    std::string out;
+    if (api->ctx.telemetry) {
+      for (const Event& e : api->ctx.telemetry->EventsSince(seq_, 200)) {
+        out += "id: " + std::to_string(e.seq) + "\nevent: log\ndata: " + EventJson(e).dump() + "\n\n";
+        seq_ = e.seq;
+      }
+    }
+    out += "event: status\ndata: " + api->StatusJson().dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+    return out;
+  }
+
+ private:
+  std::weak_ptr<FibApi::Impl> api_;
+  uint64_t seq_;
+};
+
+}  // namespace
+
+FibApi::Impl::Impl(boost::asio::io_context& io, WebContext c) : ctx(std::move(c)), timer(io) {
+  if (ctx.bar) device = std::make_unique<DeviceView>(*ctx.bar);
+}
+
+std::optional<uint32_t> FibApi::Impl::DeviceGeneration() {
+  if (!device) return std::nullopt;
+  auto h = device->Header();
+  if (!h.ok()) return std::nullopt;
+  return h->generation;
+}
+
+const FibCounts& FibApi::Impl::Counts() {
+  const auto now = std::chrono::steady_clock::now();
+  auto& c = counts_cache;
+  if (c.valid) {
+    if (now - c.at < 20 * c.cost) return c.value;
+    const auto gen = DeviceGeneration();
+    if (gen ? gen == c.generation : now - c.at < std::chrono::seconds(1)) return c.value;  // nothing pushed since
+  }
+  c.generation = DeviceGeneration();
+  c.value = ctx.fib->Counts();
+  c.at = std::chrono::steady_clock::now();
+  c.cost = c.at - now;
+  c.valid = true;
+  return c.value;
+}
+
+void FibApi::Impl::StartSampler() {
+  Sample();
+  timer.expires_after(std::chrono::seconds(1));
+  timer.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->StartSampler();
+  });
+}
+
+void FibApi::Impl::Sample() {
+  uint64_t routes = 0, bytes = 0, commits = 0;
+  if (ctx.telemetry) {
+    routes = ctx.telemetry->CounterValue(kRouteUpdatesTotal);
+    bytes = ctx.telemetry->CounterValue(kBarBytesWrittenTotal);
+    commits = ctx.telemetry->CounterValue(kCommitsTotal);
+  }
+  rates.Sample(UnixMs(std::chrono::system_clock::now()), routes, bytes, commits);
+}
+
+json FibApi::Impl::StatusJson() {
+  const FibCounts c = Counts();
+  const regs::Caps& caps = ctx.fib->config().caps;
+  json routes = json::object();
+  for (int f = 0; f < 2; ++f) {
+    json fam = json::object();
+    uint64_t total = 0;
+    for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {
+      fam[OffloadStateName(s)] = c.routes[f][static_cast<int>(s)];
+      total += c.routes[f][static_cast<int>(s)];
+    }
+    fam["total"] = total;
+    routes[f == 0 ? "ipv4" : "ipv6"] = std::move(fam);
+  }
+  json dev = {{"name", ctx.device}, {"present", ctx.bar != nullptr}};
+  if (device) {
+    auto h = device->Header();
+    if (h.ok()) {
+      dev["caps"] = ToJson(h->caps);
+      dev["version"] = std::to_string(h->version >> 16) + "." + std::to_string(h->version & 0xFFFF);
+      dev["generation"] = h->generation;
+      dev["control"] = {{"ipv4", (h->control & regs::kControlV4Enable) != 0},
+                        {"ipv6", (h->control & regs::kControlV6Enable) != 0}};
+    } else {
+      dev["error"] = h.status().ToString();
+    }
+  }
+  const RatePoint r = rates.Recent(5);
+  json sources = json::object();
+  for (const auto& s : ctx.sources) sources[s.name] = s.get ? s.get() : json(nullptr);
+  const auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return {{"version", FIBNIC_VERSION},
+          {"started_at", IsoTime(started_wall)},
+          {"uptime_s", uptime},
+          {"device", std::move(dev)},
+          {"caps", ToJson(caps)},
+          {"routes", std::move(routes)},
+          {"candidates", c.candidates},
+          {"neighbors", c.neighbors},
+          {"slots", {{"used", c.slots_used}, {"total", caps.slots()}}},
+          {"commits", c.commits},
+          {"counts_age_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - counts_cache.at).count()},
+          {"rates", {{"routes_per_s", r.routes_per_s}, {"bar_bytes_per_s", r.bar_bytes_per_s}, {"commits_per_s", r.commits_per_s}}},
+          {"sources", std::move(sources)},
+          {"events", {{"last_seq", ctx.telemetry ? ctx.telemetry->last_seq() : 0}}}};
+}
+
+StatusOr<HttpReply> FibApi::Impl::GetStatus(const HttpRequest&) { return JsonReply(StatusJson()); }
+
+StatusOr<HttpReply> FibApi::Impl::GetEvents(const HttpRequest& r) {
+  ASSIGN_OR_RETURN(uint64_t since, QueryUint(r, "since", 0, 0, UINT64_MAX));
+  ASSIGN_OR_RETURN(uint64_t limit, QueryUint(r, "limit", 100, 1, 1000));
+  EventLevel level = EventLevel::kDebug;
+  if (auto l = QueryString(r, "level"); l && !ParseEventLevel(*l, &level)) {
+    return InvalidArgument("query parameter 'level': '" + *l + "' is not one of debug, info, warning, error");
+  }
+  json events = json::array();
+  uint64_t last = 0;
+  if (ctx.telemetry) {
+    // Newest `limit` events after `since`: page from the tail when no cursor is given.
+    uint64_t from = since;
+    const uint64_t tail = ctx.telemetry->last_seq();
+    if (!r.query.count("since") && tail > limit) from = tail - limit;
+    for (const Event& e : ctx.telemetry->EventsSince(from, limit, level)) events.push_back(EventJson(e));
+    last = tail;
+  }
+  return JsonReply({{"events", std::move(events)}, {"last_seq", last}});
+}
+
+StatusOr<HttpReply> FibApi::Impl::GetRates(const HttpRequest&) {
+  json pts = json::array();
+  for (const auto& p : rates.points()) {
+    pts.push_back({{"unix_ms", p.unix_ms},
+                   {"routes_per_s", p.routes_per_s},
+                   {"bar_bytes_per_s", p.bar_bytes_per_s},
+                   {"commits_per_s", p.commits_per_s}});
+  }
+  return JsonReply({{"interval_s", 1}, {"points", std::move(pts)}});
+}
+
+StatusOr<HttpReply> FibApi::Impl::GetStream(const HttpRequest& r) {
+  const uint64_t last = ctx.telemetry ? ctx.telemetry->last_seq() : 0;
+  ASSIGN_OR_RETURN(uint64_t since, QueryUint(r, "since", last, 0, UINT64_MAX));
+  HttpReply rep;
+  rep.stream = std::make_shared<LiveStream>(weak_from_this(), since);
+  return rep;
+}
+
+StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
+  std::string out = ctx.telemetry ? ctx.telemetry->PrometheusText() : "";
+  auto gauge = [&out](const std::string& name, const std::string& help, const std::vector<std::pair<Labels, double>>& series,
+                      const char* type = "gauge") {
+    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (const auto& [labels, v] : series) out += name + PrometheusLabels(labels) + " " + PrometheusNumber(v) + "\n";
+  };
+  const FibCounts c = Counts();
+  std::vector<std::pair<Labels, double>> routes;
+  for (int f = 0; f < 2; ++f) {
+    for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {
+      routes.push_back({{{"family", f == 0 ? "ipv4" : "ipv6"}, {"state", OffloadStateName(s)}},
+                        static_cast<double>(c.routes[f][static_cast<int>(s)])});
+    }
+  }
+  gauge("fibnic_fib_routes", "Best routes by family and offload state", routes);
+  gauge("fibnic_fib_route_candidates", "Routes of every source", {{{}, static_cast<double>(c.candidates)}});
+  gauge("fibnic_fib_neighbors", "Neighbours known to the Fib", {{{}, static_cast<double>(c.neighbors)}});
+  gauge("fibnic_fib_slots_used", "Next-hop codes in use", {{{}, static_cast<double>(c.slots_used)}});
+  gauge("fibnic_fib_slots", "Next-hop codes the device has", {{{}, static_cast<double>(ctx.fib->config().caps.slots())}});
+  gauge("fibnic_fib_commits_total", "Fib::Commit() calls", {{{}, static_cast<double>(c.commits)}}, "counter");
+  gauge("fibnic_uptime_seconds", "Seconds since the API started",
+        {{{}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}});
+  if (device) {
+    auto t = device->Tables();
+    if (t.ok()) {
+      gauge("fibnic_device_generation", "GENERATION register of the device", {{{}, static_cast<double>(t->header.generation)}});
+      std::vector<std::pair<Labels, double>> ports;
+      for (size_t p = 0; p < t->port_counters.size(); ++p) {
+        for (int i = 0; i < regs::kPortCounterCount; ++i) {
+          ports.push_back({{{"port", std::to_string(p)}, {"counter", regs::kPortCounterNames[i]}},
+                           static_cast<double>(t->port_counters[p][i])});
+        }
+      }
+      gauge("fibnic_device_port_counter_total", "PORT_COUNTERS of the device (packets; *_bytes in bytes)", ports,
+            "counter");
+    }
+    gauge("fibnic_device_readable", "1 if the BAR decodes as a FIBNIC v1", {{{}, t.ok() ? 1.0 : 0.0}});
+  }
+  HttpReply rep;
+  rep.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  rep.body = std::move(out);
+  return rep;
+}
+
+FibApi::FibApi(boost::asio::io_context& io, WebContext ctx) : impl_(std::make_shared<Impl>(io, std::move(ctx))) {}
+FibApi::~FibApi() { impl_->timer.cancel(); }
+
+Status FibApi::Register(Router& router) {
+  if (!impl_->ctx.fib) return FailedPrecondition("web API: context has no Fib");
+  const std::string_view text = EmbeddedFile("openapi.json");
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("paths")) return Internal("web API: embedded openapi.json does not parse");
+  router.MergeDocument(doc);
+
+  using Method = StatusOr<HttpReply> (Impl::*)(const HttpRequest&);
+  struct Entry {
+    const char* method;
+    const char* pattern;
+    Method fn;
+  };
+  std::vector<Entry> entries = {
+      {"GET", "/api/v1/status", &Impl::GetStatus},
+      {"GET", "/api/v1/routes", &Impl::GetRoutes},
+      {"GET", "/api/v1/routes/{address}/{length}", &Impl::GetRoute},
+      {"GET", "/api/v1/lookup/{address}", &Impl::GetLookup},
+      {"GET", "/api/v1/nexthops", &Impl::GetNexthops},
+      {"GET", "/api/v1/neighbors", &Impl::GetNeighbors},
+      {"GET", "/api/v1/tcam", &Impl::GetTcam},
+      {"GET", "/api/v1/sram", &Impl::GetSram},
+      {"GET", "/api/v1/sram/map", &Impl::GetSramMap},
+      {"GET", "/api/v1/events", &Impl::GetEvents},
+      {"GET", "/api/v1/rates", &Impl::GetRates},
+      {"GET", "/api/v1/stream", &Impl::GetStream},
+      {"GET", "/metrics", &Impl::GetMetrics},
+  };
+  const bool statics = impl_->ctx.static_sink && impl_->ctx.request_commit;
+  if (statics) {
+    entries.push_back({"PUT", "/api/v1/routes/static/{address}/{length}", &Impl::PutStaticRoute});
+    entries.push_back({"DELETE", "/api/v1/routes/static/{address}/{length}", &Impl::DeleteStaticRoute});
+  }
+  for (const auto& e : entries) {
+    std::string m = e.method;
+    std::transform(m.begin(), m.end(), m.begin(), ::tolower);
+    const auto& paths = doc["paths"];
+    if (!paths.contains(e.pattern) || !paths[e.pattern].contains(m)) {
+      return Internal(std::string("web API: openapi.json does not document ") + e.method + " " + e.pattern);
+    }
+    std::weak_ptr<Impl> weak = impl_;
+    Method fn = e.fn;
+    RETURN_IF_ERROR(router.Add({e.method, e.pattern,
+                                [weak, fn](const HttpRequest& r) -> StatusOr<HttpReply> {
+                                  auto self = weak.lock();
+                                  if (!self) return Unavailable("the API is shutting down");
+                                  return ((*self).*fn)(r);
+                                },
+                                paths[e.pattern][m]}));
+  }
+  // The document may describe only what is mounted (static routes are optional).
+  for (const auto& [path, ops] : doc["paths"].items()) {
+    for (const auto& [m, op] : ops.items()) {
+      const bool known = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
+        std::string em = e.method;
+        std::transform(em.begin(), em.end(), em.begin(), ::tolower);
+        return e.pattern == path && em == m;
+      });
+      const bool optional_static = path.rfind("/api/v1/routes/static/", 0) == 0 && !statics;
+      if (!known && !optional_static) return Internal("web API: openapi.json documents " + m + " " + path + " which is not served");
+    }
+  }
+  impl_->StartSampler();
+  return OkStatus();
+}
+
+}  // namespace fibnic::web
