@@ -1,4 +1,4 @@
-// DeviceImage <-> whole BAR0 bytes (../shared/spec/FIBNIC.md, "BAR0 layout").
+// DeviceImage <-> whole BAR0 bytes (docs/contract/FIBNIC.md, "BAR0 layout").
 //
 // EncodeBar lays out everything the host owns (ID, VERSION, CAPS, CONTROL,
 // GENERATION, PORT_MAC, NEXTHOP, TCAM6, NEIGH, SRAM4) — what fibnic-compile

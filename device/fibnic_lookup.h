@@ -1,5 +1,5 @@
 // What the FIBNIC does with a destination, decoded from a BAR0 byte image
-// exactly as the spec describes the hardware (../shared/spec/FIBNIC.md,
+// exactly as the spec describes the hardware (docs/contract/FIBNIC.md,
 // "Meaning of a lookup result"). This is the device-side model every oracle
 // test compares against the reference LPM, and what `fibnicctl lookup` shows.
 #pragma once

@@ -1,5 +1,5 @@
 // FIBNIC BAR0 register map, v1.0 — the single source of truth for offsets and
-// entry encodings (../shared/spec/FIBNIC.md). No other file may hard-code a
+// entry encodings (docs/contract/FIBNIC.md). No other file may hard-code a
 // FIBNIC offset; everything goes through these constants and codecs.
 #pragma once
 

@@ -1,5 +1,5 @@
 // IP-NUMA NIC BAR0 register map, v1.0 — the single source of truth for offsets
-// and entry encodings (../shared/spec/IPNUMA.md). No other file may hard-code an
+// and entry encodings (docs/contract/IPNUMA.md). No other file may hard-code an
 // IP-NUMA offset; everything goes through these constants and codecs.
 //
 // Byte order: registers and table integers are little-endian; IPv4 addresses

@@ -6,11 +6,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
-shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 limit=()
 [ -n "${SOURCES_BENCH_LIMIT:-}" ] && limit=(--limit "$SOURCES_BENCH_LIMIT")
-python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" --gateways 3 --family all \
+python3 "$root/tools/make-routes" "$root/data/full-table-2024-03.prefixes.gz" --gateways 3 --family all \
   --out "$work/routes.txt" --neigh "$work/neigh.txt" "${limit[@]}" 2>/dev/null
 exec "$build/bench/sources/sources_bench" "$work/routes.txt"

@@ -72,7 +72,7 @@ uint64_t Baseline(const std::map<Prefix, Tcam6Route>& routes, uint32_t capacity)
 }
 
 int Run(const char* name, int limit) {
-  auto loaded = tcam6test::LoadSharedTable(FIBNIC_SHARED_DIR, limit);
+  auto loaded = tcam6test::LoadSharedTable(FIBNIC_SOURCE_DIR, limit);
   if (!loaded.ok()) {
     std::fprintf(stderr, "tcam6 bench: %s\n", loaded.status().ToString().c_str());
     return 1;

@@ -6,7 +6,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-shared="${FIBNIC_SHARED_DIR:-$root/../shared}"
 demo="$build/tests/web/fibnic-web-demo"
 duration=${WEB_BENCH_SECONDS:-10}
 churn=${WEB_BENCH_CHURN:-5000}
@@ -17,7 +16,7 @@ pid=
 cleanup() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT
 
-python3 "$shared/tools/make-routes" "$shared/data/full-table-2024-03.prefixes.gz" --gateways 3 \
+python3 "$root/tools/make-routes" "$root/data/full-table-2024-03.prefixes.gz" --gateways 3 \
   --out "$work/routes.txt" --neigh "$work/neigh.txt" 2>/dev/null
 
 start() {  # churn routes/s

@@ -1,5 +1,5 @@
 // FIBNIC device constants shared by the RTL modules (included inside module
-// bodies). Values come from ../shared/spec/FIBNIC.md and must equal
+// bodies). Values come from docs/contract/FIBNIC.md and must equal
 // hwif/fibnic_regs.h; the bench reads them back over the BAR and compares.
 // Each module uses some of these; the rest are not warnings.
 /* verilator lint_off UNUSEDPARAM */

@@ -1,4 +1,4 @@
-// Route and neighbour files (../shared/spec/FIBNIC.md, "Route file format"):
+// Route and neighbour files (docs/contract/FIBNIC.md, "Route file format"):
 //   PREFIX GATEWAY PORT   |   PREFIX connected PORT        (routes)
 //   ADDRESS MAC PORT                                       (neighbours)
 // '#' starts a comment; blank lines are ignored. A bad line is an error that

@@ -29,7 +29,7 @@ Files MakeRoutes(int gateways, const std::string& family = "all") {
   fs::create_directories(f.dir);
   f.routes = f.dir / "routes.txt";
   f.neigh = f.dir / "neigh.txt";
-  const std::string shared = FIBNIC_SHARED_DIR;
+  const std::string shared = FIBNIC_SOURCE_DIR;
   const std::string cmd = "python3 '" + shared + "/tools/make-routes' '" + shared +
                           "/data/full-table-2024-03.prefixes.gz' --gateways " + std::to_string(gateways) +
                           " --family " + family + " --out '" + f.routes.string() + "' --neigh '" + f.neigh.string() + "' 2>/dev/null";

@@ -1,5 +1,5 @@
 // The IP-NUMA codecs against byte layouts written out by hand from
-// ../shared/spec/IPNUMA.md (the oracle is the spec table, not the codec).
+// docs/contract/IPNUMA.md (the oracle is the spec table, not the codec).
 #include "device/ipnuma_regs.h"
 
 #include <gtest/gtest.h>

@@ -245,7 +245,7 @@ TEST(Tcam6Incremental, RecolourInPrefixOrderMatchesFresh) {
 // The real table: single-route changes (and one batch), each checked
 // against a from-scratch solve.
 TEST(Tcam6Incremental, RealTableChangesMatchFresh) {
-  auto loaded = LoadSharedTable(FIBNIC_SHARED_DIR, TCAM6_REAL_TABLE_LIMIT);
+  auto loaded = LoadSharedTable(FIBNIC_SOURCE_DIR, TCAM6_REAL_TABLE_LIMIT);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   Routes routes = ToCodes(*loaded);
   ASSERT_GT(routes.size(), 30000u);

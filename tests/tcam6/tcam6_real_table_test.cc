@@ -21,7 +21,7 @@ namespace {
 
 const Routes& RealTable() {
   static const Routes* table = [] {
-    auto loaded = LoadSharedTable(FIBNIC_SHARED_DIR, TCAM6_REAL_TABLE_LIMIT);
+    auto loaded = LoadSharedTable(FIBNIC_SOURCE_DIR, TCAM6_REAL_TABLE_LIMIT);
     EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
     return new Routes(loaded.ok() ? ToCodes(*loaded) : Routes{});
   }();

@@ -43,7 +43,7 @@ class ApiTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(std::filesystem::temp_directory_path() / ("fibnic-web-api-" + std::to_string(::getpid())));
     std::filesystem::create_directories(*dir_);
-    const std::string shared = FIBNIC_SHARED_DIR;
+    const std::string shared = FIBNIC_SOURCE_DIR;
     const std::string tool = "python3 " + shared + "/tools/make-routes " + shared + "/data/full-table-2024-03.prefixes.gz --gateways 3 ";
     ASSERT_EQ(std::system((tool + "--family 4 --limit 30000 --out " + *dir_ + "/r4.txt --neigh " + *dir_ + "/n.txt 2>/dev/null").c_str()), 0);
     ASSERT_EQ(std::system((tool + "--family 6 --limit 4000 --out " + *dir_ + "/r6.txt 2>/dev/null").c_str()), 0);
