@@ -1,5 +1,5 @@
 // The REST API over real HTTP against a server fed with routes from the real
-// Internet table (../shared), checked against independent oracles: counts and
+// Internet table (data/), checked against independent oracles: counts and
 // prefix sets read from the route file by the test itself, lookups against
 // tests/oracle/reference_lpm.h, the SRAM picture against a decode of the BAR
 // bytes, and every answer against the OpenAPI document it claims to follow.
