@@ -6,6 +6,30 @@
 #include <utility>
 
 namespace fibnic {
+namespace {
+
+uint64_t EmittedKey(uint32_t set, Family fam) { return (uint64_t{set} << 1) | (fam == Family::kV6 ? 1 : 0); }
+
+// A byte string naming an inline description exactly (its intern key).
+std::string InlineKey(uint8_t type, const std::vector<NlPath>& paths, const std::string& unsupported) {
+  std::string k;
+  k.push_back(static_cast<char>(type));
+  for (const NlPath& p : paths) {
+    k.push_back(p.gateway ? static_cast<char>(p.gateway->family()) : '-');
+    if (p.gateway) {
+      const auto b = p.gateway->bytes();
+      k.append(reinterpret_cast<const char*>(b.data()), p.gateway->is_v4() ? 4 : 16);
+    }
+    k.append(reinterpret_cast<const char*>(&p.ifindex), sizeof p.ifindex);
+    k.push_back(static_cast<char>(p.flags));
+    k.append(reinterpret_cast<const char*>(&p.weight), sizeof p.weight);
+  }
+  k.push_back('|');
+  k += unsupported;
+  return k;
+}
+
+}  // namespace
 
 FpmTable::FpmTable(RibSink& sink, PortLookup port_of, FpmTableOptions options)
     : sink_(sink), port_of_(std::move(port_of)), options_(options) {}
@@ -18,68 +42,84 @@ Status FpmTable::ApplyFrame(const uint8_t* payload, size_t len) {
     msgs.push_back(std::move(m).value());
     return OkStatus();
   }));
-  std::set<Prefix> touched;
+  FrameWork work;
   for (NlMessage& m : msgs) {
     if (m.kind == NlMessage::Kind::kRoute && m.route.table == options_.table) {
       if (options_.ignore_protocols.count(m.route.protocol)) {
         ++counts_.ignored;
         m.route.del = true;
       }
-      ApplyRoute(std::move(m.route), touched);
+      ApplyRoute(m.route, work);
     } else if (m.kind == NlMessage::Kind::kNexthop) {
-      ApplyNexthop(std::move(m.nexthop), touched);
+      ApplyNexthop(std::move(m.nexthop), work);
     } else {
       ++counts_.ignored;
       continue;
     }
     ++counts_.messages;
   }
-  for (const Prefix& p : touched) Emit(p);
+  Finish(work);
   return OkStatus();
 }
 
-void FpmTable::Link(const Prefix& p, uint32_t nh_id) {
-  if (nh_id != 0) users_[nh_id].insert(p);
-}
-
-void FpmTable::Unlink(const Prefix& p, uint32_t nh_id) {
-  if (nh_id == 0) return;
-  auto it = users_.find(nh_id);
-  if (it == users_.end()) return;
-  it->second.erase(p);
-  if (it->second.empty()) users_.erase(it);
-}
-
-void FpmTable::ApplyRoute(NlRoute r, std::set<Prefix>& touched) {
-  const Prefix p = r.prefix;
-  auto it = routes_.find(p);
-  if (it != routes_.end()) {
-    Unlink(p, it->second.route.nh_id);
-    if (r.del) routes_.erase(it);
+uint32_t FpmTable::SetOf(const NlRoute& r) {
+  // zebra's next-hop objects are named by id; an id in the inline range
+  // (never handed out by zebra) is treated as what it is: unusable.
+  if (r.nh_id != 0 && r.type == RTN_UNICAST && r.unsupported.empty() && r.nh_id < kInlineBit) {
+    ++users_[r.nh_id];  // counted whether or not zebra has sent the object yet
+    return r.nh_id;
   }
-  touched.insert(p);
-  if (r.del) return;
-  Link(p, r.nh_id);
-  routes_[p] = StoredRoute{std::move(r), false};
+  std::string why = r.unsupported;
+  if (r.nh_id >= kInlineBit && r.type == RTN_UNICAST && why.empty()) why = "next-hop id " + std::to_string(r.nh_id) + " out of range";
+  const bool by_id = r.nh_id != 0 && r.type == RTN_UNICAST;
+  std::string key = InlineKey(r.type, by_id ? std::vector<NlPath>{} : r.paths, why);
+  if (auto it = inline_index_.find(key); it != inline_index_.end()) {
+    ++inline_[it->second].refs;
+    return it->second | kInlineBit;
+  }
+  uint32_t index;
+  if (!inline_free_.empty()) {
+    index = inline_free_.back();
+    inline_free_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(inline_.size());
+    inline_.emplace_back();
+  }
+  InlineSet& s = inline_[index];
+  s.type = r.type;
+  s.paths = by_id ? std::vector<NlPath>{} : r.paths;
+  s.unsupported = std::move(why);
+  s.refs = 1;
+  s.key = key;
+  inline_index_.emplace(std::move(key), index);
+  return index | kInlineBit;
 }
 
-void FpmTable::TouchUsers(uint32_t id, std::set<Prefix>& touched) {
-  // Groups may (in malformed input) contain themselves: walk with a visited set.
-  std::vector<uint32_t> pending{id};
-  std::unordered_set<uint32_t> seen{id};
-  while (!pending.empty()) {
-    const uint32_t cur = pending.back();
-    pending.pop_back();
-    if (auto u = users_.find(cur); u != users_.end()) touched.insert(u->second.begin(), u->second.end());
-    if (auto g = parents_.find(cur); g != parents_.end()) {
-      for (uint32_t parent : g->second) {
-        if (seen.insert(parent).second) pending.push_back(parent);
-      }
+void FpmTable::Release(uint32_t set) {
+  if (set & kInlineBit) {
+    --inline_[set & ~kInlineBit].refs;  // freed at the frame's end (Finish), never reused within it
+    return;
+  }
+  if (auto u = users_.find(set); u != users_.end() && --u->second == 0) users_.erase(u);
+}
+
+void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
+  const Prefix& p = r.prefix;
+  const std::optional<FpmRouteRef> now = refs_.Find(p);
+  work.touched.emplace(p, now);  // keeps the state before the frame
+  if (r.del) {
+    if (now) {
+      refs_.Erase(p);
+      Release(now->set);
     }
+    return;
   }
+  const uint32_t set = SetOf(r);  // taken before the old one is released: a replay keeps its set
+  refs_.Put(p, FpmRouteRef{set, false});
+  if (now) Release(now->set);
 }
 
-void FpmTable::ApplyNexthop(NlNexthop n, std::set<Prefix>& touched) {
+void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   const uint32_t id = n.id;
   auto it = nhgs_.find(id);
   if (it != nhgs_.end()) {
@@ -95,17 +135,27 @@ void FpmTable::ApplyNexthop(NlNexthop n, std::set<Prefix>& touched) {
     for (const auto& m : n.group) parents_[m.id].insert(id);
     nhgs_[id] = StoredNhg{std::move(n), false};
   }
-  TouchUsers(id, touched);
+  // It and every group holding it (malformed input may nest a group in
+  // itself: walk with a visited set) now mean something else.
+  std::vector<uint32_t> pending{id};
+  while (!pending.empty()) {
+    const uint32_t cur = pending.back();
+    pending.pop_back();
+    if (!work.groups.insert(cur).second) continue;
+    if (auto g = parents_.find(cur); g != parents_.end()) pending.insert(pending.end(), g->second.begin(), g->second.end());
+  }
 }
 
-FibPathsResult FpmTable::PathsOf(const NlRoute& r) const {
-  const Family fam = r.prefix.family();
-  if (r.nh_id == 0 || r.type != RTN_UNICAST) return FibPaths(r.type, fam, r.paths, r.unsupported, port_of_);
+FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
+  if (set & kInlineBit) {
+    const InlineSet& s = inline_[set & ~kInlineBit];
+    return FibPaths(s.type, fam, s.paths, s.unsupported, port_of_);
+  }
   auto unknown = [](uint32_t id) {
     return FibPathsResult{{NextHop::ToHost()}, "unknown next-hop id " + std::to_string(id)};
   };
-  auto it = nhgs_.find(r.nh_id);
-  if (it == nhgs_.end()) return unknown(r.nh_id);
+  auto it = nhgs_.find(set);
+  if (it == nhgs_.end()) return unknown(set);
   const NlNexthop& top = it->second.nh;
   std::vector<const NlNexthop*> singles;
   if (top.group.empty()) {
@@ -121,7 +171,7 @@ FibPathsResult FpmTable::PathsOf(const NlRoute& r) const {
     }
   }
   std::vector<NlPath> paths;
-  std::string unsupported = r.unsupported;
+  std::string unsupported;
   for (const NlNexthop* s : singles) {
     if (s->blackhole) return FibPaths(RTN_BLACKHOLE, fam, {}, "", port_of_);
     if (!s->unsupported.empty()) unsupported = s->unsupported;
@@ -130,50 +180,112 @@ FibPathsResult FpmTable::PathsOf(const NlRoute& r) const {
   return FibPaths(RTN_UNICAST, fam, paths, unsupported, port_of_);
 }
 
-void FpmTable::Emit(const Prefix& p) {
-  auto it = routes_.find(p);
-  auto em = emitted_.find(p);
-  if (it == routes_.end()) {
-    if (em == emitted_.end()) return;
-    emitted_.erase(em);
-    sink_.DeleteRoute(p, RouteSource::kFpm);
+const std::vector<NextHop>* FpmTable::EmittedOf(uint32_t set, Family fam) const {
+  auto it = emitted_.find(EmittedKey(set, fam));
+  return it == emitted_.end() ? nullptr : &it->second;
+}
+
+void FpmTable::Finish(FrameWork& work) {
+  // This frame's answer per (set, family), computed once for all its routes.
+  std::unordered_map<uint64_t, FibPathsResult> fresh;
+  auto answer = [&](uint32_t set, Family fam) -> const FibPathsResult& {
+    const uint64_t key = EmittedKey(set, fam);
+    auto f = fresh.find(key);
+    if (f == fresh.end()) f = fresh.emplace(key, PathsOf(set, fam)).first;
+    return f->second;
+  };
+  auto upsert = [&](const Prefix& p, const FibPathsResult& res) {
+    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, res.paths});
     ++counts_.route_updates;
-    return;
+    if (!res.punt_why.empty()) ++counts_.punted_updates;
+  };
+  // Each touched prefix once, with its final state; what its set was last
+  // given to the RIB as decides whether the RIB needs to hear of it.
+  for (const auto& [p, before] : work.touched) {
+    const std::optional<FpmRouteRef> now = refs_.Find(p);
+    if (!now) {
+      if (before) {
+        sink_.DeleteRoute(p, RouteSource::kFpm);
+        ++counts_.route_updates;
+      }
+      continue;
+    }
+    const FibPathsResult& res = answer(now->set, p.family());
+    if (before) {
+      const std::vector<NextHop>* had = EmittedOf(before->set, p.family());
+      if (had && *had == res.paths) continue;
+    }
+    upsert(p, res);
   }
-  FibPathsResult res = PathsOf(it->second.route);
-  if (em != emitted_.end() && em->second == res.paths) return;
-  Route route{p, RouteSource::kFpm, options_.distance, res.paths};
-  sink_.UpsertRoute(route);
-  ++counts_.route_updates;
-  if (!res.punt_why.empty()) ++counts_.punted_updates;
-  emitted_[p] = std::move(res.paths);
+  // The other routes of next-hop objects that changed. The table keeps no
+  // index from objects to routes: one pass over the routes finds them, and
+  // only when a changed object has users (zebra announces a group before
+  // the routes that use it, and deletes it after they moved away).
+  bool used = false;
+  for (uint32_t id : work.groups) used = used || users_.count(id);
+  if (used) {
+    refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
+      if ((set & kInlineBit) || !work.groups.count(set) || work.touched.count(p)) return;
+      const FibPathsResult& res = answer(set, p.family());
+      const std::vector<NextHop>* had = EmittedOf(set, p.family());
+      if (!had || *had != res.paths) upsert(p, res);
+    });
+  }
+  for (auto& [key, res] : fresh) emitted_[key] = std::move(res.paths);
+  for (uint32_t id : work.groups) {
+    if (!nhgs_.count(id)) {
+      emitted_.erase(EmittedKey(id, Family::kV4));
+      emitted_.erase(EmittedKey(id, Family::kV6));
+    }
+  }
+  // Inline sets no route names any more go back to the free list.
+  for (const auto& [p, before] : work.touched) {
+    if (!before || !(before->set & kInlineBit)) continue;
+    const uint32_t index = before->set & ~kInlineBit;
+    InlineSet& s = inline_[index];
+    if (s.refs != 0 || s.key.empty()) continue;
+    inline_index_.erase(s.key);
+    emitted_.erase(EmittedKey(before->set, Family::kV4));
+    emitted_.erase(EmittedKey(before->set, Family::kV6));
+    s = InlineSet{};
+    inline_free_.push_back(index);
+  }
 }
 
 void FpmTable::MarkAllStale() {
-  for (auto& [p, r] : routes_) r.stale = true;
+  refs_.ForEach([](const Prefix&, uint32_t, bool& stale) { stale = true; });
   for (auto& [id, n] : nhgs_) n.stale = true;
 }
 
 size_t FpmTable::stale_count() const {
   size_t n = 0;
-  for (const auto& [p, r] : routes_) n += r.stale;
+  refs_.ForEach([&](const Prefix&, uint32_t, bool stale) { n += stale; });
   for (const auto& [id, g] : nhgs_) n += g.stale;
   return n;
 }
 
 size_t FpmTable::SweepStale() {
-  std::set<Prefix> touched;
   size_t removed = 0;
-  for (auto it = routes_.begin(); it != routes_.end();) {
-    if (!it->second.stale) {
-      ++it;
-      continue;
+  // In rounds of bounded size: a sweep after zebra went away for good
+  // removes every route, and a list of a million prefixes would cost more
+  // than the table itself.
+  constexpr size_t kRound = 16384;
+  for (;;) {
+    std::vector<std::pair<Prefix, uint32_t>> round;
+    refs_.ForEach([&](const Prefix& p, uint32_t set, bool& stale) {
+      if (stale && round.size() < kRound) round.emplace_back(p, set);
+    });
+    if (round.empty()) break;
+    FrameWork work;
+    for (const auto& [p, set] : round) {
+      work.touched.emplace(p, FpmRouteRef{set, true});
+      refs_.Erase(p);
+      Release(set);
     }
-    Unlink(it->first, it->second.route.nh_id);
-    touched.insert(it->first);
-    it = routes_.erase(it);
-    ++removed;
+    removed += round.size();
+    Finish(work);
   }
+  FrameWork work;
   std::vector<uint32_t> stale_ids;
   for (const auto& [id, g] : nhgs_) {
     if (g.stale) stale_ids.push_back(id);
@@ -182,16 +294,40 @@ size_t FpmTable::SweepStale() {
     NlNexthop del;
     del.del = true;
     del.id = id;
-    ApplyNexthop(std::move(del), touched);
+    ApplyNexthop(std::move(del), work);
     ++removed;
   }
-  for (const Prefix& p : touched) Emit(p);
+  Finish(work);
   counts_.stale_swept += removed;
   return removed;
 }
 
 void FpmTable::ReevaluateAll() {
-  for (const auto& [p, r] : routes_) Emit(p);
+  // Answers depend on the port map only through each set: recompute the
+  // sets, then give the RIB the routes of those whose answer changed.
+  std::unordered_map<uint64_t, FibPathsResult> changed;
+  for (const auto& [key, paths] : emitted_) {
+    FibPathsResult res = PathsOf(static_cast<uint32_t>(key >> 1), (key & 1) ? Family::kV6 : Family::kV4);
+    if (res.paths != paths) changed.emplace(key, std::move(res));
+  }
+  if (changed.empty()) return;
+  refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
+    auto c = changed.find(EmittedKey(set, p.family()));
+    if (c == changed.end()) return;
+    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, c->second.paths});
+    ++counts_.route_updates;
+    if (!c->second.punt_why.empty()) ++counts_.punted_updates;
+  });
+  for (auto& [key, res] : changed) emitted_[key] = std::move(res.paths);
+}
+
+FpmTable::Memory FpmTable::memory() const {
+  Memory m;
+  m.routes = refs_.memory();
+  m.groups = nhgs_.size() * (sizeof(StoredNhg) + 32) + parents_.size() * 64 + users_.size() * 32;
+  for (const InlineSet& s : inline_) m.inline_sets += sizeof s + s.paths.capacity() * sizeof(NlPath) + s.key.capacity();
+  m.inline_sets += emitted_.size() * 64;
+  return m;
 }
 
 }  // namespace fibnic

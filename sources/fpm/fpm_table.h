@@ -12,13 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
+#include "sources/fpm/fpm_route_refs.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_route.h"
 #include "rib/route.h"
@@ -57,38 +58,60 @@ class FpmTable {
   size_t SweepStale();  // returns routes + groups removed
   size_t stale_count() const;
 
-  size_t routes() const { return routes_.size(); }
+  size_t routes() const { return refs_.size(); }
   size_t nexthop_groups() const { return nhgs_.size(); }
   const FpmTableCounts& counts() const { return counts_; }
   // Re-evaluates every route (after a port-map change); emits what changed.
   void ReevaluateAll();
+  // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
+  struct Memory {
+    size_t routes = 0, groups = 0, inline_sets = 0;
+  };
+  Memory memory() const;
 
  private:
-  struct StoredRoute {
-    NlRoute route;
-    bool stale = false;
+  // A route names a next-hop set: zebra's next-hop object (its id, below
+  // kInlineBit), or a description of inline paths interned here (index |
+  // kInlineBit) — routes of one BGP peer share one.
+  static constexpr uint32_t kInlineBit = 0x80000000u;
+  struct InlineSet {
+    uint8_t type = 0;  // RTN_*
+    std::vector<NlPath> paths;
+    std::string unsupported;
+    uint32_t refs = 0;
+    std::string key;
   };
   struct StoredNhg {
     NlNexthop nh;
     bool stale = false;
   };
+  // What one frame changed, applied at its end so each prefix is emitted once.
+  struct FrameWork {
+    std::map<Prefix, std::optional<FpmRouteRef>> touched;  // prefix → its ref before the frame
+    std::set<uint32_t> groups;                             // next-hop objects whose meaning changed
+  };
 
-  void ApplyRoute(NlRoute r, std::set<Prefix>& touched);
-  void ApplyNexthop(NlNexthop n, std::set<Prefix>& touched);
-  void TouchUsers(uint32_t id, std::set<Prefix>& touched);
-  void Link(const Prefix& p, uint32_t nh_id);
-  void Unlink(const Prefix& p, uint32_t nh_id);
-  FibPathsResult PathsOf(const NlRoute& r) const;
-  void Emit(const Prefix& p);
+  uint32_t SetOf(const NlRoute& r);  // interns; takes a reference
+  void Release(uint32_t set);
+  void ApplyRoute(const NlRoute& r, FrameWork& work);
+  void ApplyNexthop(NlNexthop n, FrameWork& work);
+  void Finish(FrameWork& work);
+  FibPathsResult PathsOf(uint32_t set, Family fam) const;
+  const std::vector<NextHop>* EmittedOf(uint32_t set, Family fam) const;
 
   RibSink& sink_;
   PortLookup port_of_;
   FpmTableOptions options_;
-  std::unordered_map<Prefix, StoredRoute> routes_;
+  FpmRouteRefs refs_;
   std::unordered_map<uint32_t, StoredNhg> nhgs_;
-  std::unordered_map<uint32_t, std::unordered_set<Prefix>> users_;  // nh id → routes naming it
-  std::unordered_map<uint32_t, std::set<uint32_t>> parents_;         // member id → groups holding it
-  std::unordered_map<Prefix, std::vector<NextHop>> emitted_;         // what the RIB has from us
+  std::unordered_map<uint32_t, std::set<uint32_t>> parents_;  // member id → groups holding it
+  std::unordered_map<uint32_t, uint32_t> users_;              // object id → routes naming it (sent or not)
+  std::vector<InlineSet> inline_;                             // by index; refs == 0 = free
+  std::vector<uint32_t> inline_free_;
+  std::unordered_map<std::string, uint32_t> inline_index_;    // InlineSet::key → index
+  // What each set's routes were last given to the RIB as, per family
+  // (key: set << 1 | v6): all routes of a set carry the same paths.
+  std::unordered_map<uint64_t, std::vector<NextHop>> emitted_;
   FpmTableCounts counts_;
 };
 

@@ -57,6 +57,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   NlRoute& r = m.route;
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
+  if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
   auto& entries = routes_[p];
   auto it = entries.find(key);
   if (r.del) {
@@ -111,6 +112,40 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   return OkStatus();
 }
 
+// Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
+// at a full table they would be the largest thing in the process. What they
+// still do: a replacing one removes the route of the same rank and metric it
+// replaced, and their gateways are asked to be resolved (the neighbours the
+// FPM source's routes need come from here). Their own deletions find nothing.
+Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key) {
+  if (r.del) return OkStatus();
+  if (msg->nlmsg_flags & NLM_F_REPLACE) {
+    if (auto it = routes_.find(r.prefix); it != routes_.end()) {
+      auto& entries = it->second;
+      for (auto e = entries.begin(); e != entries.end();) {
+        if (SameRank(e->first, key)) {
+          AddGateways(e->second.route, -1);
+          e = entries.erase(e);
+        } else {
+          ++e;
+        }
+      }
+      if (entries.empty()) routes_.erase(it);
+      EmitRoute(r.prefix);
+    }
+  }
+  // Their gateways stay wanted for as long as the process runs (a few
+  // addresses: the peers), instead of a count per route.
+  for (const NlPath& path : r.paths) {
+    if (path.gateway && path.ifindex != 0 && !gateways_.count(*path.gateway)) {
+      NlRoute one;
+      one.paths = {path};
+      AddGateways(one, +1);
+    }
+  }
+  return OkStatus();
+}
+
 KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, r.paths[0].gateway, r.paths[0].ifindex};
   return Key{rank, r.priority, r.tos, std::nullopt, 0};
@@ -127,7 +162,6 @@ void KernelTable::EmitRoute(const Prefix& p) {
   bool local = false, ambiguous = false;
   if (it != routes_.end()) {
     for (const auto& [key, e] : it->second) {
-      if (options_.ignore_protocols.count(e.route.protocol)) continue;
       if (std::get<0>(key) == 0) local = true;
       if (!best) {
         best = &e;

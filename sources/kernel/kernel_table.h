@@ -103,6 +103,7 @@ class KernelTable {
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
+  Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
   int TableRank(uint32_t table) const;

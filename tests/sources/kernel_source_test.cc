@@ -125,6 +125,17 @@ TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
   MustSh("ip route add 10.57.0.0/16 via 10.0.0.2 proto bgp && ip route add 10.58.0.0/16 via 10.0.0.2 proto static");
   EXPECT_TRUE(RouteIs("10.58.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
   EXPECT_FALSE(PathsOf("10.57.0.0/16").has_value());
+  // zebra replacing a route of the same metric: the kernel no longer has the
+  // static one, so neither may the source (it keeps nothing of zebra's own).
+  MustSh("ip route add 10.59.0.0/16 via 10.0.0.2 metric 20 proto static");
+  EXPECT_TRUE(RouteIs("10.59.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  MustSh("ip route replace 10.59.0.0/16 via 10.0.0.3 metric 20 proto bgp");
+  EXPECT_TRUE(RouteIs("10.59.0.0/16", std::nullopt));
+  // The gateways of zebra's routes are still resolved: the FPM source's
+  // routes need their neighbours (the peer namespace answers ARP).
+  MustSh("ip route add 10.61.0.0/16 via 10.0.0.9 proto bgp");
+  ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.9"); return n && NeighUsable(n->state); }, 15s))
+      << Sh("ip neigh show");
 }
 
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
