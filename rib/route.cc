@@ -10,6 +10,7 @@ std::string NextHop::ToString() const {
 
 const char* RouteSourceName(RouteSource s) {
   switch (s) {
+    case RouteSource::kApi: return "api";
     case RouteSource::kStatic: return "static";
     case RouteSource::kKernel: return "kernel";
     case RouteSource::kFpm: return "fpm";

@@ -34,10 +34,14 @@ struct NextHop {
 };
 
 // Where a route came from. Each source has an administrative distance (set by
-// the source from config); the lowest distance wins per prefix.
-enum class RouteSource : uint8_t { kStatic = 0, kKernel = 1, kFpm = 2 };
-inline constexpr int kRouteSourceCount = 3;
-const char* RouteSourceName(RouteSource s);  // "static", "kernel", "fpm"
+// the source from config); the lowest distance wins per prefix, and among
+// equal distances the lower value here: an operator's route set through the
+// REST API (kApi) before the route files' (kStatic) — each source owns its
+// own routes, so a REST DELETE never removes a file's route nor a reload of
+// the files an API route.
+enum class RouteSource : uint8_t { kApi = 0, kStatic = 1, kKernel = 2, kFpm = 3 };
+inline constexpr int kRouteSourceCount = 4;
+const char* RouteSourceName(RouteSource s);  // "api", "static", "kernel", "fpm"
 
 struct Route {
   Prefix prefix;

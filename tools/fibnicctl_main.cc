@@ -32,7 +32,7 @@ constexpr const char* kUsage =
     "\n"
     "commands (ask the running fibnicd):\n"
     "  status                               device, route counts per family and offload state, slots, rates\n"
-    "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|fpm|static]\n"
+    "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|fpm|static|api]\n"
     "         [--family 4|6] [--covering ADDRESS] [--limit N]\n"
     "  lookup ADDRESS                       the RIB's answer next to the hardware's (decoded from the BAR)\n"
     "  nexthops | neighbors | tcam          the device tables, decoded, with the RIB's owners\n"

@@ -443,6 +443,31 @@ TEST_F(ApiTest, StaticRouteThroughTheApiNeedsTheTokenAndTakesEffect) {
   EXPECT_TRUE(GetJson("/api/v1/lookup/198.51.100.7")["rib"]["matched"] != "198.51.100.0/24");
 }
 
+// The API's routes are a source of their own: deleting one never removes the
+// route file's route for the same prefix (it used to: both were "static").
+TEST_F(ApiTest, ApiDeleteLeavesTheRouteFilesRoute) {
+  const auto& [p, lines] = *file_->routes.begin();
+  const std::string target = "/api/v1/routes/static/" + p.addr().ToString() + "/" + std::to_string(p.len());
+  const std::string probe = "/api/v1/lookup/" + p.addr().ToString();
+  std::map<std::string, std::string> hdr = {{"Authorization", std::string("Bearer ") + kToken}};
+  EXPECT_EQ(Request(port(), "DELETE", target, hdr).status, 404);  // the API set nothing here
+  EXPECT_EQ(GetJson(probe)["rib"]["matched"], p.ToString());
+  hdr["Content-Type"] = "application/json";
+  ASSERT_EQ(Request(port(), "PUT", target, hdr, R"({"paths":[{"gateway":"10.2.0.1","port":2}]})").status, 200);
+  json set = GetJson("/api/v1/routes/" + p.addr().ToString() + "/" + std::to_string(p.len()));
+  std::set<std::string> sources;
+  for (const auto& c : set["candidates"]) sources.insert(c["source"].get<std::string>());
+  EXPECT_EQ(sources, (std::set<std::string>{"api", "static"}));
+  EXPECT_EQ(GetJson(probe)["rib"]["path"]["gateway"], "10.2.0.1");  // the operator's route wins the tie
+  hdr.erase("Content-Type");
+  ASSERT_EQ(Request(port(), "DELETE", target, hdr).status, 200);
+  json lk = GetJson(probe);
+  EXPECT_EQ(lk["rib"]["matched"], p.ToString());
+  std::set<std::pair<std::string, int>> want(lines.begin(), lines.end());
+  EXPECT_TRUE(want.count({lk["rib"]["path"]["gateway"].get<std::string>(), lk["rib"]["path"]["port"].get<int>()}))
+      << lk.dump();
+}
+
 TEST_F(ApiTest, MetricsAgreeWithStatus) {
   json st = GetJson("/api/v1/status");
   auto m = Get(port(), "/metrics");

@@ -125,7 +125,7 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
   }
   Route route;
   route.prefix = p;
-  route.source = RouteSource::kStatic;
+  route.source = RouteSource::kApi;
   if (body.contains("distance")) {
     if (!body["distance"].is_number_unsigned() || body["distance"].get<uint64_t>() > 255) {
       return InvalidArgument("body: 'distance' must be an integer 0..255");
@@ -168,9 +168,9 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
 StatusOr<HttpReply> FibApi::Impl::DeleteStaticRoute(const HttpRequest& r) {
   ASSIGN_OR_RETURN(Prefix p, PrefixFromParams(r));
   bool present = false;
-  for (const auto& c : ctx.fib->GetRoute(p)) present |= c.route.source == RouteSource::kStatic;
-  if (!present) return NotFound("no static route for " + p.ToString());
-  ctx.static_sink->DeleteRoute(p, RouteSource::kStatic);
+  for (const auto& c : ctx.fib->GetRoute(p)) present |= c.route.source == RouteSource::kApi;
+  if (!present) return NotFound("no route set through the API for " + p.ToString());
+  ctx.static_sink->DeleteRoute(p, RouteSource::kApi);
   ctx.request_commit();
   if (ctx.telemetry) ctx.telemetry->Record(EventLevel::kInfo, "route", "static route " + p.ToString() + " deleted through the API");
   return JsonReply({{"prefix", p.ToString()}, {"deleted", true}});
