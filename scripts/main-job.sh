@@ -1,19 +1,9 @@
 #!/usr/bin/env bash
-# What scripts/run.sh runs once built: fibnicd on the embedded default — the
-# file-backed FIBNIC (no hardware), the kernel's routing table, no FRR — in the
-# foreground until Ctrl-C. Extra arguments go to fibnicd (e.g. --config FILE).
+# What scripts/run.sh runs once built: the lab (lab/lab.sh) — a router with
+# real FRR and fibnicd on a file-backed FIBNIC, three BGP peers announcing the
+# real Internet table, probes crossing the router — until Ctrl-C, which tears
+# it down. Extra arguments go to the lab (e.g. --routes 100000 for a lighter
+# table). fibnicd alone on this host's routes: scripts/fibnicd-alone.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-state="${FIBNIC_STATE_DIR:-$root/build/main-job}"
-mkdir -p "$state"
-cat <<MSG
-fibnicd on the embedded default (configs/fibnicd.yaml): file backend, kernel routes.
-  BAR image : $state/bar0.img
-  dashboard : http://127.0.0.1:8080/
-  status    : $root/build/bin/fibnicctl status
-  a lookup  : $root/build/bin/fibnicctl lookup 8.8.8.8        (RIB next to the decoded BAR)
-  offline   : $root/build/bin/fibnicctl lookup 8.8.8.8 --bar $state/bar0.img
-Routes through interfaces that are not FIBNIC ports punt to the host; map ports
-with a config (see docs/daemon.md). Ctrl-C stops; the BAR keeps its tables.
-MSG
-STATE_DIRECTORY="$state" exec "$root/build/bin/fibnicd" "$@"
+exec "$root/lab/lab.sh" run "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: installs what is needed, builds, and runs it on the embedded
-# default (file-backed FIBNIC, no hardware, no FRR).
+# The main job: installs what is needed, builds, and runs the lab on the
+# embedded default (file-backed FIBNIC, no hardware; FRR and BGP peers in
+# network namespaces) until Ctrl-C.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"

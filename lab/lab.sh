@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# The FIBNIC lab: a router whose four wire ports belong to a software FIBNIC
+# (fibnic-emu), with real FRR (zebra -M dplane_fpm_nl + bgpd) and fibnicd on
+# its host side, three BGP peers (bird2) announcing the real Internet table
+# split between them (IPv4 and IPv6), and a host behind each peer whose probe
+# traffic crosses the router — in the "hardware" when the FIBNIC holds the
+# route, through the host kernel when it punts. Everything lives in network
+# namespaces named lab-*; nothing touches the host's own network.
+#
+#   lab/lab.sh [run] [--routes N] [--code-bits 2|4] [--web-port P]
+#        up, wait for Ctrl-C, print counters every few seconds, tear down
+#   lab/lab.sh up [...]      build it and return (state in $LAB_DIR)
+#   lab/lab.sh down          tear it down
+#   lab/lab.sh status        counters and convergence, once
+#   lab/lab.sh peer start|stop K   start or stop BGP peer K (bird2)
+#   --wire card|direct       card (the default once build/bin/fibnic-emu exists):
+#                            the wires cross the software FIBNIC; direct: the
+#                            peers' links end on the router's interfaces
+#                            (control-plane benches, bench/frr)
+#
+# Topology (k = 0, 1, 2):
+#   lab-h<k> (198.18.k.2, fd10:k::2)
+#     └ lab-p<k> bird2 AS 6510k, 10.k.0.1 / fd00:k::1 ── wire w<k> ─┐
+#                                                              lab-emu: fibnic-emu
+#                                      host-facing e<k> ─── h<k> lab-r: kernel, FRR, fibnicd
+# Port k of the FIBNIC is the wire w<k>; its host side is h<k> in lab-r
+# (10.k.0.2, fd00:k::2), whose MAC is the port's MAC.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${FIBNIC_BIN:-$root/build/bin}
+LAB_DIR=${LAB_DIR:-/run/fibnic-lab}
+peers=3
+routes=0
+# 4-bit codes (15 next-hops): each peer is a dual-stack router whose IPv4 and
+# IPv6 gateways are separate next-hops until next-hops become adjacencies
+# (issue #15); with 2-bit codes the three IPv4 gateways would take every code.
+code_bits=4
+web_port=8080
+# With fibnic-emu built, the wire ports belong to the software FIBNIC; until
+# then the peers' links end on the router's own interfaces and the host
+# kernel forwards the packets (the device's tables are compiled and shown
+# all the same).
+wire=direct
+[ -x "$bin/fibnic-emu" ] && wire=card
+
+cmd=run
+case "${1:-}" in run | up | down | status | peer) cmd=$1; shift ;; esac
+if [ "$cmd" = peer ]; then
+  peer_action=${1:-}; peer_k=${2:-}
+  shift 2 || true
+fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --routes) routes=$2; shift 2 ;;
+    --code-bits) code_bits=$2; shift 2 ;;
+    --web-port) web_port=$2; shift 2 ;;
+    --wire) wire=$2; shift 2 ;;
+    *) echo "lab.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+case "$code_bits" in 2 | 4) ;; *) echo "lab.sh: --code-bits must be 2 or 4" >&2; exit 2 ;; esac
+case "$wire" in card | direct) ;; *) echo "lab.sh: --wire must be card or direct" >&2; exit 2 ;; esac
+[[ "$routes" =~ ^[0-9]+$ ]] || { echo "lab.sh: --routes must be a number (0 = the whole table)" >&2; exit 2; }
+
+say() { echo "lab: $*"; }
+ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
+vtysh_r() { vtysh --vty_socket "$LAB_DIR/frr" "$@"; }
+
+down() {
+  for f in "$LAB_DIR"/*.pid; do
+    [ -f "$f" ] || continue
+    kill "$(cat "$f")" 2>/dev/null || true
+  done
+  pkill -f "fibnic-emu --bar $LAB_DIR/" 2>/dev/null || true
+  sleep 0.3
+  for n in $(ip netns list | awk '/^lab-/ {print $1}'); do ip netns del "$n"; done
+  rm -rf "$LAB_DIR"
+}
+
+# Starts a command in the background, its pid in $LAB_DIR/NAME.pid, output in NAME.log.
+spawn() {
+  local name=$1; shift
+  "$@" >"$LAB_DIR/$name.log" 2>&1 &
+  echo $! >"$LAB_DIR/$name.pid"
+}
+
+wait_for() {  # wait_for SECONDS WHAT COMMAND...
+  local limit=$1 what=$2; shift 2
+  for _ in $(seq $((limit * 10))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "lab: $what did not come up within ${limit}s; logs in $LAB_DIR" >&2
+  return 1
+}
+
+check_tools() {
+  local missing=()
+  for t in "$bin/fibnicd" "$bin/fibnicctl"; do [ -x "$t" ] || missing+=("$t"); done
+  [ "$wire" = card ] && { [ -x "$bin/fibnic-emu" ] || missing+=("$bin/fibnic-emu"); }
+  for t in /usr/lib/frr/zebra /usr/lib/frr/bgpd bird birdc socat; do command -v "$t" >/dev/null || missing+=("$t"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "lab: missing ${missing[*]} (run scripts/run.sh, which installs and builds everything)" >&2
+    exit 1
+  fi
+}
+
+# The real table split between the peers the way make-routes assigns gateways:
+# gateway k is peer k.
+split_table() {
+  local v4=() v6=()
+  # --routes N: the first N IPv4 prefixes and N/5 IPv6 ones (the real table's mix).
+  [ "$routes" -gt 0 ] && v4=(--limit "$routes") && v6=(--limit $((routes / 5 + 1)))
+  for f in 4 6; do
+    local lim=("${v4[@]}")
+    [ $f = 6 ] && lim=("${v6[@]}")
+    python3 "$root/tools/make-routes" "$root/data/full-table-2024-03.prefixes.gz" --gateways $peers \
+      --family $f "${lim[@]}" --out "$LAB_DIR/table$f.txt" 2>/dev/null
+  done
+  cat "$LAB_DIR/table4.txt" "$LAB_DIR/table6.txt" >"$LAB_DIR/table.txt"
+  for k in $(seq 0 $((peers - 1))); do
+    awk -v gw4="10.$k.0.1" -v gw6="fd00:$k::1" \
+      '$2 == gw4 { print "route " $1 " unreachable;" > "'"$LAB_DIR"'/p'"$k"'-v4.conf" }
+       $2 == gw6 { print "route " $1 " unreachable;" > "'"$LAB_DIR"'/p'"$k"'-v6.conf" }' "$LAB_DIR/table.txt"
+    touch "$LAB_DIR/p$k-v4.conf" "$LAB_DIR/p$k-v6.conf"
+  done
+}
+
+peer_conf() {  # peer_conf k
+  local k=$1
+  cat <<BIRD
+router id 10.$k.0.1;
+log "$LAB_DIR/p$k-bird.log" { warning, error };
+protocol device {}
+protocol static s4 {
+  ipv4;
+  route 198.18.$k.0/24 unreachable;
+  include "$LAB_DIR/p$k-v4.conf";
+}
+protocol static s6 {
+  ipv6;
+  route fd10:$k::/64 unreachable;
+  include "$LAB_DIR/p$k-v6.conf";
+}
+protocol bgp router4 {
+  local 10.$k.0.1 as $((65100 + k));
+  neighbor 10.$k.0.2 as 65000;
+  connect retry time 1;
+  ipv4 { import none; export all; };
+}
+protocol bgp router6 {
+  local fd00:$k::1 as $((65100 + k));
+  neighbor fd00:$k::2 as 65000;
+  connect retry time 1;
+  ipv6 { import none; export all; };
+}
+BIRD
+}
+
+router_conf() {
+  echo "hostname lab-router"
+  echo "fpm address 127.0.0.1 port 2620"
+  echo "router bgp 65000"
+  echo " bgp router-id 10.255.0.1"
+  echo " no bgp ebgp-requires-policy"
+  echo " no bgp default ipv4-unicast"
+  for k in $(seq 0 $((peers - 1))); do
+    echo " neighbor 10.$k.0.1 remote-as $((65100 + k))"
+    echo " neighbor fd00:$k::1 remote-as $((65100 + k))"
+    echo " neighbor 10.$k.0.1 timers connect 1"
+    echo " neighbor fd00:$k::1 timers connect 1"
+  done
+  echo " address-family ipv4 unicast"
+  for k in $(seq 0 $((peers - 1))); do echo "  neighbor 10.$k.0.1 activate"; done
+  echo " exit-address-family"
+  echo " address-family ipv6 unicast"
+  for k in $(seq 0 $((peers - 1))); do echo "  neighbor fd00:$k::1 activate"; done
+  echo " exit-address-family"
+}
+
+fibnicd_conf() {
+  cat <<YAML
+# The lab's fibnicd: the emulated FIBNIC's BAR file, FRR over FPM plus the kernel.
+device: {backend: file, path: $LAB_DIR/bar0.img, code_bits: $code_bits}
+ports:
+YAML
+  for k in $(seq 0 $((peers - 1))); do echo "  - {interface: h$k, port: $k}"; done
+  cat <<YAML
+sources:
+  kernel: {enabled: true, tables: [255, 254]}
+  fpm: {enabled: true, listen: 127.0.0.1:2620}
+web: {listen: 127.0.0.1:8080}
+YAML
+}
+
+up() {
+  check_tools
+  [ "$(id -u)" -eq 0 ] || { echo "lab: needs root (network namespaces)" >&2; exit 1; }
+  down
+  mkdir -p "$LAB_DIR/frr"
+  chown frr:frr "$LAB_DIR/frr"
+  say "splitting the real table between $peers peers${routes:+ (limit $routes)}"
+  split_table
+
+  ip netns add lab-r
+  ns lab-r ip link set lo up
+  if [ "$wire" = card ]; then
+    ip netns add lab-emu
+    ns lab-emu ip link set lo up
+    # The card's namespace forwards nothing itself: no addresses, no IPv6.
+    ns lab-emu sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+  fi
+  ns lab-r sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+  for k in $(seq 0 $((peers - 1))); do
+    ip netns add lab-p$k
+    ip netns add lab-h$k
+    for n in lab-p$k lab-h$k; do ns $n ip link set lo up; done
+    if [ "$wire" = card ]; then
+      # host side of port k: h<k> (router) <-> e<k> (card); wire k: w<k> (card) <-> rt (peer k)
+      ip link add h$k netns lab-r type veth peer name e$k netns lab-emu
+      ns lab-emu ip link set e$k up
+      ip link add w$k netns lab-emu type veth peer name rt netns lab-p$k
+      ns lab-emu ip link set w$k up
+    else
+      ip link add h$k netns lab-r type veth peer name rt netns lab-p$k
+    fi
+    ns lab-r ip link set h$k address 02:fb:00:00:00:0$k up
+    ns lab-r ip addr add 10.$k.0.2/24 dev h$k
+    ns lab-r ip addr add fd00:$k::2/64 dev h$k nodad
+    ns lab-p$k ip link set rt address 02:be:00:00:00:0$k up
+    ns lab-p$k ip addr add 10.$k.0.1/24 dev rt
+    ns lab-p$k ip addr add fd00:$k::1/64 dev rt nodad
+    # peer k <-> its host
+    ip link add lan netns lab-p$k type veth peer name eth0 netns lab-h$k
+    ns lab-p$k ip link set lan up
+    ns lab-p$k ip addr add 198.18.$k.1/24 dev lan
+    ns lab-p$k ip addr add fd10:$k::1/64 dev lan nodad
+    ns lab-p$k sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+    ns lab-p$k ip route add default via 10.$k.0.2
+    ns lab-p$k ip -6 route add default via fd00:$k::2
+    ns lab-h$k ip link set eth0 up
+    ns lab-h$k ip addr add 198.18.$k.2/24 dev eth0
+    ns lab-h$k ip addr add fd10:$k::2/64 dev eth0 nodad
+    ns lab-h$k ip route add default via 198.18.$k.1
+    ns lab-h$k ip -6 route add default via fd10:$k::1
+  done
+
+  say "starting fibnicd (file-backed FIBNIC at $LAB_DIR/bar0.img)"
+  fibnicd_conf >"$LAB_DIR/fibnicd.yaml"
+  spawn fibnicd ip netns exec lab-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
+  wait_for 30 "fibnicd" grep -q "ready:" "$LAB_DIR/fibnicd.log"
+
+  if [ "$wire" = card ]; then
+    say "starting fibnic-emu on the wire ports"
+    local ports=()
+    for k in $(seq 0 $((peers - 1))); do ports+=(--port "$k=w$k" --host "$k=e$k"); done
+    spawn emu ip netns exec lab-emu "$bin/fibnic-emu" --bar "$LAB_DIR/bar0.img" "${ports[@]}"
+    wait_for 10 "fibnic-emu" grep -q "forwarding" "$LAB_DIR/emu.log"
+  fi
+
+  say "starting FRR (zebra -M dplane_fpm_nl, bgpd) on the router"
+  router_conf >"$LAB_DIR/frr/frr.conf"
+  chown frr:frr "$LAB_DIR/frr/frr.conf"
+  spawn zebra ip netns exec lab-r /usr/lib/frr/zebra -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/zebra.pid" \
+    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -M dplane_fpm_nl
+  wait_for 15 "zebra" test -S "$LAB_DIR/frr/zebra.vty"
+  spawn bgpd ip netns exec lab-r /usr/lib/frr/bgpd -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/bgpd.pid" \
+    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -P 0
+  wait_for 15 "bgpd" test -S "$LAB_DIR/frr/bgpd.vty"
+
+  for k in $(seq 0 $((peers - 1))); do peer_conf $k >"$LAB_DIR/p$k-bird.conf"; done
+  if [ "${LAB_START_PEERS:-1}" = 1 ]; then
+    say "starting the BGP peers (bird2)"
+    for k in $(seq 0 $((peers - 1))); do peer start $k; done
+  fi
+
+  say "probes: lab-h0 pings lab-h1 and lab-h2 (IPv4 and IPv6)"
+  spawn probe4 ip netns exec lab-h0 ping -i 0.2 -W 1 198.18.1.2
+  spawn probe6 ip netns exec lab-h0 ping -6 -i 0.2 -W 1 fd10:2::2
+
+  # The dashboard, reachable from this host: a loopback relay into lab-r.
+  spawn web socat TCP-LISTEN:"$web_port",bind=127.0.0.1,reuseaddr,fork \
+    EXEC:"ip netns exec lab-r socat STDIO TCP\:127.0.0.1\:8080"
+  local how="packets cross the software FIBNIC (fibnic-emu)"
+  [ "$wire" = direct ] && how="no card (fibnic-emu not built): the router's kernel forwards, the BAR shows what the FIBNIC would hold"
+  cat <<MSG
+lab: up. The FIBNIC's routes come from FRR (BGP from 3 peers) and the kernel; $how.
+  dashboard : http://127.0.0.1:$web_port/
+  status    : $bin/fibnicctl --server 127.0.0.1:$web_port status
+  a lookup  : $bin/fibnicctl --server 127.0.0.1:$web_port lookup 198.18.1.2
+  BGP       : vtysh --vty_socket $LAB_DIR/frr -c 'show bgp summary'
+  counters  : $0 status      (state and logs in $LAB_DIR)
+MSG
+}
+
+peer() {  # peer start|stop K
+  case "$1" in
+    start) spawn p$2-bird ip netns exec lab-p$2 bird -f -c "$LAB_DIR/p$2-bird.conf" -s "$LAB_DIR/p$2-bird.ctl" ;;
+    stop) [ -f "$LAB_DIR/p$2-bird.pid" ] && kill "$(cat "$LAB_DIR/p$2-bird.pid")" && rm -f "$LAB_DIR/p$2-bird.pid" ;;
+    *) echo "lab.sh: peer start|stop K" >&2; exit 2 ;;
+  esac
+}
+
+status() {
+  local s m
+  s=$(ns lab-r "$bin/fibnicctl" --json status 2>/dev/null || true)
+  m=$(ns lab-r curl -s --max-time 5 http://127.0.0.1:8080/metrics 2>/dev/null || true)
+  python3 - "$s" "$m" <<'PY'
+import json, re, sys
+try:
+    s = json.loads(sys.argv[1])
+except ValueError:
+    print("lab: fibnicd does not answer yet"); sys.exit(0)
+for fam in ("ipv4", "ipv6"):
+    r = s.get("routes", {}).get(fam, {})
+    print(f"  {fam}: {r.get('total', 0)} routes, {r.get('offloaded', 0)} offloaded, "
+          f"{r.get('partial', 0)} partial, {r.get('punted', 0)} punted")
+ports = {}
+for port, name, value in re.findall(
+        r'fibnic_device_port_counter_total\{port="(\d+)",counter="(\w+)"\} (\S+)', sys.argv[2]):
+    ports.setdefault(int(port), {})[name] = int(float(value))
+for p, c in sorted(ports.items()):
+    print(f"  port {p}: rx {c.get('rx', 0)} forwarded {c.get('forwarded', 0)} punted {c.get('punted', 0)} "
+          f"drop_ttl {c.get('drop_ttl', 0)}")
+PY
+  for p in probe4 probe6; do
+    [ -f "$LAB_DIR/$p.log" ] && echo "  $p: $(tail -n 1 "$LAB_DIR/$p.log")"
+  done
+  return 0
+}
+
+case "$cmd" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  peer) peer "$peer_action" "$peer_k" ;;
+  run)
+    up
+    trap 'echo; say "tearing down"; down; exit 0' INT TERM
+    while sleep 5; do status; done
+    ;;
+esac
