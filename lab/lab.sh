@@ -119,7 +119,9 @@ split_table() {
   done
   cat "$LAB_DIR/table4.txt" "$LAB_DIR/table6.txt" >"$LAB_DIR/table.txt"
   for k in $(seq 0 $((peers - 1))); do
-    awk -v gw4="10.$k.0.1" -v gw6="fd00:$k::1" \
+    local gw6="fd00:$k::1"
+    [ "$k" = 0 ] && gw6="fd00::1"  # as make-routes spells it
+    awk -v gw4="10.$k.0.1" -v gw6="$gw6" \
       '$2 == gw4 { print "route " $1 " unreachable;" > "'"$LAB_DIR"'/p'"$k"'-v4.conf" }
        $2 == gw6 { print "route " $1 " unreachable;" > "'"$LAB_DIR"'/p'"$k"'-v6.conf" }' "$LAB_DIR/table.txt"
     touch "$LAB_DIR/p$k-v4.conf" "$LAB_DIR/p$k-v6.conf"
