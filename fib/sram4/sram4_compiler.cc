@@ -5,6 +5,8 @@
 #include <bit>
 #include <cstring>
 
+#include "fib/martians.h"
+
 namespace fibnic {
 namespace {
 
@@ -219,7 +221,9 @@ void Sram4Compiler::FlushWords(const Codes& codes, const std::vector<uint8_t>& c
       const uint32_t w = b * 64 + static_cast<uint32_t>(std::countr_zero(bits));
       bits &= bits - 1;
       const uint32_t i = 4 * w;
-      const uint32_t v = Uniform(i) && !(cells_[i] & kLongerBit)
+      // Martian ranges are /8 and /4 aligned: a word's four /24s are all in or all out.
+      const uint32_t v = MartianSlash24(i) ? 0
+                         : Uniform(i) && !(cells_[i] & kLongerBit)
                              ? code_at(i) * kRepeat
                              : code_at(i) | code_at(i + 1) << kBits | code_at(i + 2) << (2 * kBits) |
                                    code_at(i + 3) << (3 * kBits);

@@ -3,6 +3,17 @@
 #include "device/fibnic_lookup.h"
 
 namespace fibnic::testing {
+namespace {
+
+// RFC 1812 5.3.7: a router forwards none of these, whatever its routes say
+// (0/8, 127/8, 224/4 multicast, 240/4 reserved incl. 255.255.255.255): the
+// hardware owes them nothing (punting them is what it must do).
+bool NeverForwardedV4(uint32_t a) {
+  const uint32_t top = a >> 24;
+  return top == 0 || top == 127 || top >= 224;
+}
+
+}  // namespace
 
 oracle::ReferenceLpm World::Oracle() const {
   oracle::ReferenceLpm lpm;
@@ -51,7 +62,7 @@ CheckResult CheckAllSlash24(const std::vector<uint8_t>& bar, const World& world,
     const HwDecision d = HwLookup(bar.data(), bar.size(), dst);
     const auto m = lpm.Match(dst);
     bool owed = false;
-    if (m && !longer_inside) {
+    if (m && !longer_inside && !NeverForwardedV4(addr)) {
       const auto& paths = m->second;
       if (paths.size() == 1 || ecmp == EcmpPolicy::kFirst) {
         for (const auto& nh : paths) owed |= usable(nh, dst);
