@@ -6,6 +6,7 @@
 #include <array>
 #include <unordered_map>
 
+#include "fib/martians.h"
 #include "fib/neigh_cam.h"
 #include "rib/nexthop_table.h"
 #include "rib/rib.h"
@@ -33,7 +34,11 @@ struct Fib::Impl : public RibSink {
   };
 
   explicit Impl(const FibConfig& c)
-      : cfg(c), image(c.caps), tcam6(c.caps.tcam_entries), owners(static_cast<size_t>(c.caps.slots())) {}
+      : cfg(c), image(c.caps), tcam6(c.caps.tcam_entries), owners(static_cast<size_t>(c.caps.slots())) {
+    for (const Prefix& m : MartianPrefixesV6()) tcam6.Upsert(m, kMartianPunt);
+  }
+  // Routes in a martian range (fib/martians.h) reach the TCAM with code 0.
+  static constexpr Tcam6Route kMartianPunt{0, PuntReason::kToHost, 1};
 
   // --- RibSink ----------------------------------------------------------------
   void UpsertRoute(const Route& route) override {
@@ -541,10 +546,14 @@ void Fib::Impl::SyncTcam6(const std::vector<uint8_t>& nh_code, const std::vector
   todo.erase(std::unique(todo.begin(), todo.end()), todo.end());
   auto push = [&](bool final_code) {
     for (const V6Key& k : todo) {
+      const Prefix p = k.prefix();
+      const Prefix* martian = MartianV6Containing(p);
       if (k.group == kNoGroup) {
-        tcam6.Erase(k.prefix());
+        // A martian range keeps its punt entry when a route of the same prefix goes.
+        if (martian && *martian == p) tcam6.Upsert(p, kMartianPunt);
+        else tcam6.Erase(p);
       } else {
-        tcam6.Upsert(k.prefix(), route_for(k.group, final_code));
+        tcam6.Upsert(p, martian ? kMartianPunt : route_for(k.group, final_code));
       }
     }
     return tcam6.Commit();

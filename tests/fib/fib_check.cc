@@ -13,6 +13,14 @@ bool NeverForwardedV4(uint32_t a) {
   return top == 0 || top == 127 || top >= 224;
 }
 
+// RFC 4291: multicast ff00::/8, link-local fe80::/10 and ::1. Owed nothing
+// in fe00::/7 (the rest of it, fe00::/9 and fec0::/10, is unassigned or
+// deprecated) and ::/64 (the TCAM sees 64 bits; nothing there is routable).
+bool NeverForwardedV6(const IpAddr& a) {
+  const uint64_t hi = a.v6_hi();
+  return hi >> 57 == 0x7f || hi == 0;
+}
+
 }  // namespace
 
 oracle::ReferenceLpm World::Oracle() const {
@@ -124,7 +132,7 @@ CheckResult CheckV6Sampled(const std::vector<uint8_t>& bar, const World& world, 
     const auto m = lpm.Match(dst);
     const auto ok = lpm.Acceptable(dst);
     bool owed = false;
-    if (m && !ok.empty()) {
+    if (m && !ok.empty() && !NeverForwardedV6(dst)) {
       auto it = state.find(m->first);
       bool connected = false;
       for (const auto& nh : m->second) connected |= nh.connected();

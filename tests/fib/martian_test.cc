@@ -37,6 +37,34 @@ TEST(Martians, PuntWhateverTheRoutesSay) {
   }
 }
 
+// The same for IPv6 (RFC 4291): multicast, link-local (the kernel's fe80::/64
+// connected routes included) and ::1 punt; the rest of the default route forwards.
+TEST(Martians, Ipv6PuntWhateverTheRoutesSay) {
+  Fib fib(FibConfig{});
+  const NextHop gw{A("2001:db8::1"), 0};
+  fib.UpsertNeighbor(Neighbor{A("2001:db8::1"), *MacAddr::Parse("02:00:00:00:00:01"), 0, NeighState::kReachable});
+  fib.UpsertRoute(Route{P("::/0"), RouteSource::kStatic, 1, {gw}});
+  fib.UpsertRoute(Route{P("fe80::/64"), RouteSource::kStatic, 1, {NextHop{std::nullopt, 0}}});
+  fib.UpsertRoute(Route{P("ff02::/16"), RouteSource::kStatic, 1, {gw}});
+  fib.UpsertNeighbor(Neighbor{A("fe80::2"), *MacAddr::Parse("02:00:00:00:00:02"), 0, NeighState::kReachable});
+  fib.Commit();
+  auto bar = EncodeBar(fib.image());
+  // fe00::/9 and fec0::/10 (unassigned, deprecated) punt with them: fe00::/7 is one TCAM entry.
+  for (const char* dst : {"ff02::1", "ff05::1:3", "fe80::2", "fe80::1:2:3:4", "febf::1", "fec0::1", "fe00::1", "::1",
+                          "::ffff:10.0.0.5"}) {
+    EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A(dst)).forward) << dst;
+  }
+  for (const char* dst : {"2001:db8:1::1", "2a00::1", "fdff::1", "fc00::1", "64:ff9b::a00:1", "::2:0:0:0:1"}) {
+    const HwDecision d = HwLookup(bar.data(), bar.size(), A(dst));
+    EXPECT_TRUE(d.forward && d.port == 0) << dst << " -> " << d.ToString();
+  }
+  // The link-local route going away keeps fe80::/10 punted.
+  fib.DeleteRoute(P("fe80::/64"), RouteSource::kStatic);
+  fib.Commit();
+  bar = EncodeBar(fib.image());
+  EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("fe80::2")).forward);
+}
+
 // Issue #14, bug 4: the NEIGH CAM keys IPv4 neighbours as ::ffff:a.b.c.d, so
 // an IPv6 neighbour ::ffff:10.0.0.5 on port 1 answered IPv4 10.0.0.5 through
 // an IPv4 connected route on port 2, where the kernel has no neighbour.
