@@ -60,9 +60,22 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
   auto& entries = routes_[p];
   auto it = entries.find(key);
-  if (r.del) {
-    // IPv6 removes one next-hop of a multipath route with a DELROUTE naming
-    // just that next-hop: find the entry holding it.
+  if (r.del && p.family() == Family::kV6) {
+    // A DELROUTE naming some next-hops removes those; the route goes with its last.
+    if (it == entries.end()) return OkStatus();
+    AddGateways(it->second.route, -1);
+    auto& have = it->second.route.paths;
+    std::erase_if(have, [&](const NlPath& x) {
+      return std::any_of(r.paths.begin(), r.paths.end(),
+                         [&](const NlPath& d) { return d.gateway == x.gateway && d.ifindex == x.ifindex; });
+    });
+    if (r.paths.empty() || have.empty()) {
+      entries.erase(it);
+    } else {
+      AddGateways(it->second.route, +1);
+    }
+  } else if (r.del) {
+    // IPv4: a multipath route's next-hop may be named alone: find the entry holding it.
     auto holds_all = [&](const Entry& e) {
       return !r.paths.empty() && r.paths.size() < e.route.paths.size() &&
              std::all_of(r.paths.begin(), r.paths.end(), [&](const NlPath& d) {
@@ -147,6 +160,10 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
 }
 
 KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
+  // IPv6 keeps one route per table, metric and prefix: a second next-hop of
+  // the same metric joins it (each notification then names them all), and a
+  // delete may name some of them (issue #14, bug 2).
+  if (r.prefix.family() == Family::kV6) return Key{rank, r.priority, r.tos, std::nullopt, 0};
   if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, r.paths[0].gateway, r.paths[0].ifindex};
   return Key{rank, r.priority, r.tos, std::nullopt, 0};
 }

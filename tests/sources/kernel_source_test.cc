@@ -138,6 +138,27 @@ TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
       << Sh("ip neigh show");
 }
 
+// Issue #14, bug 2: an IPv6 multipath route deleted one next-hop at a time
+// (and built with add + append) stayed in the RIB after the kernel dropped it.
+TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
+  StartSource({});
+  MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad && ip -6 addr add 2001:db8:2::1/64 dev k1 nodad");
+  MustSh("ip -6 route add 2001:db8:99::/48 nexthop via 2001:db8:1::2 dev k0 nexthop via 2001:db8:2::2 dev k1");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::vector<NextHop>{NextHop::ToHost()}));  // k1 is no FIBNIC port
+  MustSh("ip -6 route del 2001:db8:99::/48 via 2001:db8:2::2 dev k1");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::vector<NextHop>{{A("2001:db8:1::2"), 0}}));
+  MustSh("ip -6 route del 2001:db8:99::/48");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::nullopt));
+  MustSh("ip -6 route add 2001:db8:98::/48 via 2001:db8:1::2 dev k0");
+  MustSh("ip -6 route append 2001:db8:98::/48 via 2001:db8:2::2 dev k1");
+  EXPECT_TRUE(RouteIs("2001:db8:98::/48", std::vector<NextHop>{NextHop::ToHost()}));
+  MustSh("ip -6 route del 2001:db8:98::/48 via 2001:db8:2::2 dev k1");
+  EXPECT_TRUE(RouteIs("2001:db8:98::/48", std::vector<NextHop>{{A("2001:db8:1::2"), 0}}));
+  MustSh("ip -6 route del 2001:db8:98::/48");
+  EXPECT_TRUE(RouteIs("2001:db8:98::/48", std::nullopt));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   StartSource({});
   MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");
