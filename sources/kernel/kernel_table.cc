@@ -176,10 +176,13 @@ void KernelTable::EmitRoute(const Prefix& p) {
   auto it = routes_.find(p);
   const Entry* best = nullptr;
   const Key* best_key = nullptr;
-  bool local = false, ambiguous = false;
+  // tos: the device has no TOS; a TOS-specific route of the prefix takes
+  // that TOS's traffic elsewhere (issue #14, bug 3), so the prefix punts.
+  bool local = false, ambiguous = false, tos = false;
   if (it != routes_.end()) {
     for (const auto& [key, e] : it->second) {
       if (std::get<0>(key) == 0) local = true;
+      if (e.route.tos != 0) tos = true;
       if (!best) {
         best = &e;
         best_key = &key;
@@ -197,7 +200,7 @@ void KernelTable::EmitRoute(const Prefix& p) {
     return;
   }
   std::vector<NextHop> paths;
-  if (local || ambiguous || best->route.tos != 0) {
+  if (local || ambiguous || tos) {
     paths = {NextHop::ToHost()};
   } else {
     paths = FibPaths(best->route.type, p.family(), best->route.paths, best->route.unsupported,

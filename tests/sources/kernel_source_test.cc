@@ -159,6 +159,20 @@ TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, bug 3: with a TOS-specific route beside a plain one for the same
+// prefix, the device sent all of it to the plain route's gateway while the
+// kernel sends that TOS elsewhere. The device has no TOS: the prefix punts.
+TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
+  StartSource({});
+  MustSh("ip route add 203.0.113.0/24 via 10.0.0.2");
+  EXPECT_TRUE(RouteIs("203.0.113.0/24", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  MustSh("ip route add 203.0.113.0/24 tos 0x10 via 10.0.0.3");
+  EXPECT_TRUE(RouteIs("203.0.113.0/24", std::vector<NextHop>{NextHop::ToHost()}));
+  MustSh("ip route del 203.0.113.0/24 tos 0x10 via 10.0.0.3");
+  EXPECT_TRUE(RouteIs("203.0.113.0/24", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   StartSource({});
   MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");
