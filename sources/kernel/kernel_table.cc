@@ -1,6 +1,7 @@
 #include "sources/kernel/kernel_table.h"
 
 #include <linux/neighbour.h>
+#include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/msg.h>
@@ -335,15 +336,52 @@ void KernelTable::EmitNeigh(const IpAddr& a) {
   neigh_emitted_[a] = n;
 }
 
+// A link going down (or away) takes the IPv4 routes through it out of the
+// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its deletions);
+// multipath routes lose that next-hop (issue #14, bug 1). The local table is
+// left alone: punting the host's own addresses is always right.
+void KernelTable::DropIpv4PathsVia(uint32_t ifindex) {
+  std::vector<Prefix> touched;
+  for (auto& [p, entries] : routes_) {
+    if (p.family() != Family::kV4) continue;
+    bool hit = false;
+    for (auto e = entries.begin(); e != entries.end();) {
+      NlRoute& r = e->second.route;
+      const bool via = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) { return x.ifindex == ifindex; });
+      if (std::get<0>(e->first) == 0 || !via) {
+        ++e;
+        continue;
+      }
+      hit = true;
+      AddGateways(r, -1);
+      std::erase_if(r.paths, [&](const NlPath& x) { return x.ifindex == ifindex; });
+      if (r.paths.empty()) {
+        e = entries.erase(e);
+      } else {
+        AddGateways(r, +1);
+        ++e;
+      }
+    }
+    if (hit) touched.push_back(p);
+  }
+  for (const Prefix& p : touched) {
+    if (auto it = routes_.find(p); it != routes_.end() && it->second.empty()) routes_.erase(it);
+    EmitRoute(p);
+  }
+}
+
 Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   uint32_t ifindex = 0;
   std::string name;
+  bool up = false;
   RETURN_IF_ERROR(ParseObject(msg, "link", [&](nl_object* obj) {
     auto* l = reinterpret_cast<rtnl_link*>(obj);
     ifindex = static_cast<uint32_t>(rtnl_link_get_ifindex(l));
     if (const char* n = rtnl_link_get_name(l)) name = n;
+    up = (rtnl_link_get_flags(l) & IFF_UP) != 0;
   }));
   if (ifindex == 0) return InvalidArgument("link message without an interface index");
+  if (msg->nlmsg_type == RTM_DELLINK || !up) DropIpv4PathsVia(ifindex);
   bool changed;
   if (msg->nlmsg_type == RTM_DELLINK) {
     changed = ports_.RemoveLink(ifindex);

@@ -106,6 +106,7 @@ class KernelTable {
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
+  void DropIpv4PathsVia(uint32_t ifindex);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);

@@ -173,6 +173,26 @@ TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, bug 1: 'ip link set k0 down' drops the IPv4 routes through k0
+// from the kernel without any RTM_DELROUTE; the RIB kept them, and once the
+// link was up and the gateway resolved again the device forwarded where the
+// kernel uses another route.
+TEST_F(KernelSourceTest, LinkDownDropsItsIpv4Routes) {
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.2");
+  MustSh("ip route add 198.51.101.0/24 nexthop via 10.0.0.2 dev k0 nexthop via 10.1.0.2 dev k1");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
+  MustSh("ip link set k0 down");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::nullopt)) << Sh("ip route show");
+  // The multipath route keeps its other next-hop (not a FIBNIC port: punt).
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", std::vector<NextHop>{NextHop::ToHost()}));
+  MustSh("ip link set k0 up");
+  EXPECT_TRUE(RouteIs("10.0.0.0/24", std::vector<NextHop>{{std::nullopt, 0}}));  // the connected route returns
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::nullopt));  // the gateway route does not, in the kernel either
+  EXPECT_TRUE(Sh("ip route show 198.51.100.0/24").empty());
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   StartSource({});
   MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");
