@@ -104,15 +104,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     }
   } else {
     if (msg->nlmsg_flags & NLM_F_REPLACE) {
-      // Replaces the route of this rank and metric, whatever its path was.
-      for (auto e = entries.begin(); e != entries.end();) {
-        if (SameRank(e->first, key)) {
-          AddGateways(e->second.route, -1);
-          e = entries.erase(e);
-        } else {
-          ++e;
-        }
-      }
+      EraseSameRank(entries, key);  // whatever its path was
     } else if (it != entries.end()) {
       AddGateways(it->second.route, -1);
     }
@@ -126,6 +118,18 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   return OkStatus();
 }
 
+// An NLM_F_REPLACE route replaces the route of its rank and metric.
+void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
+  for (auto e = entries.begin(); e != entries.end();) {
+    if (SameRank(e->first, key)) {
+      AddGateways(e->second.route, -1);
+      e = entries.erase(e);
+    } else {
+      ++e;
+    }
+  }
+}
+
 // Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
 // at a full table they would be the largest thing in the process. What they
 // still do: a replacing one removes the route of the same rank and metric it
@@ -135,16 +139,8 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
   if (r.del) return OkStatus();
   if (msg->nlmsg_flags & NLM_F_REPLACE) {
     if (auto it = routes_.find(r.prefix); it != routes_.end()) {
-      auto& entries = it->second;
-      for (auto e = entries.begin(); e != entries.end();) {
-        if (SameRank(e->first, key)) {
-          AddGateways(e->second.route, -1);
-          e = entries.erase(e);
-        } else {
-          ++e;
-        }
-      }
-      if (entries.empty()) routes_.erase(it);
+      EraseSameRank(it->second, key);
+      if (it->second.empty()) routes_.erase(it);
       EmitRoute(r.prefix);
     }
   }

@@ -107,6 +107,7 @@ class KernelTable {
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
   void DropIpv4PathsVia(uint32_t ifindex);
+  void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);
