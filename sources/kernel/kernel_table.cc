@@ -73,6 +73,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     if (r.paths.empty() || have.empty()) {
       entries.erase(it);
     } else {
+      if (have.size() == 1) it->second.several = false;
       AddGateways(it->second.route, +1);
     }
   } else if (r.del) {
@@ -109,6 +110,22 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
       AddGateways(it->second.route, -1);
     }
     Entry& e = entries[key];
+    // IPv6 names every next-hop of a multipath route in each notification;
+    // one that does not name those already held is another route (IPv6
+    // routes without a gateway are not joined into a multipath route).
+    const bool replace = (msg->nlmsg_flags & NLM_F_REPLACE) != 0;
+    auto names = [&](const NlPath& x) {
+      return std::any_of(r.paths.begin(), r.paths.end(),
+                         [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
+    };
+    const bool another = !replace && p.family() == Family::kV6 && !e.route.paths.empty() &&
+                         !std::all_of(e.route.paths.begin(), e.route.paths.end(), names);
+    if (another) {
+      for (const NlPath& x : e.route.paths) {
+        if (!names(x)) r.paths.push_back(x);
+      }
+    }
+    e.several = another || (e.several && !replace);
     e.route = std::move(r);
     e.gen = gen_;
     AddGateways(e.route, +1);
@@ -180,6 +197,7 @@ void KernelTable::EmitRoute(const Prefix& p) {
     for (const auto& [key, e] : it->second) {
       if (std::get<0>(key) == 0) local = true;
       if (e.route.tos != 0) tos = true;
+      if (e.several) ambiguous = true;
       if (!best) {
         best = &e;
         best_key = &key;

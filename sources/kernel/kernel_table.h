@@ -90,6 +90,10 @@ class KernelTable {
   struct Entry {
     NlRoute route;
     uint64_t gen = 0;
+    // IPv6: routes of one prefix and metric that are not one multipath route
+    // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
+    // the device cannot tell which, so the prefix punts while there are two.
+    bool several = false;
   };
   struct Neigh {
     uint32_t ifindex = 0;

@@ -156,6 +156,14 @@ TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
   EXPECT_TRUE(RouteIs("2001:db8:98::/48", std::vector<NextHop>{{A("2001:db8:1::2"), 0}}));
   MustSh("ip -6 route del 2001:db8:98::/48");
   EXPECT_TRUE(RouteIs("2001:db8:98::/48", std::nullopt));
+  // Two routes of one prefix and metric that are not one multipath route
+  // (no gateway: the kernel keeps them apart and uses one): punt while both are there.
+  MustSh("ip -6 route add 2001:db8:97::/64 dev k0 metric 7");
+  EXPECT_TRUE(RouteIs("2001:db8:97::/64", std::vector<NextHop>{{std::nullopt, 0}}));
+  MustSh("ip -6 route append 2001:db8:97::/64 dev k1 metric 7");
+  EXPECT_TRUE(RouteIs("2001:db8:97::/64", std::vector<NextHop>{NextHop::ToHost()})) << Sh("ip -6 route show 2001:db8:97::/64");
+  MustSh("ip -6 route del 2001:db8:97::/64 dev k1 metric 7");
+  EXPECT_TRUE(RouteIs("2001:db8:97::/64", std::vector<NextHop>{{std::nullopt, 0}})) << Sh("ip -6 route show 2001:db8:97::/64");
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
