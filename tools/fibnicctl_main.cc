@@ -28,19 +28,21 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kUsage =
-    "usage: fibnicctl [--server HOST:PORT] [--token TOKEN] [--json] COMMAND\n"
+    "usage: fibnicctl [--server HOST:PORT] [--token-file FILE] [--json] COMMAND\n"
     "\n"
     "commands (ask the running fibnicd):\n"
     "  status                               device, route counts per family and offload state, slots, rates\n"
     "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|fpm|static|api]\n"
-    "         [--family 4|6] [--covering ADDRESS] [--limit N]\n"
+    "         [--family 4|6] [--covering ADDRESS] [--limit N] [--after PREFIX]\n"
+    "                                       a page of routes; --after takes the 'next' a page ends with\n"
     "  lookup ADDRESS                       the RIB's answer next to the hardware's (decoded from the BAR)\n"
     "  nexthops | neighbors | tcam          the device tables, decoded, with the RIB's owners\n"
     "offline:\n"
     "  lookup ADDRESS --bar FILE            the hardware's answer decoded from a BAR image file\n"
     "  image diff A B                       differences between two BAR image files, by table\n"
     "\n"
-    "--server defaults to $FIBNIC_API or 127.0.0.1:8080; --token to $FIBNIC_TOKEN.\n";
+    "--server defaults to $FIBNIC_API or 127.0.0.1:8080. The bearer token: --token-file (a file only\n"
+    "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1).\n";
 
 struct Args {
   Endpoint server{IpAddr::V4(0x7F000001), 8080};
@@ -59,6 +61,40 @@ struct Args {
 int Fail(const Status& st) {
   std::fprintf(stderr, "fibnicctl: %s\n", st.ToString().c_str());
   return 1;
+}
+
+// A secret in argv is visible to every local user (ps, /proc/PID/cmdline): the
+// token comes from a file that, like an ssh key, only its owner may read.
+std::string ReadTokenFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Usage("--token-file: cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    Usage("--token-file: '" + path + "' is not a regular file");
+  }
+  if ((st.st_mode & 077) != 0) {
+    close(fd);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+    Usage("--token-file: '" + path + "' may be read by others (mode " + mode + "); chmod 600 it");
+  }
+  std::string text(4096, '\0');
+  ssize_t n = read(fd, text.data(), text.size());
+  close(fd);
+  if (n < 0) Usage("--token-file: cannot read '" + path + "': " + std::strerror(errno));
+  text.resize(static_cast<size_t>(n));
+  std::string token = text.substr(0, text.find('\n'));
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) Usage("--token-file: '" + path + "' holds no token on its first line");
+  return token;
+}
+
+// The API names families ipv4/ipv6; operators type 4 or 6.
+std::string FamilyParam(const std::string& v) {
+  if (v == "4" || v == "ipv4") return "ipv4";
+  if (v == "6" || v == "ipv6") return "ipv6";
+  Usage("--family: '" + v + "' is not 4 or 6");
 }
 
 Args Parse(int argc, char** argv) {
@@ -81,11 +117,15 @@ Args Parse(int argc, char** argv) {
       a.server = *ep;
     } else if (w == "--token") {
       a.token = value();
+    } else if (w == "--token-file") {
+      a.token = ReadTokenFile(value());
     } else if (w == "--json") {
       a.json = true;
     } else if (w == "--bar") {
       a.bar = value();
-    } else if (w == "--state" || w == "--source" || w == "--family" || w == "--covering" || w == "--limit") {
+    } else if (w == "--family") {
+      a.query.emplace_back("family", FamilyParam(value()));
+    } else if (w == "--state" || w == "--source" || w == "--covering" || w == "--limit" || w == "--after") {
       a.query.emplace_back(w.substr(2), value());
     } else if (w == "--help" || w == "-h") {
       std::fputs(kUsage, stdout);
@@ -203,11 +243,16 @@ int Run(const Args& a) {
   } else {
     Usage("unknown command '" + cmd + "'");
   }
-  if (!a.query.empty() && cmd != "routes") Usage("--state/--source/--family/--covering/--limit are for 'routes'");
+  if (!a.query.empty() && cmd != "routes") Usage("--state/--source/--family/--covering/--limit/--after are for 'routes'");
   if (a.words.size() > 1 && cmd != "routes") Usage(cmd + " takes no arguments");
   auto j = Get(a, target);
   if (!j.ok()) return Fail(j.status());
-  Print(a, *j, RenderAnswer(*j));
+  std::string human = RenderAnswer(*j);
+  // A page that ends early says how to ask for the next one.
+  if (cmd == "routes" && j->contains("next") && (*j)["next"].is_string()) {
+    human += "more: add --after " + (*j)["next"].get<std::string>() + "\n";
+  }
+  Print(a, *j, human);
   return 0;
 }
 

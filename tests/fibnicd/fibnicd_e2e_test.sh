@@ -39,7 +39,7 @@ ports:
   - {interface: d1, port: 1}
 sources:
   kernel: {enabled: true, tables: [255, 254]}
-web: {listen: 127.0.0.1:18123}
+web: {listen: 127.0.0.1:18123, token: e2e-token-0123456789}
 YAML
 
 start() {
@@ -102,6 +102,33 @@ assert hw["mac"] == rib["expected"]["mac"] == "02:00:00:00:00:02", j
 print("  verdict match: rib", rib["matched"], "port", rib["expected"]["port"], "= hardware port", hw["port"])
 PY
 in_ns "$ctl" --server 127.0.0.1:18123 lookup 198.51.100.7
+
+echo "== fibnicctl routes: --family 4|6, pages through --after, --token-file"
+api() { in_ns "$ctl" --server 127.0.0.1:18123 "$@"; }
+api --json routes --family 4 --limit 1 >"$work/page1.json" || fail "routes --family 4 failed"
+next=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [r["family"] for r in j["routes"]]==["ipv4"], j; assert j["next"], j; print(j["next"])' "$work/page1.json") ||
+  fail "routes --family 4 --limit 1: not one IPv4 route and a cursor"
+api --json routes --family 4 --limit 1 --after "$next" >"$work/page2.json" || fail "routes --after failed"
+python3 - "$work/page1.json" "$work/page2.json" <<'PY' || fail "the second page does not follow the first"
+import ipaddress, json, sys
+a, b = (json.load(open(f))["routes"] for f in sys.argv[1:])
+first, second = (ipaddress.ip_network(r[0]["prefix"]) for r in (a, b))
+assert (first.network_address, first.prefixlen) < (second.network_address, second.prefixlen), (first, second)
+print("  page 1:", first, " page 2 (--after %s):" % first, second)
+PY
+api routes --family 4 --limit 1 | grep -q "^more: add --after $next\$" || fail "a human page does not say how to get the next"
+api --json routes --family 6 | python3 -c 'import json,sys; r=json.load(sys.stdin)["routes"]; assert all(x["family"]=="ipv6" for x in r), r' ||
+  fail "routes --family 6 returned a non-IPv6 route"
+if api routes --family 5 2>"$work/err"; then fail "--family 5 accepted"; fi
+grep -q "is not 4 or 6" "$work/err" || fail "--family 5: $(cat "$work/err")"
+printf 'e2e-token-0123456789\n' >"$work/token"
+chmod 644 "$work/token"
+if api --token-file "$work/token" status 2>"$work/err" >/dev/null; then fail "a token file others may read was used"; fi
+grep -q "may be read by others (mode 644)" "$work/err" || fail "--token-file 644: $(cat "$work/err")"
+chmod 600 "$work/token"
+api --token-file "$work/token" status >/dev/null || fail "--token-file with mode 600 refused"
+printf 'wrong-token-0123456789\n' >"$work/token"
+if api --token-file "$work/token" status 2>/dev/null >/dev/null; then fail "fibnicd took a wrong token from --token-file"; fi
 
 echo "== route change and delete"
 in_ns ip route replace 198.51.100.0/24 via 10.2.0.2 dev d1
