@@ -25,11 +25,13 @@ std::optional<uint64_t> ParseAddress(const std::string& s) {
 }
 
 uint64_t AddressKey(YamlMap& m, const std::string& key, bool required) {
+  // Read even when absent, so an optional key is named among the allowed ones
+  // when a neighbouring key is misspelt.
+  const std::string s = m.String(key, "");
   if (!m.Has(key)) {
     if (required) m.Require(key);
     return 0;
   }
-  const std::string s = m.String(key, "");
   auto v = ParseAddress(s);
   if (!v) {
     m.Error(key, "'" + s + "' is not an address/size (decimal or 0x-hex, below 2^48)");
