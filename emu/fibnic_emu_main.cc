@@ -148,10 +148,8 @@ int Run(const Options& opt) {
       for (PacketSocket* s : {wire[p].get(), host[p].get()}) {
         if (s == nullptr) continue;
         if (Status st = s->Flush(); !st.ok() && failed.ok()) failed = st;
-        if (const uint64_t lost = s->TakeTxDrops(); lost) fwd.CountFifoDrops(static_cast<uint8_t>(p), lost);
-      }
-      if (wire[p] != nullptr) {
-        if (const uint64_t lost = wire[p]->TakeRingDrops(); lost) fwd.CountFifoDrops(static_cast<uint8_t>(p), lost);
+        const uint64_t lost = s->TakeTxDrops() + s->TakeRingDrops();
+        if (lost) fwd.CountFifoDrops(static_cast<uint8_t>(p), lost);
       }
     }
     if (frames > 0) PublishCounters(bar_bytes, fwd.counters());

@@ -102,8 +102,7 @@ size_t PacketSocket::FramesOf(uint8_t* block, uint8_t*& first) {
 RingFrame FrameAt(uint8_t* hdr, uint8_t** next) {
   auto* h = reinterpret_cast<tpacket3_hdr*>(hdr);
   *next = hdr + h->tp_next_offset;
-  // tp_snaplen < tp_len only for frames beyond kMaxFrame; they are seen cut.
-  return RingFrame{hdr + h->tp_mac, h->tp_snaplen};
+  return RingFrame{hdr + h->tp_mac, h->tp_snaplen, h->tp_snaplen < h->tp_len};
 }
 
 Status PacketSocket::Queue(std::span<const uint8_t> frame) {
@@ -148,8 +147,10 @@ Status PacketSocket::Flush() {
 uint64_t PacketSocket::TakeRingDrops() {
   tpacket_stats_v3 st{};
   socklen_t len = sizeof st;
-  if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) != 0) return 0;
-  return st.tp_drops;  // the kernel resets the statistics on every read
+  const uint64_t cut = cut_;
+  cut_ = 0;
+  if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) != 0) return cut;
+  return cut + st.tp_drops;  // the kernel resets its statistics on every read
 }
 
 uint64_t PacketSocket::TakeTxDrops() {

@@ -40,7 +40,8 @@ class PacketSocket {
   // Sends what is queued.
   Status Flush();
 
-  // Frames the kernel dropped because the ring was full, since the last call.
+  // Frames lost on receive since the last call: the ring was full (the
+  // kernel's count) or the frame was longer than kMaxFrame (seen cut, dropped).
   uint64_t TakeRingDrops();
   // Frames the interface refused on transmit, since the last call.
   uint64_t TakeTxDrops();
@@ -64,12 +65,14 @@ class PacketSocket {
   std::array<size_t, kTxBatch> tx_len_{};
   size_t tx_count_ = 0;
   uint64_t tx_drops_ = 0;
+  uint64_t cut_ = 0;
 };
 
 // Walks a TPACKET_V3 block: tpacket3_hdr entries chained by tp_next_offset.
 struct RingFrame {
   const uint8_t* data;
   size_t len;
+  bool cut;  // longer than the ring's frame: only its start is there
 };
 RingFrame FrameAt(uint8_t* hdr, uint8_t** next);
 
@@ -84,7 +87,8 @@ size_t PacketSocket::Drain(F&& on_frame, int max_blocks) {
     for (size_t i = 0; i < n; ++i) {
       uint8_t* next = nullptr;
       const RingFrame f = FrameAt(hdr, &next);
-      on_frame(std::span<const uint8_t>(f.data, f.len));
+      if (f.cut) ++cut_;
+      else on_frame(std::span<const uint8_t>(f.data, f.len));
       hdr = next;
     }
     seen += n;
