@@ -94,10 +94,14 @@ wait_for() {  # wait_for SECONDS WHAT COMMAND...
   return 1
 }
 
+no_offload() {  # no_offload NAMESPACE INTERFACE: checksums and segments in software
+  ns "$1" ethtool -K "$2" tx off tso off gso off >/dev/null
+}
+
 check_tools() {
   local missing=()
   for t in "$bin/fibnicd" "$bin/fibnicctl"; do [ -x "$t" ] || missing+=("$t"); done
-  [ "$wire" = card ] && { [ -x "$bin/fibnic-emu" ] || missing+=("$bin/fibnic-emu"); }
+  [ "$wire" = card ] && { [ -x "$bin/fibnic-emu" ] || missing+=("$bin/fibnic-emu"); command -v ethtool >/dev/null || missing+=(ethtool); }
   for t in /usr/lib/frr/zebra /usr/lib/frr/bgpd bird birdc socat; do command -v "$t" >/dev/null || missing+=("$t"); done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "lab: missing ${missing[*]} (run scripts/run.sh, which installs and builds everything)" >&2
@@ -134,14 +138,21 @@ peer_conf() {  # peer_conf k
 router id 10.$k.0.1;
 log "$LAB_DIR/p$k-bird.log" { warning, error };
 protocol device {}
-protocol static s4 {
+# The host's LAN on its own (birdc disable lan4 withdraws just that prefix).
+protocol static lan4 {
   ipv4;
   route 198.18.$k.0/24 unreachable;
+}
+protocol static lan6 {
+  ipv6;
+  route fd10:$k::/64 unreachable;
+}
+protocol static s4 {
+  ipv4;
   include "$LAB_DIR/p$k-v4.conf";
 }
 protocol static s6 {
   ipv6;
-  route fd10:$k::/64 unreachable;
   include "$LAB_DIR/p$k-v6.conf";
 }
 protocol bgp router4 {
@@ -223,6 +234,12 @@ up() {
       ns lab-emu ip link set e$k up
       ip link add w$k netns lab-emu type veth peer name rt netns lab-p$k
       ns lab-emu ip link set w$k up
+      # A veth hands its peer frames whose TCP/UDP checksum is left to
+      # "hardware" (CHECKSUM_PARTIAL) and TCP segments up to 64 KiB (TSO); the
+      # card copies bytes through packet sockets, so every sender computes its
+      # checksums and segments itself, like in front of a real wire.
+      no_offload lab-r h$k
+      no_offload lab-p$k rt
     else
       ip link add h$k netns lab-r type veth peer name rt netns lab-p$k
     fi
@@ -241,6 +258,7 @@ up() {
     ns lab-p$k ip route add default via 10.$k.0.2
     ns lab-p$k ip -6 route add default via fd00:$k::2
     ns lab-h$k ip link set eth0 up
+    if [ "$wire" = card ]; then no_offload lab-h$k eth0; no_offload lab-p$k lan; fi
     ns lab-h$k ip addr add 198.18.$k.2/24 dev eth0
     ns lab-h$k ip addr add fd10:$k::2/64 dev eth0 nodad
     ns lab-h$k ip route add default via 198.18.$k.1

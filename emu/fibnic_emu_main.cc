@@ -1,0 +1,169 @@
+// fibnic-emu: a software FIBNIC. It maps the BAR file fibnicd's file backend
+// writes and forwards frames between Linux interfaces that are its ports,
+// deciding every frame with the frame model (fpga/model) on the live BAR,
+// exactly as the contract says (docs/emu.md).
+//
+//   fibnic-emu --bar FILE --port K=WIRE_IF --host K=HOST_IF [--port ... --host ...]
+//
+// WIRE_IF is port K's wire; HOST_IF is the card's NIC function for port K
+// (the interface whose other end the host sees): punted frames leave there,
+// and what the host sends there goes out on wire K unchanged.
+#include <poll.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "emu/device_bar.h"
+#include "emu/forwarder.h"
+#include "emu/packet_socket.h"
+
+namespace fibnic::emu {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void OnSignal(int) { g_stop = 1; }
+
+struct Options {
+  std::string bar;
+  std::map<int, std::string> wire, host;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "fibnic-emu: %s\nusage: fibnic-emu --bar FILE --port K=WIRE_IF --host K=HOST_IF "
+               "[--port K=... --host K=...]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+void ParsePortArg(const std::string& flag, const std::string& value, std::map<int, std::string>& into) {
+  const size_t eq = value.find('=');
+  char* end = nullptr;
+  const long k = eq == std::string::npos ? -1 : std::strtol(value.substr(0, eq).c_str(), &end, 10);
+  if (eq == std::string::npos || eq == 0 || *end != '\0' || k < 0 || k > 255 || eq + 1 == value.size())
+    Usage(flag + " '" + value + "': expected PORT=INTERFACE, e.g. " + flag + " 0=w0");
+  if (!into.emplace(static_cast<int>(k), value.substr(eq + 1)).second)
+    Usage(flag + " given twice for port " + std::to_string(k));
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") Usage("a software FIBNIC (docs/emu.md)");
+    if (i + 1 >= argc) Usage("missing value after " + a);
+    const std::string v = argv[++i];
+    if (a == "--bar") o.bar = v;
+    else if (a == "--port") ParsePortArg(a, v, o.wire);
+    else if (a == "--host") ParsePortArg(a, v, o.host);
+    else Usage("unknown argument '" + a + "'");
+  }
+  if (o.bar.empty()) Usage("--bar FILE is required");
+  if (o.wire.empty()) Usage("give at least one --port K=WIRE_IF");
+  for (const auto& [k, _] : o.wire)
+    if (!o.host.count(k)) Usage("port " + std::to_string(k) + " has no --host " + std::to_string(k) + "=IF for its punts");
+  for (const auto& [k, _] : o.host)
+    if (!o.wire.count(k)) Usage("--host " + std::to_string(k) + " names no --port " + std::to_string(k));
+  return o;
+}
+
+// One pollable receive ring and what it is.
+struct Endpoint {
+  PacketSocket* socket;
+  uint8_t port;
+  bool wire;
+};
+
+int Run(const Options& opt) {
+  auto bar = OpenDeviceBar(opt.bar);
+  if (!bar.ok()) {
+    std::fprintf(stderr, "fibnic-emu: %s\n", bar.status().ToString().c_str());
+    return 1;
+  }
+  const int ports = bar->caps.ports;
+  std::vector<std::unique_ptr<PacketSocket>> wire(ports), host(ports);
+  std::vector<Endpoint> endpoints;
+  for (const auto& [k, name] : opt.wire) {
+    if (k >= ports) {
+      std::fprintf(stderr, "fibnic-emu: port %d: the device in %s has %d ports\n", k, opt.bar.c_str(), ports);
+      return 1;
+    }
+    for (auto [sockets, ifname, is_wire] : {std::tuple{&wire, name, true}, std::tuple{&host, opt.host.at(k), false}}) {
+      auto s = PacketSocket::Open(ifname);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fibnic-emu: port %d: %s\n", k, s.status().ToString().c_str());
+        return 1;
+      }
+      (*sockets)[k] = std::move(*s);
+      endpoints.push_back(Endpoint{(*sockets)[k].get(), static_cast<uint8_t>(k), is_wire});
+    }
+  }
+
+  uint8_t* bar_bytes = const_cast<uint8_t*>(bar->file->data());
+  Forwarder fwd(std::span<const uint8_t>(bar_bytes, bar->file->size()), ports);
+  PublishCounters(bar_bytes, fwd.counters());  // a card starts counting from 0 at power-on
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns at once
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  std::printf("fibnic-emu: forwarding on %s (%d-bit codes, %d ports):", opt.bar.c_str(), bar->caps.code_bits, ports);
+  for (const auto& [k, name] : opt.wire) std::printf(" %d=%s/%s", k, name.c_str(), opt.host.at(k).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+
+  std::vector<pollfd> fds;
+  for (const auto& e : endpoints) fds.push_back(pollfd{e.socket->fd(), POLLIN, 0});
+  Status failed;
+  while (!g_stop && failed.ok()) {
+    if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
+      failed = IoError(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
+    size_t frames = 0;
+    for (const auto& e : endpoints) {
+      frames += e.socket->Drain([&](std::span<const uint8_t> frame) {
+        if (!failed.ok()) return;
+        const Verdict v = e.wire ? fwd.FromWire(e.port, frame) : fwd.FromHost(e.port, frame);
+        PacketSocket* out = v.exit == Exit::kWire ? wire[v.port].get() : host[v.port].get();
+        // A forward to a port this emulator was not given a wire for is lost
+        // like a frame on an unplugged port.
+        if (out == nullptr) {
+          fwd.CountFifoDrops(e.port, 1);
+          return;
+        }
+        failed = out->Queue(v.frame);
+      });
+    }
+    for (int p = 0; p < ports; ++p) {
+      for (PacketSocket* s : {wire[p].get(), host[p].get()}) {
+        if (s == nullptr) continue;
+        if (Status st = s->Flush(); !st.ok() && failed.ok()) failed = st;
+        const uint64_t lost = s->TakeTxDrops() + s->TakeRingDrops();
+        if (lost) fwd.CountFifoDrops(static_cast<uint8_t>(p), lost);
+      }
+    }
+    if (frames > 0) PublishCounters(bar_bytes, fwd.counters());
+  }
+  PublishCounters(bar_bytes, fwd.counters());
+  if (!failed.ok()) {
+    std::fprintf(stderr, "fibnic-emu: %s\n", failed.ToString().c_str());
+    return 1;
+  }
+  std::printf("fibnic-emu: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace fibnic::emu
+
+int main(int argc, char** argv) { return fibnic::emu::Run(fibnic::emu::ParseArgs(argc, argv)); }

@@ -1,0 +1,67 @@
+#include "emu/forwarder.h"
+
+#include <bit>
+
+#include "device/fibnic_regs.h"
+#include "fpga/model/inet_checksum.h"
+
+namespace fibnic::emu {
+
+namespace {
+constexpr size_t kFcsBytes = 4;
+// PORT_COUNTERS are little-endian u64s: stored as native words below.
+static_assert(std::endian::native == std::endian::little);
+}  // namespace
+
+Forwarder::Forwarder(std::span<const uint8_t> bar, int ports) : bar_(bar), counters_(ports) {}
+
+Verdict Forwarder::FromWire(uint8_t port, std::span<const uint8_t> frame) {
+  with_fcs_.assign(frame.begin(), frame.end());
+  const uint32_t fcs = fpga::Crc32(frame.data(), frame.size());
+  for (size_t i = 0; i < kFcsBytes; ++i) with_fcs_.push_back(static_cast<uint8_t>(fcs >> (8 * i)));
+  result_ = fpga::RunPipelineModel(bar_, port, with_fcs_);
+
+  PortCounters& in = counters_[port];
+  in.rx += 1;
+  in.rx_bytes += with_fcs_.size();
+  Verdict v;
+  v.reason = result_.reason;
+  if (result_.forward()) {
+    in.forwarded += 1;
+    PortCounters& out = counters_[result_.egress_port];
+    out.tx += 1;
+    out.tx_bytes += result_.frame.size();
+    v.exit = Exit::kWire;
+    v.port = result_.egress_port;
+    v.frame = std::span<const uint8_t>(result_.frame).first(result_.frame.size() - kFcsBytes);
+  } else {
+    in.punted += 1;
+    if (result_.reason == fpga::Reason::kTtl) in.drop_ttl += 1;
+    v.exit = Exit::kHost;
+    v.port = port;
+    v.frame = frame;
+  }
+  return v;
+}
+
+Verdict Forwarder::FromHost(uint8_t port, std::span<const uint8_t> frame) const {
+  Verdict v;
+  v.exit = Exit::kWire;
+  v.port = port;
+  v.frame = frame;
+  return v;
+}
+
+void Forwarder::CountFifoDrops(uint8_t port, uint64_t n) { counters_[port].drop_fifo += n; }
+
+void PublishCounters(uint8_t* bar, const std::vector<PortCounters>& counters) {
+  for (size_t p = 0; p < counters.size(); ++p) {
+    const auto values = counters[p].values();
+    for (int i = 0; i < regs::kPortCounterCount; ++i) {
+      auto* word = reinterpret_cast<uint64_t*>(bar + regs::PortCountersOffset(static_cast<uint32_t>(p)) + 8 * i);
+      __atomic_store_n(word, values[i], __ATOMIC_RELAXED);  // little-endian host, as the contract lays it out
+    }
+  }
+}
+
+}  // namespace fibnic::emu

@@ -1,0 +1,100 @@
+// One Linux interface as a port of the software card: an AF_PACKET socket
+// that receives through a TPACKET_V3 ring (blocks of frames handed over by
+// the kernel at once, no copy and no system call per frame) and transmits in
+// batches with sendmmsg. The interface is put in promiscuous mode (a wire
+// port receives frames for the router's MACs, not its own) and the socket
+// ignores its own transmissions.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/status.h"
+
+namespace fibnic::emu {
+
+class PacketSocket {
+ public:
+  static constexpr size_t kMaxFrame = 2048;  // MTU 1500 frames, jumbo frames are not received
+  static constexpr size_t kTxBatch = 64;
+
+  static StatusOr<std::unique_ptr<PacketSocket>> Open(const std::string& interface);
+  ~PacketSocket();
+  PacketSocket(const PacketSocket&) = delete;
+  PacketSocket& operator=(const PacketSocket&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+
+  // Calls on_frame(span) for every frame of the ring's ready blocks (at most
+  // max_blocks of them) and gives the blocks back; returns the frames seen.
+  template <typename F>
+  size_t Drain(F&& on_frame, int max_blocks = 8);
+
+  // Queues a copy of the frame; sends the batch once it is full.
+  Status Queue(std::span<const uint8_t> frame);
+  // Sends what is queued.
+  Status Flush();
+
+  // Frames lost on receive since the last call: the ring was full (the
+  // kernel's count) or the frame was longer than kMaxFrame (seen cut, dropped).
+  uint64_t TakeRingDrops();
+  // Frames the interface refused on transmit, since the last call.
+  uint64_t TakeTxDrops();
+
+ private:
+  PacketSocket() = default;
+  // The ring's current block if the kernel handed it over, else null.
+  uint8_t* ReadyBlock();
+  void ReleaseBlock();
+  // Frames of one block, for Drain.
+  static size_t FramesOf(uint8_t* block, uint8_t*& first);
+
+  std::string name_;
+  int fd_ = -1;
+  uint8_t* ring_ = nullptr;
+  size_t ring_bytes_ = 0;
+  size_t block_bytes_ = 0;
+  size_t blocks_ = 0;
+  size_t current_ = 0;
+  std::array<std::array<uint8_t, kMaxFrame>, kTxBatch> tx_buf_{};
+  std::array<size_t, kTxBatch> tx_len_{};
+  size_t tx_count_ = 0;
+  uint64_t tx_drops_ = 0;
+  uint64_t cut_ = 0;
+};
+
+// Walks a TPACKET_V3 block: tpacket3_hdr entries chained by tp_next_offset.
+struct RingFrame {
+  const uint8_t* data;
+  size_t len;
+  bool cut;  // longer than the ring's frame: only its start is there
+};
+RingFrame FrameAt(uint8_t* hdr, uint8_t** next);
+
+template <typename F>
+size_t PacketSocket::Drain(F&& on_frame, int max_blocks) {
+  size_t seen = 0;
+  for (int b = 0; b < max_blocks; ++b) {
+    uint8_t* block = ReadyBlock();
+    if (block == nullptr) break;
+    uint8_t* hdr = nullptr;
+    const size_t n = FramesOf(block, hdr);
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t* next = nullptr;
+      const RingFrame f = FrameAt(hdr, &next);
+      if (f.cut) ++cut_;
+      else on_frame(std::span<const uint8_t>(f.data, f.len));
+      hdr = next;
+    }
+    seen += n;
+    ReleaseBlock();
+  }
+  return seen;
+}
+
+}  // namespace fibnic::emu
