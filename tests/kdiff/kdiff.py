@@ -174,7 +174,7 @@ class Env:
         contexts = sorted({by_name[l["master"]]["ifindex"] if l.get("master") else 0
                            for l in links if l["ifname"] in IFS[:PORTS]}) or [0]
         neigh = {}
-        for n in self.ip_json("neigh", "show"):
+        for n in self.ip_json("neigh", "show", "nud", "all"):  # plain "show" hides NOARP
             if "lladdr" in n and n["dev"] in by_name and USABLE_NUD & set(n.get("state", [])):
                 neigh[(by_name[n["dev"]]["ifindex"], str(ipaddress.ip_address(n["dst"])))] = n["lladdr"]
         routes = []
