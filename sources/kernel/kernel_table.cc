@@ -109,7 +109,16 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
       entries.erase(it);
     }
   } else {
-    if (msg->nlmsg_flags & NLM_F_REPLACE) {
+    // A next-hop object's change is announced as a replace of each route
+    // using it, alone: an appended sibling of the same rank stays (issue #14,
+    // found by tests/kdiff).
+    auto same_object = r.nh_id == 0 ? entries.end() : std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
+      return SameRank(x.first, key) && x.second.route.nh_id == r.nh_id;
+    });
+    if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
+      AddGateways(same_object->second.route, -1);
+      entries.erase(same_object);
+    } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
       EraseSameRank(entries, key);  // whatever its path was
     } else if (it != entries.end()) {
       AddGateways(it->second.route, -1);

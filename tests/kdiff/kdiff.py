@@ -251,10 +251,12 @@ def run_window(env, rng, events):
     env.quiesce()
     snaps.append(env.device(addrs))
     bad = []
-    for snap in snaps:
+    for i, snap in enumerate(snaps):
         for a, d in zip(addrs, snap):
             if not any(acceptable(d, list(s), dict(p).get, dict(n)) for s, n, p in seen[a]):
-                bad.append((a, d, "no kernel state of the window"))
+                states = sorted({str([sorted(x) for x in s]) for s, _, _ in seen[a]})
+                bad.append((a, d, "none of the window (device read after event %d of %d; the kernel's "
+                                  "answers in it: %s)" % (i + 1, len(events), "; ".join(states))))
     return bad
 
 

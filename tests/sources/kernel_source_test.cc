@@ -247,6 +247,25 @@ TEST_F(KernelSourceTest, PolicyRulesPuntTheirDestinations) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, found by the kernel differential harness (tests/kdiff): a
+// next-hop object's change is announced as an NLM_F_REPLACE of each route
+// using it; that erased an appended route of the same prefix and metric, so
+// the device forwarded by the object while the kernel used the other route.
+TEST_F(KernelSourceTest, NexthopObjectChangeKeepsAnAppendedSibling) {
+  StartSource({});
+  MustSh("ip nexthop add id 1 via 10.0.0.9 dev k0");
+  MustSh("ip route add 198.51.100.0/24 via 10.1.0.2 dev k1");
+  MustSh("ip route append 198.51.100.0/24 nhid 1");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{NextHop::ToHost()}));
+  const uint64_t before = Stats().messages;
+  MustSh("ip nexthop replace id 1 via 10.0.0.8 dev k0");
+  EXPECT_TRUE(WaitFor([&] { return Stats().messages > before; }, 10s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), std::vector<NextHop>{NextHop::ToHost()});
+  EXPECT_NE(Sh("ip route get 198.51.100.1").find("dev k1"), std::string::npos);  // the kernel's answer
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   StartSource({});
   MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");
