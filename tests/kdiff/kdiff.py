@@ -222,7 +222,9 @@ def check_quiescent(env, rng, extra=()):
     for attempt in range(3):  # a slow commit on a loaded machine is not a divergence
         ks = kernel_sets(env, contexts, addrs)
         dev = env.device(addrs)
-        bad = [(a, d, ks[a]) for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
+        bad = [(a, d, [{(i, gw, port_of.get(i), neigh.get((i, gw), "no usable neighbour")) for i, gw in hops}
+                       for hops in ks[a]])
+               for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
         if not bad:
             return [], sum(d is not None for d in dev)
         time.sleep(0.5)
