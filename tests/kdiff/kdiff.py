@@ -262,37 +262,42 @@ def run_window(env, rng, events):
     return bad
 
 
-def replay_shows(fibnicd, bar_tool, seed, events, addrs):
+def replay_shows(fibnicd, bar_tool, seed, events, addrs, pauses):
+    """Replays events with the original run's chunks and quiescent pauses
+    (pauses: event counts after which the run waited), then checks."""
     env = Env(fibnicd, bar_tool, "r")
     try:
-        for k in range(0, len(events), 20):
-            env.run_lines([x for ev in events[k:k + 20] for x in ev])
+        start = 0
+        for end in [p for p in pauses if p < len(events)] + [len(events)]:
+            env.run_lines([x for ev in events[start:end] for x in ev])
+            env.quiesce()
+            start = end
         bad, _ = check_quiescent(env, random.Random(seed), addrs)
         return bad
     finally:
         env.close()
 
 
-def shrink(fibnicd, bar_tool, seed, events, addrs):
+def shrink(fibnicd, bar_tool, seed, events, addrs, pauses):
     """Shortest prefix (binary search over replays) that still diverges."""
     lo, hi = 0, len(events)  # events[:hi] diverges; events[:lo] assumed not
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if replay_shows(fibnicd, bar_tool, seed, events[:mid], addrs):
+        if replay_shows(fibnicd, bar_tool, seed, events[:mid], addrs, pauses):
             hi = mid
         else:
             lo = mid
     return hi
 
 
-def report(seed, events, n, bad, fibnicd, bar_tool):
+def report(seed, events, n, bad, fibnicd, bar_tool, pauses):
     print("DIVERGENCE (seed %d, after %d events; FIBSYNC_SEED=%d replays it)" % (seed, n, seed))
     for a, d, k in bad[:10]:
         print("  %s: device %s, kernel %s" % (a, d or "punt", k))
     if os.environ.get("KDIFF_NO_SHRINK") != "1":
         addrs = [a for a, _, _ in bad]
-        m = shrink(fibnicd, bar_tool, seed, events[:n], addrs)
-        again = replay_shows(fibnicd, bar_tool, seed, events[:m], addrs)
+        m = shrink(fibnicd, bar_tool, seed, events[:n], addrs, pauses)
+        again = replay_shows(fibnicd, bar_tool, seed, events[:m], addrs, pauses)
         if again:
             n = m
             print("shortest prefix that shows it: %d events" % n)
@@ -318,7 +323,7 @@ def main():
     if not env.vrf:
         print("kdiff: this kernel has no VRF support: no VRF events in the stream")
     stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
-    events, checks, forwards, chunks = [], 0, 0, 0
+    events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
     t0 = time.time()
     try:
         while len(events) < max_events and time.time() - t0 < max_seconds:
@@ -331,13 +336,14 @@ def main():
                 env.run_lines([x for ev in chunk for x in ev])
                 bad = []
             if not bad and chunks % check_every == 0:
+                pauses.append(len(events))
                 bad, n = check_quiescent(env, rng)
                 checks += 1
                 forwards += n
             if bad:
                 env.close()
                 env = None
-                report(seed, events, len(events), bad, fibnicd, bar_tool)
+                report(seed, events, len(events), bad, fibnicd, bar_tool, pauses[:-1])
                 return 1
         dt = time.time() - t0
         print("kdiff: %d events in %.1f s (%.0f events/s incl. checks), %d quiescent checks, %d forwarding "
