@@ -17,13 +17,14 @@ void UpdateQueue::Put(const Key& key, PendingUpdate u) {
       // Keep the first arrival's position and time: latency is measured from
       // the first change the operator made, not the last.
       u.seq = it->second.seq;
+      u.last_seq = seq;
       u.first_arrival = it->second.first_arrival;
       it->second = std::move(u);
       ++coalesced_;
       return;
     }
     wake = pending_.empty() || pending_.size() + 1 == wake_threshold_;
-    u.seq = seq;
+    u.seq = u.last_seq = seq;
     u.first_arrival = std::chrono::steady_clock::now();
     pending_.emplace(key, std::move(u));
     order_.push_back(key);
@@ -69,12 +70,17 @@ void UpdateQueue::DeleteNeighbor(const IpAddr& addr) {
 UpdateBatch UpdateQueue::Take(size_t max) {
   UpdateBatch b;
   std::lock_guard<std::mutex> lock(mu_);
-  size_t n = std::min(max, order_.size());
-  b.updates.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
+  b.updates.reserve(std::min(max, order_.size()));
+  // until: the latest arrival among the values taken. A pending key that
+  // first arrived before it must come too, or the batch would be a state
+  // that never existed.
+  uint64_t until = 0;
+  while (!order_.empty()) {
     auto it = pending_.find(order_.front());
+    if (b.updates.size() >= max && (b.updates.empty() || it->second.seq > until)) break;
     order_.pop_front();
-    if (i == 0) b.oldest = it->second.first_arrival;
+    if (b.updates.empty()) b.oldest = it->second.first_arrival;
+    until = std::max(until, it->second.last_seq);
     b.updates.push_back(std::move(it->second));
     pending_.erase(it);
   }

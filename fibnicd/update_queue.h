@@ -4,7 +4,11 @@
 // prefix + source, or neighbour address) coalesce — the newer replaces the
 // older in place, keeping its queue position — so the queue is bounded by the
 // number of distinct keys (the table size), never by the update rate, and a
-// flapping route costs one entry. Taking is FIFO by first arrival.
+// flapping route costs one entry. Taking is FIFO by first arrival, and a cut
+// never splits time: a key taken with a value that arrived at time T brings
+// every key with an update up to T along (issue #14, 6b), so a batch is always
+// a state the sources were in, not a later value of one key next to an earlier
+// value of another. A batch may therefore exceed Take's max by what coalesced.
 #pragma once
 
 #include <chrono>
@@ -26,6 +30,7 @@ struct PendingUpdate {
   Route route;          // kUpsertRoute; kDeleteRoute uses route.prefix/source
   Neighbor neighbor;    // kUpsertNeighbor; kDeleteNeighbor uses neighbor.addr
   uint64_t seq = 0;     // arrival number of the key's first pending update
+  uint64_t last_seq = 0;  // arrival number of the value it holds now
   std::chrono::steady_clock::time_point first_arrival;
 };
 
@@ -47,7 +52,7 @@ class UpdateQueue : public RibSink {
   void UpsertNeighbor(const Neighbor& n) override;
   void DeleteNeighbor(const IpAddr& addr) override;
 
-  // Up to max updates, oldest first.
+  // Up to max updates, oldest first, plus whatever the cut would split (see above).
   UpdateBatch Take(size_t max);
 
   size_t depth() const;

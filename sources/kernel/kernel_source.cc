@@ -71,7 +71,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     ASSIGN_OR_RETURN(dump_sock, OpenSocket("dump"));
     ASSIGN_OR_RETURN(req_sock, OpenSocket("request"));
     if (int err = nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
-                                            RTNLGRP_IPV6_ROUTE, 0);
+                                            RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, 0);
         err < 0) {
       return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
     }
@@ -158,6 +158,10 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   void Apply(const nlmsghdr* h) {
     Status st = table.Apply(h);
     if (!st.ok()) Error("netlink message type " + std::to_string(h->nlmsg_type) + ": " + st.message());
+    if (table.counts().refusing != refusing) {  // VRF: see KernelTableCounts::refusing
+      refusing = table.counts().refusing;
+      Log(refusing.empty() ? std::string("FIBNIC ports route with one table again: following it") : refusing);
+    }
   }
 
   // ---- dumps ----------------------------------------------------------------
@@ -185,6 +189,11 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       case 1: {
         ndmsg nd{};
         err = nl_send_simple(dump_sock.get(), RTM_GETNEIGH, NLM_F_DUMP, &nd, sizeof nd);
+        break;
+      }
+      case 2: {  // policy rules (both families): they may take routes out of the followed tables
+        rtmsg rt{};
+        err = nl_send_simple(dump_sock.get(), RTM_GETRULE, NLM_F_DUMP, &rt, sizeof rt);
         break;
       }
       default: {
@@ -244,7 +253,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         return false;
       }
       if (done) {
-        if (++stage < 3) {
+        if (++stage < 4) {
           if (!SendDump()) return false;
           continue;
         }
@@ -312,6 +321,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
   bool running = false, dumping = false, redump = false, first_dump_done = false;
   int stage = 0;
+  std::string refusing;
   KernelSourceStats stats;
 };
 
@@ -335,6 +345,7 @@ KernelSourceStats KernelSource::stats() const {
   s.neighbor_updates = c.neighbor_updates;
   s.swept = c.swept;
   s.dumping = impl_->dumping;
+  s.refusing = c.refusing;
   return s;
 }
 

@@ -56,6 +56,7 @@ struct KernelSourceStats {
   uint64_t swept = 0;
   uint64_t resolve_requests = 0;
   bool dumping = false;
+  std::string refusing;  // why everything punts (FIBNIC ports split over VRFs, ...); empty = normal
   std::string last_error;
 };
 

@@ -1,11 +1,13 @@
 #include "sources/kernel/kernel_table.h"
 
+#include <linux/fib_rules.h>
 #include <linux/neighbour.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/msg.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/vrf.h>
 #include <netlink/route/neighbour.h>
 #include <sys/socket.h>
 
@@ -36,6 +38,9 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWLINK:
     case RTM_DELLINK:
       return ApplyLink(msg);
+    case RTM_NEWRULE:
+    case RTM_DELRULE:
+      return ApplyRule(msg);
     default:
       ++counts_.ignored;
       return OkStatus();
@@ -104,7 +109,16 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
       entries.erase(it);
     }
   } else {
-    if (msg->nlmsg_flags & NLM_F_REPLACE) {
+    // A next-hop object's change is announced as a replace of each route
+    // using it, alone: an appended sibling of the same rank stays (issue #14,
+    // found by tests/kdiff).
+    auto same_object = r.nh_id == 0 ? entries.end() : std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
+      return SameRank(x.first, key) && x.second.route.nh_id == r.nh_id;
+    });
+    if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
+      AddGateways(same_object->second.route, -1);
+      entries.erase(same_object);
+    } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
       EraseSameRank(entries, key);  // whatever its path was
     } else if (it != entries.end()) {
       AddGateways(it->second.route, -1);
@@ -193,8 +207,10 @@ void KernelTable::EmitRoute(const Prefix& p) {
   // tos: the device has no TOS; a TOS-specific route of the prefix takes
   // that TOS's traffic elsewhere (issue #14, bug 3), so the prefix punts.
   bool local = false, ambiguous = false, tos = false;
+  const bool refusing = !counts_.refusing.empty();
   if (it != routes_.end()) {
     for (const auto& [key, e] : it->second) {
+      if (!refusing && !RankActive(std::get<0>(key))) continue;
       if (std::get<0>(key) == 0) local = true;
       if (e.route.tos != 0) tos = true;
       if (e.several) ambiguous = true;
@@ -206,8 +222,12 @@ void KernelTable::EmitRoute(const Prefix& p) {
       }
     }
   }
+  // A policy rule may send p's traffic to a table not followed here.
+  const bool policy = RuleCovers(p);
   auto em = emitted_.find(p);
-  if (!best) {
+  const bool rule_prefix =
+      policy && std::any_of(rules_.begin(), rules_.end(), [&](const auto& r) { return r.second.dst == p; });
+  if (!best && !rule_prefix) {
     if (em == emitted_.end()) return;
     emitted_.erase(em);
     sink_.DeleteRoute(p, RouteSource::kKernel);
@@ -215,10 +235,17 @@ void KernelTable::EmitRoute(const Prefix& p) {
     return;
   }
   std::vector<NextHop> paths;
-  if (local || ambiguous || tos) {
+  if (!best || local || ambiguous || tos || policy || refusing) {
     paths = {NextHop::ToHost()};
   } else {
-    paths = FibPaths(best->route.type, p.family(), best->route.paths, best->route.unsupported,
+    // A path over a link without carrier is used by the kernel only while
+    // ignore_routes_with_linkdown is 0, and then its packets are dropped:
+    // the device never uses it (issue #14, 6c).
+    std::vector<NlPath> usable = best->route.paths;
+    for (NlPath& x : usable) {
+      if (no_carrier_.count(x.ifindex)) x.flags |= RTNH_F_LINKDOWN;
+    }
+    paths = FibPaths(best->route.type, p.family(), usable, best->route.unsupported,
                      [this](uint32_t ifindex) { return ports_.Port(ifindex); })
                 .paths;
   }
@@ -384,33 +411,179 @@ void KernelTable::DropIpv4PathsVia(uint32_t ifindex) {
   }
 }
 
+// IFF_LOWER_UP (carrier) lives in <linux/if.h>, which clashes with <net/if.h>.
+constexpr unsigned kIffLowerUp = 0x10000;
+
 Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   uint32_t ifindex = 0;
   std::string name;
-  bool up = false;
+  bool up = false, carrier = false;
+  uint32_t master = 0;
+  std::optional<uint32_t> vrf_table;
   RETURN_IF_ERROR(ParseObject(msg, "link", [&](nl_object* obj) {
     auto* l = reinterpret_cast<rtnl_link*>(obj);
     ifindex = static_cast<uint32_t>(rtnl_link_get_ifindex(l));
     if (const char* n = rtnl_link_get_name(l)) name = n;
     up = (rtnl_link_get_flags(l) & IFF_UP) != 0;
+    carrier = up && (rtnl_link_get_flags(l) & kIffLowerUp) != 0;
+    master = static_cast<uint32_t>(std::max(0, rtnl_link_get_master(l)));
+    uint32_t t = 0;
+    if (rtnl_link_is_vrf(l) && rtnl_link_vrf_get_tableid(l, &t) == 0) vrf_table = t;
   }));
   if (ifindex == 0) return InvalidArgument("link message without an interface index");
   if (msg->nlmsg_type == RTM_DELLINK || !up) DropIpv4PathsVia(ifindex);
-  bool changed;
+  const bool had_carrier = !no_carrier_.count(ifindex);
+  if (msg->nlmsg_type == RTM_DELLINK || carrier) {
+    no_carrier_.erase(ifindex);
+  } else {
+    no_carrier_.insert(ifindex);
+  }
+  bool changed = had_carrier != !no_carrier_.count(ifindex);
+  const bool gone = msg->nlmsg_type == RTM_DELLINK;
+  if (master != 0 && !gone) {
+    master_[ifindex] = master;
+  } else {
+    master_.erase(ifindex);
+  }
+  if (vrf_table && !gone) {
+    vrf_table_[ifindex] = *vrf_table;
+  } else {
+    vrf_table_.erase(ifindex);
+  }
   if (msg->nlmsg_type == RTM_DELLINK) {
-    changed = ports_.RemoveLink(ifindex);
+    changed |= ports_.RemoveLink(ifindex);
     link_gen_.erase(ifindex);
   } else {
-    changed = ports_.SetLink(ifindex, name);
+    changed |= ports_.SetLink(ifindex, name);
     link_gen_[ifindex] = gen_;
   }
-  if (changed) ReevaluateAll();
+  if (UpdateContext() || changed) ReevaluateAll();
   return OkStatus();
+}
+
+bool KernelTable::UpdateContext() {
+  std::set<uint32_t> tables;  // of the FIBNIC ports that exist; 0 = main
+  for (const auto& [ifindex, gen] : link_gen_) {
+    if (!ports_.Port(ifindex)) continue;
+    auto m = master_.find(ifindex);
+    if (m == master_.end()) {
+      tables.insert(0);
+    } else if (auto v = vrf_table_.find(m->second); v != vrf_table_.end()) {
+      tables.insert(v->second);
+    } else if (!link_gen_.count(m->second)) {
+      tables.insert(UINT32_MAX);  // its master is not known yet: it may be a VRF
+    } else {
+      tables.insert(0);  // a bridge or bond: the port routes nothing itself
+    }
+  }
+  std::string refusing;
+  if (tables.count(UINT32_MAX)) {
+    refusing = "a FIBNIC port is enslaved to an interface not seen yet: punting everything";
+  } else if (tables.size() > 1) {
+    refusing = "the FIBNIC ports are split over VRFs (tables";
+    for (uint32_t t : tables) refusing += " " + (t == 0 ? std::string("main") : std::to_string(t));
+    refusing += "): punting everything";
+  } else if (!tables.empty() && *tables.begin() != 0 && TableRank(*tables.begin()) < 0) {
+    refusing = "the FIBNIC ports are in the VRF of table " + std::to_string(*tables.begin()) +
+               ", which is not in the kernel source's tables: punting everything";
+  }
+  const uint32_t context = tables.size() == 1 ? *tables.begin() : 0;
+  const bool changed = refusing != counts_.refusing || context != context_table_;
+  counts_.refusing = std::move(refusing);
+  context_table_ = context;
+  return changed;
+}
+
+bool KernelTable::RankActive(int rank) const {
+  if (rank <= 0) return true;  // the local table
+  const uint32_t table = options_.tables[static_cast<size_t>(rank - 1)];
+  if (context_table_ != 0) return table == context_table_;
+  return std::none_of(vrf_table_.begin(), vrf_table_.end(), [&](const auto& v) { return v.second == table; });
+}
+
+// A rule is harmless when it only looks up a followed table (the local
+// table's, main's own rule), comes after main's, or is the VRF rule (l3mdev: see the VRF notes in
+// docs/sources.md); any other — another table, blackhole/unreachable/
+// prohibit/goto, suppress_prefixlength — may decide its destinations
+// elsewhere, so they punt. Its other selectors (from, iif, fwmark, ...) are
+// not modelled: punting is right whether or not they match.
+constexpr uint32_t kMainRulePriority = 32766;
+
+Status KernelTable::ApplyRule(const nlmsghdr* msg) {
+  const size_t hdr = NLMSG_ALIGN(sizeof(fib_rule_hdr));
+  if (msg->nlmsg_len < NLMSG_LENGTH(sizeof(fib_rule_hdr))) {
+    return InvalidArgument("rule message of " + std::to_string(msg->nlmsg_len) + " bytes: shorter than its header");
+  }
+  const auto* frh = static_cast<const fib_rule_hdr*>(NLMSG_DATA(msg));
+  if (frh->family != AF_INET && frh->family != AF_INET6) {
+    ++counts_.ignored;
+    return OkStatus();
+  }
+  const Family fam = frh->family == AF_INET ? Family::kV4 : Family::kV6;
+  uint32_t table = frh->table;
+  uint32_t priority = 0;  // absent = 0
+  bool l3mdev = false, suppress = false;
+  std::optional<IpAddr> dst;
+  int len = static_cast<int>(msg->nlmsg_len - NLMSG_LENGTH(hdr));
+  for (auto* a = reinterpret_cast<const rtattr*>(static_cast<const uint8_t*>(NLMSG_DATA(msg)) + hdr); RTA_OK(a, len);
+       a = RTA_NEXT(a, len)) {
+    const auto* data = static_cast<const uint8_t*>(RTA_DATA(a));
+    const size_t n = RTA_PAYLOAD(a);
+    if (a->rta_type == FRA_TABLE && n == 4) std::memcpy(&table, data, 4);
+    if (a->rta_type == FRA_PRIORITY && n == 4) std::memcpy(&priority, data, 4);
+    if (a->rta_type == FRA_L3MDEV && n >= 1) l3mdev = data[0] != 0;
+    if (a->rta_type == FRA_SUPPRESS_PREFIXLEN && n == 4) {  // always sent; ~0 = not set
+      uint32_t v = 0;
+      std::memcpy(&v, data, 4);
+      suppress = v != UINT32_MAX;
+    }
+    if (a->rta_type == FRA_DST && n == (fam == Family::kV4 ? 4u : 16u)) dst = IpAddr::FromBytes(fam, data);
+  }
+  if (frh->dst_len > FamilyBits(fam) || (frh->dst_len != 0 && !dst)) {
+    return InvalidArgument("rule message: destination length " + std::to_string(frh->dst_len) + " without a matching FRA_DST");
+  }
+  // Rules after main's (32766, like the kernel's `default` rule 32767) only
+  // see destinations main has no usable route for, and the device has none
+  // for them either: it punts them.
+  const bool harmless = l3mdev || priority > kMainRulePriority ||
+                        (frh->action == FR_ACT_TO_TBL && !suppress && TableRank(table) >= 0);
+  const std::string key(reinterpret_cast<const char*>(NLMSG_DATA(msg)), msg->nlmsg_len - NLMSG_HDRLEN);
+  if (harmless) return OkStatus();
+  const uint8_t zero[16] = {};
+  auto made = Prefix::Make(dst ? *dst : IpAddr::FromBytes(fam, zero), frh->dst_len);
+  if (!made.ok()) return made.status().WithContext("rule message");
+  const Prefix p = *made;
+  if (msg->nlmsg_type == RTM_DELRULE) {
+    if (!rules_.erase(key)) return OkStatus();
+  } else {
+    auto [it, added] = rules_.try_emplace(key, Rule{p, gen_});
+    it->second.gen = gen_;
+    if (!added) return OkStatus();
+  }
+  EmitInside(p);
+  return OkStatus();
+}
+
+bool KernelTable::RuleCovers(const Prefix& p) const {
+  return std::any_of(rules_.begin(), rules_.end(), [&](const auto& r) { return r.second.dst.Contains(p); });
+}
+
+// Re-evaluates outer and every prefix inside it.
+void KernelTable::EmitInside(const Prefix& outer) {
+  std::vector<Prefix> inside{outer};
+  for (const auto& [p, e] : routes_) {
+    if (p != outer && outer.Contains(p)) inside.push_back(p);
+  }
+  for (const auto& [p, e] : emitted_) {
+    if (p != outer && outer.Contains(p) && !routes_.count(p)) inside.push_back(p);
+  }
+  for (const Prefix& p : inside) EmitRoute(p);
 }
 
 void KernelTable::ReevaluateAll() {
   std::vector<Prefix> prefixes;
   for (const auto& [p, e] : routes_) prefixes.push_back(p);
+  for (const auto& [k, r] : rules_) prefixes.push_back(r.dst);
   for (const auto& [p, e] : emitted_) {
     if (!routes_.count(p)) prefixes.push_back(p);
   }
@@ -435,8 +608,12 @@ size_t KernelTable::EndResync() {
       continue;
     }
     links_changed |= ports_.RemoveLink(it->first);
+    links_changed |= no_carrier_.erase(it->first) != 0;
+    master_.erase(it->first);
+    vrf_table_.erase(it->first);
     it = link_gen_.erase(it);
   }
+  links_changed |= UpdateContext();
   std::vector<Prefix> touched;
   for (auto pit = routes_.begin(); pit != routes_.end();) {
     auto& entries = pit->second;
@@ -455,6 +632,16 @@ size_t KernelTable::EndResync() {
     }
     pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
   }
+  std::vector<Prefix> ruled;
+  for (auto it = rules_.begin(); it != rules_.end();) {
+    if (it->second.gen == gen_) {
+      ++it;
+      continue;
+    }
+    ruled.push_back(it->second.dst);
+    it = rules_.erase(it);
+    ++swept;
+  }
   std::vector<IpAddr> gone;
   for (const auto& [a, n] : neighs_) {
     if (n.gen != gen_) gone.push_back(a);
@@ -465,6 +652,7 @@ size_t KernelTable::EndResync() {
     ReevaluateAll();
   } else {
     for (const Prefix& p : touched) EmitRoute(p);
+    for (const Prefix& p : ruled) EmitInside(p);
     for (const IpAddr& a : gone) EmitNeigh(a);
   }
   counts_.swept += swept;

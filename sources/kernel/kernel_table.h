@@ -22,6 +22,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -54,6 +55,9 @@ struct KernelTableCounts {
   uint64_t route_updates = 0;  // upserts + deletes given to the RIB
   uint64_t neighbor_updates = 0;
   uint64_t swept = 0;          // routes + neighbours removed by sweeps
+  // Why every route punts (FIBNIC ports split over VRFs, or in a VRF whose
+  // table is not followed); empty while the ports' routing table is followed.
+  std::string refusing;
 };
 
 class KernelTable {
@@ -110,6 +114,9 @@ class KernelTable {
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
+  Status ApplyRule(const nlmsghdr* msg);
+  bool RuleCovers(const Prefix& p) const;
+  void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   int TableRank(uint32_t table) const;
@@ -129,6 +136,28 @@ class KernelTable {
   std::unordered_map<IpAddr, Neigh> neighs_;
   std::unordered_map<IpAddr, Neighbor> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
+  // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
+  // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
+  std::unordered_set<uint32_t> no_carrier_;
+  // Policy rules (`ip rule`) that may send traffic elsewhere than the
+  // configured tables, by their message payload: their destination prefix
+  // punts, and every route inside it (issue #14, found by tests/kdiff).
+  struct Rule {
+    Prefix dst;
+    uint64_t gen = 0;
+  };
+  std::map<std::string, Rule> rules_;
+  // VRF (issue #14): the FIBNIC has one FIB. The table its ports route with
+  // is main's (0 here) or, when every FIBNIC port is enslaved to one VRF,
+  // that VRF's table, which must be among the configured tables; then main
+  // is not used. Ports split over several, or a VRF table not configured:
+  // everything punts (counts_.refusing says why). In main's context the
+  // tables of known VRFs are not used.
+  std::unordered_map<uint32_t, uint32_t> master_;     // ifindex → master ifindex
+  std::unordered_map<uint32_t, uint32_t> vrf_table_;  // VRF device ifindex → its table
+  uint32_t context_table_ = 0;
+  bool UpdateContext();
+  bool RankActive(int rank) const;
   std::unordered_map<IpAddr, Gateway> gateways_;
   KernelTableCounts counts_;
 };

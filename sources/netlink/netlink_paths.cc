@@ -33,13 +33,16 @@ FibPathsResult FibPaths(uint8_t rtn_type, Family family, const std::vector<NlPat
   FibPathsResult out;
   for (const NlPath& p : paths) {
     if (p.flags & RTNH_F_DEAD) continue;  // the kernel does not use it either
+    // No carrier: with ignore_routes_with_linkdown the kernel skips it, and
+    // without, what it sends there is dropped (issue #14, 6c).
+    if (p.flags & RTNH_F_LINKDOWN) continue;
     if (p.ifindex == 0) return Punt("path without an interface");
     if (p.gateway && p.gateway->family() != family) return Punt("gateway of another address family");
     const auto port = port_of(p.ifindex);
     if (!port) return Punt("path via ifindex " + std::to_string(p.ifindex) + ", not a FIBNIC port");
     out.paths.push_back(NextHop{p.gateway, *port});
   }
-  if (out.paths.empty()) return Punt(paths.empty() ? "route without paths" : "every path is dead");
+  if (out.paths.empty()) return Punt(paths.empty() ? "route without paths" : "every path is dead or without carrier");
   std::sort(out.paths.begin(), out.paths.end());
   out.paths.erase(std::unique(out.paths.begin(), out.paths.end()), out.paths.end());
   return out;

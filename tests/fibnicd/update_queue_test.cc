@@ -56,6 +56,31 @@ TEST(UpdateQueue, TakeIsBoundedAndFifo) {
   EXPECT_EQ(q.max_depth(), 10u);
 }
 
+// Issue #14, 6(b): neighbour G changes (g1), the route via G moves to H, then
+// G changes again (g2, coalesced into G's first place). A cut after one update
+// used to apply G=g2 with the route still via G — a MAC the route never had
+// while it went via G. The cut now takes everything up to g2's arrival.
+TEST(UpdateQueue, BatchCutNeverAppliesALaterValueBeforeAnEarlierUpdate) {
+  UpdateQueue q(nullptr);
+  const IpAddr g = *IpAddr::Parse("192.0.2.1");
+  q.UpsertNeighbor(Neighbor{g, *MacAddr::Parse("02:00:00:00:00:01"), 0, NeighState::kReachable});
+  q.UpsertRoute(R("10.0.0.0/8", "192.0.2.9"));
+  q.UpsertRoute(R("10.1.0.0/16", "192.0.2.9"));  // after the cut either way
+  q.UpsertNeighbor(Neighbor{g, *MacAddr::Parse("02:00:00:00:00:02"), 0, NeighState::kReachable});
+  UpdateBatch a = q.Take(1);
+  ASSERT_EQ(a.updates.size(), 3u);  // g2 arrived after both routes: they come along
+  EXPECT_EQ(a.updates[0].neighbor.mac.ToString(), "02:00:00:00:00:02");
+  EXPECT_EQ(a.updates[1].route.prefix.ToString(), "10.0.0.0/8");
+  EXPECT_EQ(a.updates[2].route.prefix.ToString(), "10.1.0.0/16");
+  EXPECT_EQ(q.depth(), 0u);
+  // Without coalescing the cut stays where max puts it.
+  q.UpsertRoute(R("10.0.0.0/8", "192.0.2.9"));
+  q.UpsertRoute(R("10.1.0.0/16", "192.0.2.9"));
+  EXPECT_EQ(q.Take(1).updates.size(), 1u);
+  EXPECT_EQ(q.Take(0).updates.size(), 0u);
+  EXPECT_EQ(q.depth(), 1u);
+}
+
 TEST(UpdateQueue, NeighborsCoalesceByAddress) {
   UpdateQueue q(nullptr);
   IpAddr a = *IpAddr::Parse("2001:db8::1");

@@ -201,6 +201,71 @@ TEST_F(KernelSourceTest, LinkDownDropsItsIpv4Routes) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, 6(c), found by the kernel differential harness (tests/kdiff):
+// when k0 loses its carrier (the far end goes down) the kernel keeps its
+// routes, flagged linkdown, and with ignore_routes_with_linkdown=1 skips them
+// for a covering route; no route message says so. The device kept forwarding
+// through k0. A path without carrier is now never used: punt.
+TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
+  MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.9 dev k0");
+  MustSh("ip route add 0.0.0.0/0 via 10.1.0.2 dev k1");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p down");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{NextHop::ToHost()})) << Sh("ip route show");
+  EXPECT_NE(Sh("ip route get 198.51.100.1").find("dev k1"), std::string::npos);  // the kernel skips it
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p up");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14, found by the kernel differential harness (tests/kdiff): an
+// `ip rule` sending 198.51.0.0/16 to table 100 (unreachable there) left the
+// device forwarding it by main's routes. A rule that may decide elsewhere
+// punts its destination and every route inside it; one already there when
+// the source starts is found by the dump.
+TEST_F(KernelSourceTest, PolicyRulesPuntTheirDestinations) {
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.9 dev k0");
+  MustSh("ip route add 0.0.0.0/0 via 10.0.0.9 dev k0");
+  MustSh("ip route add unreachable 198.51.0.0/16 table 100");
+  MustSh("ip rule add to 198.51.0.0/16 table 100 pref 100");
+  MustSh("ip rule add to 203.0.113.0/24 table main pref 101");  // only main: harmless
+  StartSource({});
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{NextHop::ToHost()})) << Sh("ip rule");
+  EXPECT_TRUE(RouteIs("198.51.0.0/16", std::vector<NextHop>{NextHop::ToHost()}));
+  EXPECT_TRUE(RouteIs("0.0.0.0/0", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  EXPECT_EQ(PathsOf("203.0.113.0/24"), std::nullopt);
+  EXPECT_NE(Sh("ip route get 198.51.100.1 2>&1").find("No route to host"), std::string::npos);  // the kernel's answer
+  MustSh("ip rule del to 198.51.0.0/16 table 100 pref 100");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  EXPECT_TRUE(RouteIs("198.51.0.0/16", std::nullopt));
+  MustSh("ip -6 rule add to 2001:db8:5::/48 prohibit pref 100");
+  MustSh("ip -6 route add 2001:db8:5:1::/64 dev k0");
+  EXPECT_TRUE(RouteIs("2001:db8:5:1::/64", std::vector<NextHop>{NextHop::ToHost()}));
+  EXPECT_TRUE(RouteIs("2001:db8:5::/48", std::vector<NextHop>{NextHop::ToHost()}));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14, found by the kernel differential harness (tests/kdiff): a
+// next-hop object's change is announced as an NLM_F_REPLACE of each route
+// using it; that erased an appended route of the same prefix and metric, so
+// the device forwarded by the object while the kernel used the other route.
+TEST_F(KernelSourceTest, NexthopObjectChangeKeepsAnAppendedSibling) {
+  StartSource({});
+  MustSh("ip nexthop add id 1 via 10.0.0.9 dev k0");
+  MustSh("ip route add 198.51.100.0/24 via 10.1.0.2 dev k1");
+  MustSh("ip route append 198.51.100.0/24 nhid 1");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{NextHop::ToHost()}));
+  const uint64_t before = Stats().messages;
+  MustSh("ip nexthop replace id 1 via 10.0.0.8 dev k0");
+  EXPECT_TRUE(WaitFor([&] { return Stats().messages > before; }, 10s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), std::vector<NextHop>{NextHop::ToHost()});
+  EXPECT_NE(Sh("ip route get 198.51.100.1").find("dev k1"), std::string::npos);  // the kernel's answer
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   StartSource({});
   MustSh("ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev k0 nud permanent");

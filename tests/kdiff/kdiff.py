@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Kernel differential harness (issue #14; docs/oracle.md). Root only.
+
+  kdiff.py FIBNICD KDIFF_BAR
+
+A router namespace with k0..k3 mapped to FIBNIC ports 0..3 and u0 not mapped,
+fibnicd (file backend, kernel source) running in it, and a seeded random
+stream of real `ip` changes (kdiff_events.py). After each chunk of events,
+once fibnicd is quiescent (its GENERATION stopped moving), every sampled
+destination's hardware answer (HwLookup on the BAR file, via KDIFF_BAR) must
+be a punt or what the kernel itself does (RTM_GETROUTE + its neighbour
+table). Some chunks run one event at a time with the device sampled between
+events: there the answer must be a punt or one the kernel gave at some point
+since the last quiescent check.
+
+A divergence prints the seed and the shortest event prefix that shows it
+(found by replaying prefixes in fresh namespaces) and exits 1.
+
+Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
+(default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
+N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
+default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
+KDIFF_NO_SHRINK=1 (report without shrinking)."""
+import ipaddress
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kdiff_events import EventStream, IFS, PORTS, SUBNET, connected  # noqa: E402
+from kernel_oracle import KernelOracle, USABLE_NUD, acceptable  # noqa: E402
+
+MARTIANS = ["224.0.0.5", "239.1.2.3", "255.255.255.255", "0.1.2.3", "127.0.0.1", "240.0.0.1",
+            "ff02::1", "ff0e::5", "fe80::1", "::1", "::ffff:10.1.0.2"]
+
+
+def sh(*args, inp=None, check=True):
+    r = subprocess.run(args, input=inp, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+class Env:
+    """Namespaces + fibnicd + the BAR reader, built fresh for each (re)play."""
+
+    def __init__(self, fibnicd, bar_tool, tag):
+        self.ns = "kd-%d-%s" % (os.getpid(), tag)
+        self.peer = self.ns + "-p"
+        self.work = tempfile.mkdtemp(prefix="kdiff-")
+        self.daemon = self.bar = self.oracle = None
+        self.sysctls = {}
+        try:
+            self._setup(fibnicd, bar_tool)
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, fibnicd, bar_tool):
+        for ns in (self.ns, self.peer):
+            sh("ip", "netns", "add", ns)
+            self.sysctl(ns, "net/ipv6/conf/default/accept_dad", 0)
+            self.sysctl(ns, "net/ipv6/conf/all/accept_dad", 0)
+        for k, v in [("net/ipv4/ip_forward", 1), ("net/ipv6/conf/all/forwarding", 1),
+                     ("net/ipv4/fib_multipath_hash_policy", 1), ("net/ipv6/fib_multipath_hash_policy", 1)]:
+            self.sysctl(self.ns, k, v)
+        # VRF is a module some kernels lack (then the stream has no VRF events).
+        self.vrf = subprocess.run(["ip", "-n", self.ns, "link", "add", "kdvrf", "type", "vrf", "table", "10"],
+                                  capture_output=True).returncode == 0
+        lines = [("r", "link set lo up"), ("p", "link set lo up")] + ([("r", "link set kdvrf up")] if self.vrf else [])
+        for i, name in enumerate(IFS):
+            lines += [("r", "link add %s type veth peer name p%s netns %s" % (name, name, self.peer)),
+                      ("r", "link set %s up" % name), ("p", "link set p%s up" % name),
+                      ("p", "addr add 10.%d.0.2/24 dev p%s" % (SUBNET[i], name)),
+                      ("p", "addr add 2001:db8:%d::2/64 dev p%s nodad" % (SUBNET[i], name))] + connected(i)
+        self.run_lines(lines, force=False)
+        ports = "\n".join("  - {interface: k%d, port: %d}" % (i, i) for i in range(PORTS))
+        cfg = os.path.join(self.work, "fibnicd.yaml")
+        with open(cfg, "w") as f:
+            f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
+                    "sources:\n  kernel: {enabled: true, tables: [255, 254%s]}\n"
+                    "policies: {batch_delay: 1ms, batch_max: %s}\nweb: {enabled: false}\n"
+                    % (self.work, ports, ", 10" if self.vrf else "", os.environ.get("KDIFF_BATCH_MAX", "4")))
+        self.log = open(os.path.join(self.work, "log"), "w+")
+        self.daemon = subprocess.Popen(["ip", "netns", "exec", self.ns, fibnicd, "--config", cfg],
+                                       stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while "ready:" not in open(self.log.name).read():
+            if self.daemon.poll() is not None or time.time() > deadline:
+                raise RuntimeError("fibnicd did not start:\n" + open(self.log.name).read())
+            time.sleep(0.05)
+        self.bar = subprocess.Popen([bar_tool, os.path.join(self.work, "bar0.img")], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, text=True)
+        self.oracle = KernelOracle(self.ns)
+
+    def close(self):
+        if self.oracle:
+            self.oracle.close()
+        for p in (self.bar, self.daemon):
+            if p and p.poll() is None:
+                p.terminate()
+                p.wait()
+        for ns in (self.ns, self.peer):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["rm", "-rf", self.work])
+
+    def sysctl(self, ns, path, value):
+        sh("ip", "netns", "exec", ns, "sh", "-c", "echo %s > /proc/sys/%s" % (value, path))
+        if ns == self.ns:
+            self.sysctls[path] = str(value)
+
+    def ignore_linkdown(self, addr):
+        fam = "ipv6" if ":" in addr else "ipv4"
+        return self.sysctls.get("net/%s/conf/all/ignore_routes_with_linkdown" % fam) == "1"
+
+    def run_lines(self, lines, force=True):
+        """Runs (target, line) items, batching consecutive ones per target."""
+        i = 0
+        while i < len(lines):
+            target = lines[i][0]
+            j = i
+            while j < len(lines) and lines[j][0] == target:
+                j += 1
+            if target == "s":
+                for _, text in lines[i:j]:
+                    path, value = text.split()
+                    self.sysctl(self.ns, path, value)
+            else:
+                ns = self.ns if target == "r" else self.peer
+                sh("ip", "-n", ns, *(["-force"] if force else []), "-batch", "-",
+                   inp="".join(text.replace("PEER", self.peer) + "\n" for _, text in lines[i:j]),
+                   check=not force)
+            i = j
+
+    def device(self, addrs):
+        self.bar.stdin.write(" ".join(addrs) + "\n")
+        self.bar.stdin.flush()
+        out = []
+        for a in self.bar.stdout.readline().split():
+            if a == "p":
+                out.append(None)
+            else:
+                _, port, mac = a.split(",")
+                out.append((int(port), mac))
+        return out
+
+    def generation(self):
+        self.bar.stdin.write("gen\n")
+        self.bar.stdin.flush()
+        return self.bar.stdout.readline().strip()
+
+    def quiesce(self):
+        """Waits until GENERATION has not moved for 60 ms (at most 5 s)."""
+        time.sleep(0.02)
+        last, stable, t0 = self.generation(), 0, time.time()
+        while stable < 6 and time.time() - t0 < 5:
+            time.sleep(0.01)
+            g = self.generation()
+            stable = stable + 1 if g == last else 0
+            last = g
+
+    def ip_json(self, *args):
+        return json.loads(sh("ip", "-n", self.ns, "-j", *args) or "[]")
+
+    def view(self):
+        """The kernel state the oracle needs besides RTM_GETROUTE."""
+        links = self.ip_json("-d", "link", "show")
+        by_name = {l["ifname"]: l for l in links}
+        port_of = {l["ifindex"]: IFS.index(l["ifname"]) for l in links if l["ifname"] in IFS[:PORTS]}
+        contexts = sorted({by_name[l["master"]]["ifindex"] if l.get("master") else 0
+                           for l in links if l["ifname"] in IFS[:PORTS]}) or [0]
+        neigh = {}
+        for n in self.ip_json("neigh", "show", "nud", "all"):  # plain "show" hides NOARP
+            if "lladdr" in n and n["dev"] in by_name and USABLE_NUD & set(n.get("state", [])):
+                neigh[(by_name[n["dev"]]["ifindex"], str(ipaddress.ip_address(n["dst"])))] = n["lladdr"]
+        routes = []
+        for fam in ("-4", "-6"):
+            for r in self.ip_json(fam, "route", "show", "table", "all"):
+                d = r["dst"]
+                if d == "default":
+                    d = "0.0.0.0/0" if fam == "-4" else "::/0"
+                elif "/" not in d:
+                    d += "/32" if fam == "-4" else "/128"
+                routes.append(d)
+        return port_of, contexts, neigh, routes
+
+
+def sample(rng, routes, neigh, cap=160):
+    """Every live route's first/last/random address, every neighbour, random
+    addresses and martians."""
+    out = set(MARTIANS)
+    for d in rng.sample(routes, min(len(routes), cap)):
+        try:
+            n = ipaddress.ip_network(d, strict=False)
+        except ValueError:
+            continue
+        out.add(str(n[0]))
+        out.add(str(n[-1]))
+        out.add(str(n[rng.randrange(n.num_addresses)]))
+    for (_, a) in neigh:
+        out.add(a)
+    for _ in range(10):
+        out.add(str(ipaddress.IPv4Address(rng.getrandbits(32))))
+        out.add(str(ipaddress.IPv4Address(0xC6120000 + rng.getrandbits(17))))
+        out.add(str(ipaddress.IPv6Address((0x20010DB8 << 96) + rng.getrandbits(96))))
+    return sorted(out)
+
+
+def kernel_sets(env, contexts, addrs):
+    return {a: [env.oracle.answers(a, c, env.ignore_linkdown(a)) for c in contexts] for a in addrs}
+
+
+def check_quiescent(env, rng, extra=()):
+    env.quiesce()
+    port_of, contexts, neigh, routes = env.view()
+    addrs = sorted(set(sample(rng, routes, neigh)) | set(extra))
+    bad = []
+    for attempt in range(3):  # a slow commit on a loaded machine is not a divergence
+        ks = kernel_sets(env, contexts, addrs)
+        dev = env.device(addrs)
+        bad = [(a, d, [{(i, gw, port_of.get(i), neigh.get((i, gw), "no usable neighbour")) for i, gw in hops}
+                       for hops in ks[a]])
+               for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
+        if not bad:
+            return [], sum(d is not None for d in dev)
+        time.sleep(0.5)
+        port_of, contexts, neigh, _ = env.view()
+    return bad, len(addrs)
+
+
+def run_window(env, rng, events):
+    """Events one at a time, device sampled between them: each answer must be a
+    punt or one the kernel gave since the window began."""
+    port_of, contexts, neigh, routes = env.view()
+    addrs = sample(rng, routes, neigh, cap=30)
+    seen = {a: set() for a in addrs}
+    snaps = []
+
+    def note():
+        p, c, n, _ = env.view()
+        for a, sets in kernel_sets(env, c, addrs).items():
+            seen[a].add((frozenset(sets), tuple(sorted(n.items())), tuple(sorted(p.items()))))
+
+    note()
+    for ev in events:
+        env.run_lines(ev)
+        snaps.append(env.device(addrs))
+        note()
+    env.quiesce()
+    snaps.append(env.device(addrs))
+    bad = []
+    for i, snap in enumerate(snaps):
+        for a, d in zip(addrs, snap):
+            if not any(acceptable(d, list(s), dict(p).get, dict(n)) for s, n, p in seen[a]):
+                states = sorted({str([sorted(x) for x in s]) for s, _, _ in seen[a]})
+                bad.append((a, d, "none of the window (device read after event %d of %d; the kernel's "
+                                  "answers in it: %s)" % (i + 1, len(events), "; ".join(states))))
+    return bad
+
+
+def replay_shows(fibnicd, bar_tool, seed, events, addrs, pauses):
+    """Replays events with the original run's chunks and quiescent pauses
+    (pauses: event counts after which the run waited), then checks."""
+    env = Env(fibnicd, bar_tool, "r")
+    try:
+        start = 0
+        for end in [p for p in pauses if p < len(events)] + [len(events)]:
+            env.run_lines([x for ev in events[start:end] for x in ev])
+            env.quiesce()
+            start = end
+        bad, _ = check_quiescent(env, random.Random(seed), addrs)
+        return bad
+    finally:
+        env.close()
+
+
+def shrink(fibnicd, bar_tool, seed, events, addrs, pauses):
+    """Shortest prefix (binary search over replays) that still diverges."""
+    lo, hi = 0, len(events)  # events[:hi] diverges; events[:lo] assumed not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if replay_shows(fibnicd, bar_tool, seed, events[:mid], addrs, pauses):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def report(seed, events, n, bad, fibnicd, bar_tool, pauses):
+    print("DIVERGENCE (seed %d, after %d events; FIBSYNC_SEED=%d replays it)" % (seed, n, seed))
+    for a, d, k in bad[:10]:
+        print("  %s: device %s, kernel %s" % (a, d or "punt", k))
+    if os.environ.get("KDIFF_NO_SHRINK") != "1":
+        addrs = [a for a, _, _ in bad]
+        m = shrink(fibnicd, bar_tool, seed, events[:n], addrs, pauses)
+        again = replay_shows(fibnicd, bar_tool, seed, events[:m], addrs, pauses)
+        if again:
+            n = m
+            print("shortest prefix that shows it: %d events" % n)
+            for a, d, k in again[:5]:
+                print("  %s: device %s, kernel %s" % (a, d or "punt", k))
+        else:  # timing-dependent (or a window-only divergence): give the whole stream
+            print("replays of prefixes did not show it reliably; the whole stream:")
+    for i, ev in enumerate(events[:n]):
+        print("  %4d %s" % (i, " ; ".join("%s: %s" % x for x in ev)))
+
+
+def main():
+    fibnicd, bar_tool = sys.argv[1], sys.argv[2]
+    env_seed = os.environ.get("FIBSYNC_SEED")
+    seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
+    print("kdiff: seed %d (FIBSYNC_SEED=%d replays it)" % (seed, seed), flush=True)
+    max_events = int(os.environ.get("KDIFF_EVENTS", "3000"))
+    max_seconds = float(os.environ.get("KDIFF_SECONDS", "150"))
+    check_every = int(os.environ.get("KDIFF_CHECK_EVERY", "1"))
+    window_share = float(os.environ.get("KDIFF_WINDOW", "0.08"))
+    rng = random.Random(seed ^ 0x5EED)
+    env = Env(fibnicd, bar_tool, "m")
+    if not env.vrf:
+        print("kdiff: this kernel has no VRF support: no VRF events in the stream")
+    stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
+    events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
+    t0 = time.time()
+    try:
+        while len(events) < max_events and time.time() - t0 < max_seconds:
+            chunk = [stream.next() for _ in range(rng.randint(1, 40))]
+            events += chunk
+            chunks += 1
+            if rng.random() < window_share:
+                bad = run_window(env, rng, chunk)
+            else:
+                env.run_lines([x for ev in chunk for x in ev])
+                bad = []
+            if not bad and chunks % check_every == 0:
+                pauses.append(len(events))
+                bad, n = check_quiescent(env, rng)
+                checks += 1
+                forwards += n
+            if bad:
+                env.close()
+                env = None
+                report(seed, events, len(events), bad, fibnicd, bar_tool, pauses[:-1])
+                return 1
+        dt = time.time() - t0
+        print("kdiff: %d events in %.1f s (%.0f events/s incl. checks), %d quiescent checks, %d forwarding "
+              "answers checked, 0 divergences" % (len(events), dt, len(events) / dt, checks, forwards))
+        if forwards == 0:  # an all-punt device agrees with anything: the run proved nothing
+            print("FAIL: the device never forwarded a sampled destination")
+            return 1
+        return 0
+    finally:
+        if env:
+            env.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""The kernel's own answer, asked over rtnetlink (RTM_GETROUTE) from inside the
+harness's router namespace, and what the FIBNIC may do with a destination
+given that answer (see docs/oracle.md).
+
+A device answer is acceptable when it is a punt, or when, in every forwarding
+context of the mapped ports (the main table, or the VRF a port is enslaved
+to), the kernel sends the destination out of an interface that is mapped to
+the same FIBNIC port, to a next hop whose neighbour entry on that interface
+holds the same MAC in a usable state."""
+import ctypes
+import os
+import socket
+import struct
+
+RTM_NEWROUTE, RTM_GETROUTE, NLMSG_ERROR = 24, 26, 2
+NLM_F_REQUEST = 1
+RTM_F_FIB_MATCH = 0x2000
+RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_MULTIPATH = 1, 4, 5, 9
+RTA_NH_ID, RTA_IP_PROTO, RTA_SPORT, RTA_DPORT = 30, 27, 28, 29
+RTN_UNICAST = 1
+RTNH_F_DEAD, RTNH_F_LINKDOWN = 1, 16
+CLONE_NEWNET = 0x40000000
+# States in which the kernel sends to the cached MAC.
+USABLE_NUD = {"REACHABLE", "STALE", "DELAY", "PROBE", "PERMANENT", "NOARP"}
+FLOWS = 16  # source ports tried on a multipath route (hash policy 1 = L4)
+
+
+def netns_socket(ns):
+    """A NETLINK_ROUTE socket living in network namespace `ns`."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    here = os.open("/proc/self/ns/net", os.O_RDONLY)
+    there = os.open("/run/netns/" + ns, os.O_RDONLY)
+    try:
+        if libc.setns(there, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns " + ns)
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        if libc.setns(here, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns back")
+    finally:
+        os.close(here)
+        os.close(there)
+    s.bind((0, 0))
+    return s
+
+
+def _attrs(data):
+    out = {}
+    i = 0
+    while i + 4 <= len(data):
+        ln, ty = struct.unpack_from("=HH", data, i)
+        if ln < 4:
+            break
+        out[ty & 0x3FFF] = data[i + 4:i + ln]
+        i += (ln + 3) & ~3
+    return out
+
+
+def _rta(ty, payload):
+    ln = 4 + len(payload)
+    return struct.pack("=HH", ln, ty) + payload + b"\0" * (((ln + 3) & ~3) - ln)
+
+
+class KernelOracle:
+    def __init__(self, ns):
+        self.sock = netns_socket(ns)
+        self.seq = 0
+
+    def close(self):
+        self.sock.close()
+
+    def _get(self, addr, oif=0, flags=0, sport=0):
+        """One RTM_GETROUTE; returns (rtmsg fields, attrs) or None on an error."""
+        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+        raw = socket.inet_pton(fam, addr)
+        body = struct.pack("=BBBBBBBBI", fam, len(raw) * 8, 0, 0, 0, 0, 0, 0, flags)
+        body += _rta(RTA_DST, raw)
+        if oif:
+            body += _rta(RTA_OIF, struct.pack("=I", oif))
+        if sport:
+            body += _rta(RTA_IP_PROTO, b"\x11") + _rta(RTA_SPORT, struct.pack("!H", sport))
+            body += _rta(RTA_DPORT, struct.pack("!H", 4789))
+        self.seq += 1
+        self.sock.send(struct.pack("=IHHII", 16 + len(body), RTM_GETROUTE, NLM_F_REQUEST, self.seq, 0) + body)
+        while True:
+            msg = self.sock.recv(65536)
+            ln, ty, _, seq, _ = struct.unpack_from("=IHHII", msg, 0)
+            if seq != self.seq:
+                continue
+            if ty == NLMSG_ERROR:
+                return None
+            if ty != RTM_NEWROUTE:
+                return None
+            rt = struct.unpack_from("=BBBBBBBBI", msg, 16)
+            return rt, _attrs(msg[28:ln])
+
+    @staticmethod
+    def _hop(fam, addr, attrs):
+        oif = struct.unpack("=I", attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0
+        gw = socket.inet_ntop(fam, attrs[RTA_GATEWAY]) if RTA_GATEWAY in attrs else addr
+        return oif, gw
+
+    def answers(self, addr, ctx_oif=0, ignore_linkdown=False):
+        """The set of (ifindex, next-hop address) the kernel sends `addr` to in
+        the context of VRF device `ctx_oif` (0 = main); empty = not forwarded.
+        A multipath route gives every path the kernel may hash a flow to: its
+        live paths (fib match) and what 16 flows were actually given."""
+        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+        r = self._get(addr, ctx_oif)
+        if r is None or r[0][7] != RTN_UNICAST:
+            return frozenset()
+        hops = {self._hop(fam, addr, r[1])}
+        fib = self._get(addr, ctx_oif, RTM_F_FIB_MATCH)
+        if fib is not None and RTA_MULTIPATH in fib[1]:
+            mp, i = fib[1][RTA_MULTIPATH], 0
+            while i + 8 <= len(mp):
+                ln, flags, _, ifindex = struct.unpack_from("=HBBi", mp, i)
+                if ln < 8:
+                    break
+                if not flags & RTNH_F_DEAD and not (flags & RTNH_F_LINKDOWN and ignore_linkdown):
+                    path = _attrs(mp[i + 8:i + ln])
+                    path[RTA_OIF] = struct.pack("=I", ifindex)
+                    hops.add(self._hop(fam, addr, path))
+                i += (ln + 3) & ~3
+        if fib is not None and (RTA_MULTIPATH in fib[1] or RTA_NH_ID in fib[1]):
+            for sport in range(1, FLOWS + 1):
+                f = self._get(addr, ctx_oif, sport=sport * 7919 % 60000 + 1024)
+                if f is not None and f[0][7] == RTN_UNICAST:
+                    hops.add(self._hop(fam, addr, f[1]))
+        return frozenset(hops)
+
+
+def acceptable(device, contexts, port_of, neigh):
+    """device: None (punt) or (port, mac). contexts: per forwarding context the
+    kernel's answer set. port_of: ifindex → FIBNIC port or None. neigh:
+    (ifindex, address) → MAC in a usable state."""
+    if device is None:
+        return True
+    port, mac = device
+    for hops in contexts:
+        if not any(port_of(i) == port and neigh.get((i, gw)) == mac for i, gw in hops):
+            return False
+    return True

@@ -1,0 +1,134 @@
+// Issue #14, VRF safety: the FIBNIC has one FIB. The kernel table follows
+// main while no FIBNIC port is enslaved to a VRF, the VRF's table when every
+// port is in that one VRF (and it is configured), and punts everything when
+// the ports are split or the VRF's table is not followed — never main's
+// routes for a VRF's traffic. Fed with link and route messages as the kernel
+// sends them (this machine's kernel may lack VRF; the kernel harness
+// tests/kdiff covers the real thing where it has it).
+#include "sources/kernel/kernel_table.h"
+
+#include <gtest/gtest.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/msg.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/vrf.h>
+
+#include <cstring>
+#include <memory>
+
+#include "sources/netlink/netlink_build.h"
+#include "tests/sources/recording_sink.h"
+
+namespace fibnic {
+namespace {
+
+constexpr unsigned kIffLowerUp = 0x10000;
+constexpr uint32_t kK0 = 10, kK1 = 11, kVrf = 20;
+
+std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name, uint32_t master, std::optional<uint32_t> vrf_table) {
+  rtnl_link* l = vrf_table ? rtnl_link_vrf_alloc() : rtnl_link_alloc();
+  if (vrf_table) rtnl_link_vrf_set_tableid(l, *vrf_table);
+  rtnl_link_set_ifindex(l, static_cast<int>(ifindex));
+  rtnl_link_set_name(l, name);
+  rtnl_link_set_flags(l, IFF_UP | kIffLowerUp);
+  if (master) rtnl_link_set_master(l, static_cast<int>(master));
+  nl_msg* m = nullptr;
+  EXPECT_EQ(rtnl_link_build_add_request(l, NLM_F_CREATE, &m), 0);
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_type = RTM_NEWLINK;
+  const auto* b = reinterpret_cast<const uint8_t*>(h);
+  std::vector<uint8_t> out(b, b + h->nlmsg_len);
+  nlmsg_free(m);
+  rtnl_link_put(l);
+  return out;
+}
+
+std::vector<uint8_t> RouteVia(const char* prefix, uint32_t table, const char* gw, uint32_t ifindex) {
+  NlRoute r;
+  r.prefix = *Prefix::Parse(prefix);
+  r.table = table;
+  r.protocol = RTPROT_BOOT;
+  r.type = RTN_UNICAST;
+  r.paths = {NlPath{*IpAddr::Parse(gw), ifindex}};
+  return BuildRouteMessage(r);
+}
+
+class KernelTableVrf : public ::testing::Test {
+ protected:
+  void Make(std::vector<uint32_t> tables) {
+    KernelTableOptions o;
+    o.tables = std::move(tables);
+    table = std::make_unique<KernelTable>(sink, PortNames{{"k0", 0}, {"k1", 1}}, o, nullptr);
+  }
+  void Feed(const std::vector<uint8_t>& m) {
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    ASSERT_TRUE(table->Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
+  }
+  void Links(uint32_t k0_master, uint32_t k1_master) {
+    Feed(LinkMessage(kK0, "k0", k0_master, std::nullopt));
+    Feed(LinkMessage(kK1, "k1", k1_master, std::nullopt));
+  }
+  std::optional<std::vector<NextHop>> PathsOf(const char* p) {
+    auto r = sink.routes();
+    auto it = r.find(*Prefix::Parse(p));
+    if (it == r.end()) return std::nullopt;
+    return it->second.paths;
+  }
+  testing::RecordingSink sink;
+  std::unique_ptr<KernelTable> table;
+};
+
+const std::vector<NextHop> kPunt{NextHop::ToHost()};
+
+TEST_F(KernelTableVrf, FollowsMainTheVrfOfAllPortsAndRefusesWhenSplit) {
+  Make({255, 254, 10});
+  Feed(LinkMessage(kVrf, "blue", 0, 10));
+  Links(0, 0);
+  Feed(RouteVia("198.51.100.0/24", 254, "10.0.0.2", kK0));
+  Feed(RouteVia("198.51.100.0/24", 10, "10.0.0.3", kK0));
+  Feed(RouteVia("203.0.113.0/24", 10, "10.1.0.3", kK1));
+  // No port in a VRF: main, and not the VRF's table.
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.2").value(), 0}}));
+  EXPECT_EQ(PathsOf("203.0.113.0/24"), std::nullopt);
+  EXPECT_EQ(table->counts().refusing, "");
+  // Both enslaved: the VRF's table, not main's.
+  Links(kVrf, kVrf);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.3").value(), 0}}));
+  EXPECT_EQ(PathsOf("203.0.113.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.1.0.3").value(), 1}}));
+  // k1 released: split — everything punts, and says why.
+  Links(kVrf, 0);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), kPunt);
+  EXPECT_EQ(PathsOf("203.0.113.0/24"), kPunt);
+  EXPECT_NE(table->counts().refusing.find("split"), std::string::npos) << table->counts().refusing;
+  // Both released: main again.
+  Links(0, 0);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.2").value(), 0}}));
+  EXPECT_EQ(PathsOf("203.0.113.0/24"), std::nullopt);
+  EXPECT_EQ(table->counts().refusing, "");
+}
+
+TEST_F(KernelTableVrf, PortsInAVrfWhoseTableIsNotFollowedPunt) {
+  Make({255, 254});
+  Feed(LinkMessage(kVrf, "blue", 0, 10));
+  Links(kVrf, kVrf);
+  Feed(RouteVia("198.51.100.0/24", 254, "10.0.0.2", kK0));
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), kPunt);
+  EXPECT_NE(table->counts().refusing.find("table 10"), std::string::npos) << table->counts().refusing;
+}
+
+TEST_F(KernelTableVrf, PortEnslavedToAnUnknownMasterPunts) {
+  Make({255, 254, 10});
+  Links(kVrf, kVrf);  // the VRF's own link message has not come yet
+  Feed(RouteVia("198.51.100.0/24", 254, "10.0.0.2", kK0));
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), kPunt);
+  Feed(LinkMessage(kVrf, "blue", 0, 10));
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), std::nullopt);  // main's route is not the ports' table
+  EXPECT_EQ(table->counts().refusing, "");
+  Feed(RouteVia("198.51.100.0/24", 10, "10.0.0.3", kK0));
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.3").value(), 0}}));
+}
+
+}  // namespace
+}  // namespace fibnic
