@@ -51,10 +51,13 @@ struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   // The SRAM the picture shows (FibView::Sram: what was written to the
   // device, or the compiled image without one), with what was derived from
   // it, kept while the view hands out the same copy.
+  // A summary passes over all 2^24 /24s on the web thread: a newer copy is
+  // not asked for sooner than 20x the last summary's cost after it.
   struct SramViews {
     std::shared_ptr<const SramCopy> copy;
     std::optional<SramSummary> summary;
     std::map<std::pair<uint32_t, int>, std::vector<uint8_t>> pictures;
+    std::chrono::steady_clock::time_point keep_until;
   };
   StatusOr<SramViews*> Sram();
   // The device's live state compared with the compiled image, rate limited.

@@ -319,14 +319,20 @@ StatusOr<HttpReply> FibApi::Impl::GetTcam(const HttpRequest&) {
 }
 
 StatusOr<FibApi::Impl::SramViews*> FibApi::Impl::Sram() {
+  if (sram.copy && std::chrono::steady_clock::now() < sram.keep_until) return &sram;
   ASSIGN_OR_RETURN(std::shared_ptr<const SramCopy> copy, view.Sram());
-  if (copy != sram.copy) sram = SramViews{std::move(copy), std::nullopt, {}};
+  if (copy != sram.copy) sram = SramViews{std::move(copy), std::nullopt, {}, {}};
   return &sram;
 }
 
 StatusOr<HttpReply> FibApi::Impl::GetSram(const HttpRequest&) {
   ASSIGN_OR_RETURN(SramViews * s, Sram());
-  if (!s->summary) s->summary = SummarizeSram(s->copy->bytes.data(), s->copy->code_bits);
+  if (!s->summary) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s->summary = SummarizeSram(s->copy->bytes.data(), s->copy->code_bits);
+    const auto t1 = std::chrono::steady_clock::now();
+    s->keep_until = t1 + 20 * (t1 - t0);
+  }
   const SramSummary& sum = *s->summary;
   const int codes = 1 << sum.code_bits;
   auto counts = [codes](const auto& by_code) {
