@@ -45,6 +45,7 @@ Fibnicd::Fibnicd(FibnicdOptions options, FibnicdConfig config)
     : options_(std::move(options)), config_(std::move(config)), signals_(io_), heartbeat_(io_) {}
 
 Fibnicd::~Fibnicd() {
+  StopWeb();
   if (pipeline_) pipeline_->Stop();
 }
 
@@ -112,7 +113,7 @@ void Fibnicd::ObserveBatch(const BatchReport& b) {
 Status Fibnicd::StartWeb() {
   if (!config_.web.enabled) return OkStatus();
   web::WebContext ctx;
-  ctx.fib = &pipeline_->fib();
+  ctx.view = view_;
   ctx.bar = device_.bar.get();
   ctx.device = config_.device.backend == DeviceBackend::kFile ? "file:" + device_.bar_path
                                                                : "pci:" + device_.description;
@@ -157,7 +158,7 @@ Status Fibnicd::StartWeb() {
                            }});
   }
   router_ = std::make_unique<web::Router>();
-  api_ = std::make_unique<web::FibApi>(pipeline_->io(), ctx);
+  api_ = std::make_unique<web::FibApi>(web_io_, ctx);
   RETURN_IF_ERROR(api_->Register(*router_));
   web::AddDashboard(*router_);
   web::WebConfig wc;
@@ -173,11 +174,26 @@ Status Fibnicd::StartWeb() {
   wc.idle_timeout = std::chrono::milliseconds(config_.web.idle_timeout_ms);
   wc.write_timeout = std::chrono::milliseconds(config_.web.write_timeout_ms);
   RETURN_IF_ERROR(web::ValidateWebConfig(wc));
-  ASSIGN_OR_RETURN(web_, web::WebServer::Start(pipeline_->io(), wc, *router_, &telemetry_));
+  ASSIGN_OR_RETURN(web_, web::WebServer::Start(web_io_, wc, *router_, &telemetry_));
+  web_thread_ = std::thread([this] {
+    auto work = boost::asio::make_work_guard(web_io_);
+    web_io_.run();
+  });
   std::string scheme = web_->tls() ? "https" : "http";
   std::string host = config_.web.listen.host.is_v4() ? wc.listen_address : "[" + wc.listen_address + "]";
   LogInfo("dashboard and REST API at " + scheme + "://" + host + ":" + std::to_string(web_->port()) + "/");
   return OkStatus();
+}
+
+void Fibnicd::StopWeb() {
+  if (!web_thread_.joinable()) return;
+  // On the web thread: the server closes its sockets, the API its timer.
+  boost::asio::post(web_io_, [this] {
+    web_->Stop();
+    api_.reset();
+    web_io_.stop();
+  });
+  web_thread_.join();
 }
 
 Status Fibnicd::StartSources() {
@@ -227,18 +243,18 @@ Status Fibnicd::Start() {
   ASSIGN_OR_RETURN(device_, OpenDevice(config_.device, bar_path));
   LogInfo("device: " + device_.description);
 
-  pusher_ = std::make_unique<FibnicPusher>(*device_.bar, PushOptions{config_.device.verify_writes});
-  sink_ = std::make_unique<PusherSink>(*pusher_, *device_.bar);
+  writer_ = std::make_unique<FibnicWriter>(*device_.bar, PushOptions{config_.device.verify_writes});
   FibConfig fc = config_.MakeFibConfig();
   fc.caps = device_.caps;
-  pipeline_ = std::make_unique<Pipeline>(fc, *sink_, BatchingOf(config_));
+  pipeline_ = std::make_unique<Pipeline>(fc, *writer_, BatchingOf(config_));
   pipeline_->SetBatchObserver([this](const BatchReport& b) { ObserveBatch(b); });
+  view_ = web::FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
+                               pipeline_->fib(), writer_.get());
+  pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });
   pipeline_->Start();
   SetPortMacs();
   RETURN_IF_ERROR(StartSources());
-  Status web_status;
-  pipeline_->Mutate([&](Fib&) { web_status = StartWeb(); });
-  RETURN_IF_ERROR(web_status.WithContext("web server on " + config_.web.listen.ToString()));
+  RETURN_IF_ERROR(StartWeb().WithContext("web server on " + config_.web.listen.ToString()));
 
   WaitInitialDump();
 
@@ -376,7 +392,7 @@ void Fibnicd::Stop(int exit_code) {
   // The device is left as it is: it keeps forwarding with its last tables.
   if (kernel_) kernel_->Stop();
   if (fpm_) fpm_->Stop();
-  if (web_) pipeline_->Mutate([this](Fib&) { web_->Stop(); });
+  StopWeb();
   pipeline_->Stop();
   PipelineMetrics m = pipeline_->metrics();
   LogInfo("stopped: " + std::to_string(m.batches) + " batches, " + std::to_string(m.bus_writes) +

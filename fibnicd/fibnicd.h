@@ -2,13 +2,16 @@
 // Fib and the pipeline to the device, with the REST/web server, systemd
 // notification, signals (SIGHUP reload, SIGTERM stop) and a watchdog.
 //
-// Threads: the main thread runs the event loop (signals, heartbeat, sources'
-// and web sockets); the pipeline thread owns the Fib and the device.
+// Threads: the main thread runs the event loop (signals, heartbeat, sources);
+// the pipeline thread owns the Fib and the device; the web thread serves the
+// REST API and dashboard from the FibView (web/api/fib_view.h), so no request
+// holds up a commit.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -18,11 +21,10 @@
 #include "sources/file/file_source.h"
 #include "fibnicd/fibnicd_config.h"
 #include "fibnicd/pipeline.h"
-#include "hwif/pusher_sink.h"
 #include "common/sd_notifier.h"
 #include "sources/fpm/fpm_source.h"
 #include "sources/kernel/kernel_source.h"
-#include "hwif/fibnic_pusher.h"
+#include "hwif/fibnic_writer.h"
 #include "web/api/fib_api.h"
 #include "web/http/router.h"
 #include "web/http/server.h"
@@ -51,8 +53,9 @@ class Fibnicd {
  private:
   Status Start();
   Status StartSources();
-  // On the pipeline thread (the web server's handlers read the Fib there).
+  // The web server on its own thread and io_context.
   Status StartWeb();
+  void StopWeb();
   void ObserveBatch(const BatchReport& b);
   // Once the kernel source's first dump is in (or at once without it), the
   // table is compiled whole and synced; READY=1 follows.
@@ -74,9 +77,9 @@ class Fibnicd {
   boost::asio::steady_timer initial_wait_{io_};
   SdNotifier notify_;
   OpenedDevice device_;
-  std::unique_ptr<FibnicPusher> pusher_;
-  std::unique_ptr<PusherSink> sink_;
+  std::unique_ptr<FibnicWriter> writer_;
   std::unique_ptr<Pipeline> pipeline_;
+  std::shared_ptr<web::FibView> view_;
   web::Telemetry telemetry_;
   std::unique_ptr<KernelSource> kernel_;
   std::unique_ptr<FpmSource> fpm_;
@@ -84,6 +87,8 @@ class Fibnicd {
   std::unique_ptr<web::Router> router_;
   std::unique_ptr<web::FibApi> api_;
   std::unique_ptr<web::WebServer> web_;
+  boost::asio::io_context web_io_;
+  std::thread web_thread_;
   int exit_code_ = 0;
   bool stopping_ = false;
   // Summary's counts as of a commit: Counts() passes over every /24 (tens of

@@ -32,7 +32,7 @@ constexpr auto kResyncRetry = std::chrono::seconds(1);
 
 }  // namespace
 
-Pipeline::Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching)
+Pipeline::Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolicy batching)
     : fib_(std::make_unique<Fib>(fib_config)),
       device_(device),
       queue_([this] { Wake(); }),
@@ -118,6 +118,7 @@ Status Pipeline::PushCommit() {
                           pushed.ok() ? std::string() : pushed.ToString()});
   }
   batch_updates_ = 0;
+  if (commit_listener_) commit_listener_(*fib_, device_);
   std::lock_guard<std::mutex> lock(metrics_mu_);
   m_.commit_ns_last = commit_ns;
   m_.commit_ns_max = std::max(m_.commit_ns_max, commit_ns);
@@ -135,7 +136,9 @@ Status Pipeline::PushCommit() {
     // Retry even if no further update arrives.
     auto retry = std::make_shared<boost::asio::steady_timer>(io_, kResyncRetry);
     retry->async_wait([this, retry](const boost::system::error_code& ec) {
-      if (!ec && need_resync_ && !stopped_) PushCommit().ok();
+      // Barriers waiting for the device are released by a successful resync,
+      // not only by the next batch (which may never come).
+      if (!ec && need_resync_ && !stopped_ && PushCommit().ok()) CheckBarriers();
     });
     return pushed;
   }
@@ -167,7 +170,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
     int64_t commit_ns = NsSince(t0);
     auto t1 = Clock::now();
     uint64_t writes_before = device_.bus_writes();
-    Status synced = held.ok() ? device_.SyncFrom(*held, fib_->image()) : device_.Sync(fib_->image());
+    Status synced = device_.Sync(fib_->image(), held.ok() ? &*held : nullptr);
     if (observer_) {
       observer_(BatchReport{metrics().updates_applied - applied_before, device_.bus_writes() - writes_before,
                             commit_ns, NsSince(t1), synced.ok(), synced.ok() ? std::string() : synced.ToString()});
@@ -189,6 +192,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
         need_resync_ = true;
       }
     }
+    if (commit_listener_) commit_listener_(*fib_, device_);
     done(synced, *fib_);
     CheckBarriers();
     if (queue_.depth() > 0) Schedule();

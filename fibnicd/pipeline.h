@@ -1,5 +1,5 @@
 // The update pipeline: sources → UpdateQueue → Fib (own thread, the Fib's only
-// strand) → batched Commit() → DeviceSink.
+// strand) → batched Commit() → DeviceWriter (hwif/device_writer.h).
 //
 // Batching: a batch is cut when its oldest update has waited batch_delay, or
 // when batch_max updates are pending, whichever comes first; while a batch is
@@ -29,7 +29,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "hwif/device_sink.h"
+#include "hwif/device_writer.h"
 #include "fibnicd/update_queue.h"
 #include "fib/fib.h"
 
@@ -76,7 +76,7 @@ struct BatchReport {
 
 class Pipeline {
  public:
-  Pipeline(const FibConfig& fib_config, DeviceSink& device, BatchPolicy batching);
+  Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolicy batching);
   ~Pipeline();  // Stop()
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -86,12 +86,19 @@ class Pipeline {
 
   // Set before Start().
   void SetBatchObserver(std::function<void(const BatchReport&)> observer) { observer_ = std::move(observer); }
+  // Called on the pipeline thread after every commit (pushed, synced or
+  // failed), with the Fib and the writer as they now are: where readers'
+  // snapshots are published (web/api/fib_view.h).
+  void SetCommitListener(std::function<void(const Fib&, const DeviceWriter&)> listener) {
+    commit_listener_ = std::move(listener);
+  }
   void Start();
-  // The pipeline thread's event loop: the web server runs here, so its
-  // handlers read the Fib and the device between batches, without locks.
+  // The pipeline thread's event loop: the Fib's strand. Readers post here
+  // (web/api/fib_view.h) and never hold it long.
   boost::asio::io_context& io() { return io_; }
-  // The Fib itself: only for code running on the pipeline thread (web handlers).
+  // The Fib and the writer themselves: only for code running on the pipeline thread.
   Fib& fib() { return *fib_; }
+  DeviceWriter& device() { return device_; }
   // Something was handed to sink() out of band: look at the queue now.
   void Kick() { Wake(); }
   // Applies everything queued so far, compiles, syncs the device and calls
@@ -132,7 +139,7 @@ class Pipeline {
   void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)
 
   std::unique_ptr<Fib> fib_;
-  DeviceSink& device_;
+  DeviceWriter& device_;
   UpdateQueue queue_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
@@ -150,6 +157,7 @@ class Pipeline {
   };
   std::vector<BarrierWait> barriers_;
   std::function<void(const BatchReport&)> observer_;
+  std::function<void(const Fib&, const DeviceWriter&)> commit_listener_;
   uint64_t batch_updates_ = 0;  // updates of the batch being pushed (for the observer)
 
   mutable std::mutex metrics_mu_;

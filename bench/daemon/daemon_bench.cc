@@ -7,9 +7,11 @@
 //  3. fibnicd's resident memory with the table (and its peak);
 //  4. single-update latency p50/p99: a static route PUT over the REST API until
 //     its /24 is decoded as forwarded from the BAR file (HwLookup, polled),
-//     against the configured batch delay.
+//     against the configured batch delay — idle, then (same daemon, same run)
+//     while wrk hammers GET /api/v1/status and GET /api/v1/sram: no web
+//     request may stall a commit, so the two should agree within noise.
 //
-// daemon_bench --fibnicd BIN --compile BIN --routes R --neigh N --dir DIR [--updates K]
+// daemon_bench --fibnicd BIN --compile BIN --routes R --neigh N --dir DIR [--updates K] [--wrk BIN]
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -110,6 +112,27 @@ void Stop(testing::Child* c) {
   delete c;
 }
 
+// A web client hammering one URL until stopped (wrk, two connections).
+struct Hammer {
+  Hammer(const std::string& wrk, uint16_t port, const std::string& path, const std::string& out)
+      : out_(out),
+        child_({"/bin/sh", "-c",
+                "exec " + wrk + " -t1 -c2 -d600s http://127.0.0.1:" + std::to_string(port) + path + " >" + out + " 2>&1"},
+               {}) {}
+  // Stops wrk (SIGINT: it prints its summary) and returns its requests/s.
+  double Stop() {
+    child_.Signal(SIGINT);
+    child_.Wait(10s);
+    std::smatch m;
+    std::string text = Slurp(out_);
+    if (std::regex_search(text, m, std::regex("Requests/sec:\\s+([0-9.]+)"))) return std::stod(m[1]);
+    std::fprintf(stderr, "daemon_bench: wrk said:\n%s\n", text.c_str());
+    return 0;
+  }
+  std::string out_;
+  testing::Child child_;
+};
+
 double Percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
@@ -122,6 +145,8 @@ int Main(int argc, char** argv) {
   std::string neigh = Arg(argc, argv, "--neigh");
   std::string dir = Arg(argc, argv, "--dir");
   int updates = std::stoi(Arg(argc, argv, "--updates", "200"));
+  std::string wrk = Arg(argc, argv, "--wrk", "none");
+  if (wrk == "none") wrk.clear();
 
   // Peer: the offline compiler on the same table, same machine, same run.
   auto c0 = Clock::now();
@@ -158,39 +183,59 @@ int Main(int argc, char** argv) {
   struct stat st;
   fstat(fd, &st);
   auto* map = static_cast<const uint8_t*>(mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0));
-  std::vector<double> lat;
-  int timeouts = 0;
-  for (int i = 0; i < updates; ++i) {
-    uint32_t net = 0x64400000u + (static_cast<uint32_t>(i) << 8);
-    IpAddr dst = IpAddr::V4(net + 7);
-    int port = i % 2;
-    HttpRequestSpec put;
-    put.server = Endpoint{IpAddr::V4(0x7F000001), warm.port};
-    put.method = "PUT";
-    put.target = "/api/v1/routes/static/" + IpAddr::V4(net).ToString() + "/24";
-    put.token = kToken;
-    put.body = std::string("{\"paths\":[{\"gateway\":\"") + (port == 0 ? "10.0.0.1" : "10.1.0.1") +
-               "\",\"port\":" + std::to_string(port) + "}]}";
-    auto t0 = Clock::now();
-    auto r = HttpCall(put);
-    if (!r.ok() || r->status >= 300) {
-      std::fprintf(stderr, "daemon_bench: PUT failed: %s\n", r.ok() ? r->body.c_str() : r.status().ToString().c_str());
-      return 1;
-    }
-    bool seen = false;
-    while (Clock::now() - t0 < 2s) {
-      HwDecision h = HwLookup(map, static_cast<size_t>(st.st_size), dst);
-      if (h.forward && h.port == port) {
-        seen = true;
-        break;
+  // One round of single updates; base keeps the rounds' /24s apart.
+  // lat: PUT sent → forwarded in the BAR; after: PUT answered → forwarded
+  // (fibnicd answers once the route is queued: the pipeline's part alone).
+  auto round = [&](uint32_t base, std::vector<double>* lat, std::vector<double>* after, int* timeouts) -> bool {
+    for (int i = 0; i < updates; ++i) {
+      uint32_t net = base + (static_cast<uint32_t>(i) << 8);
+      IpAddr dst = IpAddr::V4(net + 7);
+      int port = i % 2;
+      HttpRequestSpec put;
+      put.server = Endpoint{IpAddr::V4(0x7F000001), warm.port};
+      put.method = "PUT";
+      put.target = "/api/v1/routes/static/" + IpAddr::V4(net).ToString() + "/24";
+      put.token = kToken;
+      put.body = std::string("{\"paths\":[{\"gateway\":\"") + (port == 0 ? "10.0.0.1" : "10.1.0.1") +
+                 "\",\"port\":" + std::to_string(port) + "}]}";
+      auto t0 = Clock::now();
+      auto r = HttpCall(put);
+      const auto answered = Clock::now();
+      if (!r.ok() || r->status >= 300) {
+        std::fprintf(stderr, "daemon_bench: PUT failed: %s\n", r.ok() ? r->body.c_str() : r.status().ToString().c_str());
+        return false;
       }
-      std::this_thread::sleep_for(20us);
+      bool seen = false;
+      while (Clock::now() - t0 < 2s) {
+        HwDecision h = HwLookup(map, static_cast<size_t>(st.st_size), dst);
+        if (h.forward && h.port == port) {
+          seen = true;
+          break;
+        }
+        std::this_thread::sleep_for(20us);
+      }
+      if (seen) {
+        const auto seen_at = Clock::now();
+        lat->push_back(Ms(seen_at - t0));
+        after->push_back(Ms(seen_at - answered));
+      } else {
+        ++*timeouts;
+      }
     }
-    if (seen) {
-      lat.push_back(Ms(Clock::now() - t0));
-    } else {
-      ++timeouts;
-    }
+    return true;
+  };
+  std::vector<double> lat, lat_load, after, after_load;
+  int timeouts = 0, timeouts_load = 0;
+  if (!round(0x64400000u, &lat, &after, &timeouts)) return 1;
+  double status_rps = 0, sram_rps = 0;
+  if (!wrk.empty()) {
+    Hammer status(wrk, warm.port, "/api/v1/status", dir + "/wrk-status.txt");
+    Hammer sram(wrk, warm.port, "/api/v1/sram", dir + "/wrk-sram.txt");
+    std::this_thread::sleep_for(1s);  // let both reach their pace
+    bool ok = round(0x64600000u, &lat_load, &after_load, &timeouts_load);
+    status_rps = status.Stop();
+    sram_rps = sram.Stop();
+    if (!ok) return 1;
   }
   const double rss_mb = StatusMb(d->pid(), "VmRSS:"), peak_mb = StatusMb(d->pid(), "VmHWM:");
   Stop(d);
@@ -203,13 +248,25 @@ int Main(int argc, char** argv) {
   std::printf("  warm restart → READY:               %9.1f ms   BAR unchanged: %s\n", warm.start_to_ready_ms,
               unchanged ? "yes" : "NO");
   std::printf("  fibnicd resident after the updates:  %9.1f MB   peak %.1f MB\n", rss_mb, peak_mb);
-  if (!lat.empty()) {
-    double p50 = Percentile(lat, 0.5), p99 = Percentile(lat, 0.99);
-    std::printf("single update (REST PUT → forwarded in the BAR), %zu updates, batch_delay 1 ms\n", lat.size());
-    std::printf("  p50 %.3f ms  p99 %.3f ms  max %.3f ms  (ratio p50/batch_delay %.2f)  timeouts %d\n", p50, p99,
-                *std::max_element(lat.begin(), lat.end()), p50 / 1.0, timeouts);
+  std::printf("single update (REST PUT → forwarded in the BAR), batch_delay 1 ms\n");
+  auto line = [](const char* what, const std::vector<double>& l, int timeouts) {
+    if (l.empty()) return;
+    std::printf("  %-34s %4zu updates  p50 %7.3f ms  p99 %7.3f ms  max %7.3f ms  timeouts %d\n", what, l.size(),
+                Percentile(l, 0.5), Percentile(l, 0.99), *std::max_element(l.begin(), l.end()), timeouts);
+  };
+  line("idle: PUT sent → in the BAR", lat, timeouts);
+  line("idle: PUT answered → in the BAR", after, 0);
+  if (!wrk.empty()) {
+    std::printf("  while wrk hammers /api/v1/status + /api/v1/sram:\n");
+    line("loaded: PUT sent → in the BAR", lat_load, timeouts_load);
+    line("loaded: PUT answered → in the BAR", after_load, 0);
+    std::printf("  (wrk, 2 connections each: status %.0f req/s, sram %.0f req/s)\n", status_rps, sram_rps);
+    if (!after.empty() && !after_load.empty()) {
+      std::printf("  ratio loaded/idle, PUT answered → in the BAR: p50 %.2f  p99 %.2f\n",
+                  Percentile(after_load, 0.5) / Percentile(after, 0.5), Percentile(after_load, 0.99) / Percentile(after, 0.99));
+    }
   }
-  return unchanged && timeouts == 0 ? 0 : 1;
+  return unchanged && timeouts == 0 && timeouts_load == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -1,26 +1,43 @@
 #include "tests/web/web_harness.h"
 
+#include <chrono>
+#include <future>
 #include <map>
 #include <random>
+
+#include <boost/asio/post.hpp>
 
 #include "sources/file/route_file.h"
 #include "hwif/fibnic_device.h"
 
 namespace fibnic::web::testing {
 
-Harness::Harness(FibConfig config) : fib_(std::make_unique<Fib>(config)) {
+Harness::Harness(FibConfig config) : config_(config) {
   const regs::Caps& caps = config.caps;
   std::vector<uint8_t> bytes(caps.bar_bytes(), 0);
   const auto preset = FibnicCsrPreset(caps);
   std::copy(preset.begin(), preset.end(), bytes.begin());
   bar_ = std::make_unique<MemoryBar>(std::move(bytes));
-  pusher_ = std::make_unique<FibnicPusher>(*bar_);
-  for (PortId p = 0; p < caps.ports; ++p) {
-    fib_->SetPortMac(p, MacAddr{{0x02, 0x00, 0x00, 0x00, 0x00, static_cast<uint8_t>(0x10 + p)}});
-  }
+  writer_ = std::make_unique<FibnicWriter>(*bar_);
+  pipeline_ = std::make_unique<Pipeline>(config, *writer_, BatchPolicy{});
+  view_ = FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
+                          pipeline_->fib(), writer_.get());
+  pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });
+  pipeline_->SetBatchObserver([this](const BatchReport& b) {
+    Telemetry* t = telemetry_.load();
+    if (!t || !b.ok) return;
+    t->Counter(kBarBytesWrittenTotal, "Bytes written to BAR0")->Add(4 * b.bus_writes);
+    t->Counter(kCommitsTotal, "Commits pushed")->Add();
+  });
+  pipeline_->Start();
+  pipeline_->Mutate([&caps](Fib& fib) {
+    for (PortId p = 0; p < caps.ports; ++p) {
+      fib.SetPortMac(p, MacAddr{{0x02, 0x00, 0x00, 0x00, 0x00, static_cast<uint8_t>(0x10 + p)}});
+    }
+  });
 }
 
-Harness::~Harness() = default;
+Harness::~Harness() { pipeline_->Stop(); }
 
 void Harness::AddRouteLine(const Prefix& p, const NextHop& nh) {
   for (auto& r : routes_) {
@@ -35,7 +52,7 @@ void Harness::AddRouteLine(const Prefix& p, const NextHop& nh) {
 }
 
 Status Harness::LoadRouteFiles(const std::string& routes, const std::string& neighbors) {
-  const int ports = fib_->config().caps.ports;
+  const int ports = config_.caps.ports;
   // Index by prefix so ECMP lines join their route without a quadratic scan.
   std::map<Prefix, size_t> index;
   RETURN_IF_ERROR(ReadRouteFile(routes, ports, [&](const RouteLine& l) -> Status {
@@ -83,48 +100,56 @@ Status Harness::LoadSynthetic(int v4, int v6, uint64_t seed) {
 
 Status Harness::Start() {
   for (const auto& n : neighbors_) {
-    fib_->UpsertNeighbor(n);
+    pipeline_->sink().UpsertNeighbor(n);
     oracle_.SetNeighbor(n);
   }
   for (const auto& r : routes_) {
-    fib_->UpsertRoute(r);
+    pipeline_->sink().UpsertRoute(r);
     oracle_.SetRoute(r.prefix, r.paths);
   }
-  fib_->Commit();
-  return pusher_->Sync(fib_->image());
+  std::promise<Status> synced;
+  pipeline_->FinishInitialSync([&synced](Status st, const Fib&) { synced.set_value(st); });
+  return synced.get_future().get();
 }
 
 void Harness::Upsert(const Route& r) {
-  fib_->UpsertRoute(r);
+  pipeline_->sink().UpsertRoute(r);
   oracle_.SetRoute(r.prefix, r.paths);
 }
 
 void Harness::Delete(const Prefix& p) {
-  fib_->DeleteRoute(p, RouteSource::kStatic);
+  pipeline_->sink().DeleteRoute(p, RouteSource::kStatic);
   oracle_.EraseRoute(p);
 }
 
 Status Harness::Commit() {
-  auto deltas = fib_->Commit();
-  RETURN_IF_ERROR(pusher_->Push(deltas, fib_->image()));
-  if (telemetry_) {
-    telemetry_->Counter(kBarBytesWrittenTotal, "Bytes written to BAR0")->Add(pusher_->last().bytes_written());
-    telemetry_->Counter(kCommitsTotal, "Commits pushed")->Add();
+  const uint64_t errors = pipeline_->metrics().push_errors;
+  auto done = std::make_shared<std::promise<void>>();
+  auto on_device = done->get_future();
+  pipeline_->Barrier([done] { done->set_value(); });
+  pipeline_->Kick();
+  if (on_device.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    return Unavailable("harness: the pipeline did not push within 30 s");
   }
+  const PipelineMetrics m = pipeline_->metrics();
+  if (m.push_errors != errors) return IoError("harness: push failed: " + m.last_error);
   return OkStatus();
 }
 
-Status Harness::Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry) {
+Status Harness::Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry,
+                      std::chrono::milliseconds verify_interval) {
   telemetry_ = telemetry;
   WebContext ctx;
-  ctx.fib = fib_.get();
+  ctx.view = view_;
   ctx.bar = bar_.get();
   ctx.device = "memory:test-harness";
   ctx.telemetry = telemetry;
-  ctx.static_sink = &fib_->sink();
+  ctx.static_sink = &pipeline_->sink();
+  ctx.verify_interval = verify_interval;
+  // A PUT answers once its route is on the BAR (fibnicd's only kicks the pipeline).
   ctx.request_commit = [this] {
     Status st = Commit();
-    if (!st.ok() && telemetry_) telemetry_->Record(EventLevel::kError, "push", st.ToString());
+    if (Telemetry* t = telemetry_.load(); !st.ok() && t) t->Record(EventLevel::kError, "push", st.ToString());
   };
   ctx.sources = {{"harness", [this] { return nlohmann::json{{"routes", routes_.size()}, {"neighbors", neighbors_.size()}}; }}};
   api_ = std::make_unique<FibApi>(io, std::move(ctx));

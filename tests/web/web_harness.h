@@ -1,7 +1,8 @@
-// What the web tests serve before (and besides) a full fibnicd: a real Fib fed
-// from a route file (or synthetic routes), pushed by the real FibnicPusher into
-// an in-memory BAR0, with the independent oracle fed the same input. The
-// Fib API runs on top of it exactly as fibnicd mounts it.
+// What the web tests serve before (and besides) a full fibnicd: fibnicd's
+// pipeline (a real Fib on its own strand) fed from a route file (or synthetic
+// routes), pushed by the real FibnicWriter into an in-memory BAR0, with the
+// independent oracle fed the same input. The Fib API runs on top of it
+// through a FibView exactly as fibnicd mounts it, on the server's thread.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,14 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+#include <chrono>
+
 #include <boost/asio/io_context.hpp>
 
 #include "fib/fib.h"
-#include "hwif/fibnic_pusher.h"
+#include "fibnicd/pipeline.h"
+#include "hwif/fibnic_writer.h"
 #include "hwif/memory_bar.h"
 #include "tests/oracle/reference_lpm.h"
 #include "web/api/fib_api.h"
@@ -32,17 +37,20 @@ class Harness {
   // v4 + v6 random routes over three gateways on ports 1..3 (one unresolved).
   Status LoadSynthetic(int v4, int v6, uint64_t seed);
 
-  // Route changes that also reach the oracle; Commit() pushes them to the BAR.
+  // Route changes that also reach the oracle; Commit() returns once they
+  // are on the BAR (the pipeline's barrier).
   void Upsert(const Route& r);
   void Delete(const Prefix& p);
   Status Commit();
 
   // Mounts the Fib API (with static routes through the API) on router.
-  Status Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry);
+  Status Mount(boost::asio::io_context& io, Router& router, Telemetry* telemetry,
+               std::chrono::milliseconds verify_interval = std::chrono::seconds(10));
   // Stops the API's timers (on the server thread) so its io_context can finish.
   void Unmount() { api_.reset(); }
 
-  Fib& fib() { return *fib_; }
+  Pipeline& pipeline() { return *pipeline_; }
+  const std::shared_ptr<FibView>& view() const { return view_; }
   MemoryBar& bar() { return *bar_; }
   const oracle::ReferenceLpm& oracle() const { return oracle_; }
   // Distinct prefixes read per family (v4, v6) — counted from the input, not the Fib.
@@ -54,11 +62,13 @@ class Harness {
   Status Start();
   void AddRouteLine(const Prefix& p, const NextHop& nh);
 
-  std::unique_ptr<Fib> fib_;
+  FibConfig config_;
   std::unique_ptr<MemoryBar> bar_;
-  std::unique_ptr<FibnicPusher> pusher_;
+  std::unique_ptr<FibnicWriter> writer_;
+  std::atomic<Telemetry*> telemetry_{nullptr};
+  std::unique_ptr<Pipeline> pipeline_;  // after what its thread uses: stopped first
+  std::shared_ptr<FibView> view_;
   std::unique_ptr<FibApi> api_;
-  Telemetry* telemetry_ = nullptr;
   oracle::ReferenceLpm oracle_;
   std::vector<Route> routes_;
   std::vector<Neighbor> neighbors_;

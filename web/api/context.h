@@ -1,18 +1,21 @@
 // What a service hands the Fib REST API: the objects the handlers read. The
 // daemon fills it once at start-up; every pointer must outlive the server.
-// Handlers run on the io_context thread that also drives the pipeline, so
-// they read the Fib and the BAR without locks.
+// Handlers run on the web server's own thread: they reach the Fib and the
+// device tables only through the FibView (snapshots, the Fib's strand, the
+// writer's shadow), so no request holds up a commit.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "fib/fib.h"
 #include "rib/route.h"
 #include "hwif/bar.h"
+#include "web/api/fib_view.h"
 #include "web/http/telemetry.h"
 
 namespace fibnic::web {
@@ -23,8 +26,11 @@ struct SourceStats {
 };
 
 struct WebContext {
-  Fib* fib = nullptr;             // required
-  Bar* bar = nullptr;             // the device's BAR0; null = hardware columns are null
+  std::shared_ptr<FibView> view;  // required
+  // The device's BAR0, for what only the device knows: VERSION, port
+  // counters, a lookup's hardware answer (a few registers and the small
+  // tables, never the SRAM). null = hardware columns are null.
+  Bar* bar = nullptr;
   std::string device;             // how the operator names it: "file:/var/lib/fibnic/bar0.img", "pci:0000:03:00.0"
   Telemetry* telemetry = nullptr; // events + counters (the rates come from kRouteUpdatesTotal, kBarBytesWrittenTotal)
   std::vector<SourceStats> sources;
@@ -34,6 +40,10 @@ struct WebContext {
   // gets the change, then request_commit() lets the pipeline push it.
   RibSink* static_sink = nullptr;
   std::function<void()> request_commit;
+
+  // GET /api/v1/status?verify=1 reads the whole device back (on the Fib's
+  // strand): at most once per this interval, 429 otherwise.
+  std::chrono::milliseconds verify_interval{std::chrono::seconds(10)};
 };
 
 }  // namespace fibnic::web

@@ -49,7 +49,8 @@ class LiveStream : public EventStream {
         seq_ = e.seq;
       }
     }
-    out += "event: status\ndata: " + api->StatusJson().dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+    auto status = api->StatusJson();
+    if (status.ok()) out += "event: status\ndata: " + status->dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
     return out;
   }
 
@@ -60,31 +61,11 @@ class LiveStream : public EventStream {
 
 }  // namespace
 
-FibApi::Impl::Impl(boost::asio::io_context& io, WebContext c) : ctx(std::move(c)), timer(io) {
-  if (ctx.bar) device = std::make_unique<DeviceView>(*ctx.bar);
-}
-
-std::optional<uint32_t> FibApi::Impl::DeviceGeneration() {
-  if (!device) return std::nullopt;
-  auto h = device->Header();
-  if (!h.ok()) return std::nullopt;
-  return h->generation;
-}
-
-const FibCounts& FibApi::Impl::Counts() {
-  const auto now = std::chrono::steady_clock::now();
-  auto& c = counts_cache;
-  if (c.valid) {
-    if (now - c.at < 20 * c.cost) return c.value;
-    const auto gen = DeviceGeneration();
-    if (gen ? gen == c.generation : now - c.at < std::chrono::seconds(1)) return c.value;  // nothing pushed since
+FibApi::Impl::Impl(boost::asio::io_context& io, WebContext c) : ctx(std::move(c)), view(*ctx.view), timer(io) {
+  if (ctx.bar) {
+    device = std::make_unique<DeviceView>(*ctx.bar);
+    header0 = device->Header();
   }
-  c.generation = DeviceGeneration();
-  c.value = ctx.fib->Counts();
-  c.at = std::chrono::steady_clock::now();
-  c.cost = c.at - now;
-  c.valid = true;
-  return c.value;
 }
 
 void FibApi::Impl::StartSampler() {
@@ -107,9 +88,10 @@ void FibApi::Impl::Sample() {
   rates.Sample(UnixMs(std::chrono::system_clock::now()), routes, bytes, commits);
 }
 
-json FibApi::Impl::StatusJson() {
-  const FibCounts c = Counts();
-  const regs::Caps& caps = ctx.fib->config().caps;
+StatusOr<json> FibApi::Impl::StatusJson() {
+  ASSIGN_OR_RETURN(std::shared_ptr<const FibSnapshot> snap, view.SnapshotWithCounts());
+  const FibCounts& c = *snap->counts;
+  const regs::Caps& caps = view.config().caps;
   json routes = json::object();
   for (int f = 0; f < 2; ++f) {
     json fam = json::object();
@@ -123,22 +105,23 @@ json FibApi::Impl::StatusJson() {
   }
   json dev = {{"name", ctx.device}, {"present", ctx.bar != nullptr}};
   if (device) {
-    auto h = device->Header();
-    if (h.ok()) {
-      dev["caps"] = ToJson(h->caps);
-      dev["version"] = std::to_string(h->version >> 16) + "." + std::to_string(h->version & 0xFFFF);
-      dev["generation"] = h->generation;
-      dev["control"] = {{"ipv4", (h->control & regs::kControlV4Enable) != 0},
-                        {"ipv6", (h->control & regs::kControlV6Enable) != 0}};
+    // What the writer put there (published after each commit); only the
+    // read-only header came from the device, once.
+    if (header0.ok()) {
+      dev["caps"] = ToJson(header0->caps);
+      dev["version"] = std::to_string(header0->version >> 16) + "." + std::to_string(header0->version & 0xFFFF);
+      dev["generation"] = snap->generation;
+      dev["control"] = {{"ipv4", (snap->control & regs::kControlV4Enable) != 0},
+                        {"ipv6", (snap->control & regs::kControlV6Enable) != 0}};
     } else {
-      dev["error"] = h.status().ToString();
+      dev["error"] = header0.status().ToString();
     }
   }
   const RatePoint r = rates.Recent(5);
   json sources = json::object();
   for (const auto& s : ctx.sources) sources[s.name] = s.get ? s.get() : json(nullptr);
   const auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return {{"version", FIBNIC_VERSION},
+  return json{{"version", FIBNIC_VERSION},
           {"started_at", IsoTime(started_wall)},
           {"uptime_s", uptime},
           {"device", std::move(dev)},
@@ -148,13 +131,48 @@ json FibApi::Impl::StatusJson() {
           {"neighbors", c.neighbors},
           {"slots", {{"used", c.slots_used}, {"total", caps.slots()}}},
           {"commits", c.commits},
-          {"counts_age_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - counts_cache.at).count()},
+          {"counts_age_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->counts_at).count()},
           {"rates", {{"routes_per_s", r.routes_per_s}, {"bar_bytes_per_s", r.bar_bytes_per_s}, {"commits_per_s", r.commits_per_s}}},
           {"sources", std::move(sources)},
           {"events", {{"last_seq", ctx.telemetry ? ctx.telemetry->last_seq() : 0}}}};
 }
 
-StatusOr<HttpReply> FibApi::Impl::GetStatus(const HttpRequest&) { return JsonReply(StatusJson()); }
+StatusOr<json> FibApi::Impl::VerifyJson() {
+  if (!view.has_device()) return FailedPrecondition("query parameter 'verify': there is no device to verify");
+  const auto now = std::chrono::steady_clock::now();
+  if (last_verify && now - *last_verify < ctx.verify_interval) {
+    const auto wait = std::chrono::duration_cast<std::chrono::seconds>(ctx.verify_interval - (now - *last_verify)) +
+                      std::chrono::seconds(1);
+    return ResourceExhausted("verify=1 reads the whole device: at most once every " +
+                             std::to_string(ctx.verify_interval.count()) + " ms; try again in " +
+                             std::to_string(wait.count()) + " s");
+  }
+  last_verify = now;
+  ASSIGN_OR_RETURN(VerifyReport v, view.Verify());
+  json drift = json::array();
+  for (const DeviceDrift& d : v.drift) drift.push_back({{"table", d.table}, {"index", d.index}});
+  return json{{"generation", v.generation},
+              {"in_sync", v.in_sync()},
+              {"drift_total", v.drift_total},
+              {"drift", std::move(drift)}};
+}
+
+StatusOr<HttpReply> FibApi::Impl::GetStatus(const HttpRequest& r) {
+  ASSIGN_OR_RETURN(uint64_t verify, QueryUint(r, "verify", 0, 0, 1));
+  ASSIGN_OR_RETURN(json status, StatusJson());
+  if (verify) {
+    auto v = VerifyJson();
+    if (!v.ok() && v.status().code() == StatusCode::kResourceExhausted) {
+      HttpReply rep = ErrorReply(429, v.status().message());
+      rep.headers.emplace_back("Retry-After", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                                  ctx.verify_interval).count() + 1));
+      return rep;
+    }
+    if (!v.ok()) return v.status();
+    status["verify"] = std::move(*v);
+  }
+  return JsonReply(status);
+}
 
 StatusOr<HttpReply> FibApi::Impl::GetEvents(const HttpRequest& r) {
   ASSIGN_OR_RETURN(uint64_t since, QueryUint(r, "since", 0, 0, UINT64_MAX));
@@ -202,7 +220,8 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
     out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, v] : series) out += name + PrometheusLabels(labels) + " " + PrometheusNumber(v) + "\n";
   };
-  const FibCounts c = Counts();
+  ASSIGN_OR_RETURN(std::shared_ptr<const FibSnapshot> snap, view.SnapshotWithCounts());
+  const FibCounts& c = *snap->counts;
   std::vector<std::pair<Labels, double>> routes;
   for (int f = 0; f < 2; ++f) {
     for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {
@@ -214,7 +233,7 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
   gauge("fibnic_fib_route_candidates", "Routes of every source", {{{}, static_cast<double>(c.candidates)}});
   gauge("fibnic_fib_neighbors", "Neighbours known to the Fib", {{{}, static_cast<double>(c.neighbors)}});
   gauge("fibnic_fib_slots_used", "Next-hop codes in use", {{{}, static_cast<double>(c.slots_used)}});
-  gauge("fibnic_fib_slots", "Next-hop codes the device has", {{{}, static_cast<double>(ctx.fib->config().caps.slots())}});
+  gauge("fibnic_fib_slots", "Next-hop codes the device has", {{{}, static_cast<double>(view.config().caps.slots())}});
   gauge("fibnic_fib_commits_total", "Fib::Commit() calls", {{{}, static_cast<double>(c.commits)}}, "counter");
   gauge("fibnic_uptime_seconds", "Seconds since the API started",
         {{{}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}});
@@ -240,11 +259,15 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
   return rep;
 }
 
-FibApi::FibApi(boost::asio::io_context& io, WebContext ctx) : impl_(std::make_shared<Impl>(io, std::move(ctx))) {}
-FibApi::~FibApi() { impl_->timer.cancel(); }
+FibApi::FibApi(boost::asio::io_context& io, WebContext ctx) {
+  if (ctx.view) impl_ = std::make_shared<Impl>(io, std::move(ctx));
+}
+FibApi::~FibApi() {
+  if (impl_) impl_->timer.cancel();
+}
 
 Status FibApi::Register(Router& router) {
-  if (!impl_->ctx.fib) return FailedPrecondition("web API: context has no Fib");
+  if (!impl_) return FailedPrecondition("web API: context has no Fib view");
   const std::string_view text = EmbeddedFile("openapi.json");
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.contains("paths")) return Internal("web API: embedded openapi.json does not parse");

@@ -24,16 +24,11 @@ namespace fibnic::web {
 struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   Impl(boost::asio::io_context& io, WebContext c);
 
-  // Fib::Counts() passes over every /24 cell (tens of milliseconds on a full
-  // table), so it is cached: recomputed when the device's GENERATION moved (every
-  // second without a device), but never sooner than 20x its own cost — at most
-  // ~5% of the io thread.
-  const FibCounts& Counts();
-  std::optional<uint32_t> DeviceGeneration();
-
   void StartSampler();
   void Sample();
-  nlohmann::json StatusJson();
+  // Counts from the published snapshot (never waits for the strand, except
+  // for the very first counts).
+  StatusOr<nlohmann::json> StatusJson();
 
   // --- service routes (fib_api.cc)
   StatusOr<HttpReply> GetStatus(const HttpRequest& r);
@@ -53,32 +48,31 @@ struct FibApi::Impl : std::enable_shared_from_this<FibApi::Impl> {
   StatusOr<HttpReply> GetSram(const HttpRequest& r);
   StatusOr<HttpReply> GetSramMap(const HttpRequest& r);
 
-  // The SRAM the picture shows: the device's when there is one (what really
-  // forwards), else the compiled image's. Cached until the next commit.
-  struct SramSnapshot {
-    std::string source;  // "device" or "image"
-    int code_bits = 2;
-    std::vector<uint8_t> bytes;
+  // The SRAM the picture shows (FibView::Sram: what was written to the
+  // device, or the compiled image without one), with what was derived from
+  // it, kept while the view hands out the same copy.
+  // A summary passes over all 2^24 /24s on the web thread: a newer copy is
+  // not asked for sooner than 20x the last summary's cost after it.
+  struct SramViews {
+    std::shared_ptr<const SramCopy> copy;
     std::optional<SramSummary> summary;
     std::map<std::pair<uint32_t, int>, std::vector<uint8_t>> pictures;
+    std::chrono::steady_clock::time_point keep_until;
   };
-  StatusOr<SramSnapshot*> Sram();
+  StatusOr<SramViews*> Sram();
+  // The device's live state compared with the compiled image, rate limited.
+  StatusOr<nlohmann::json> VerifyJson();
 
   WebContext ctx;
+  FibView& view;
   boost::asio::steady_timer timer;
   RateHistory rates;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
   std::unique_ptr<DeviceView> device;
-  struct CountsCache {
-    FibCounts value;
-    bool valid = false;
-    std::chrono::steady_clock::time_point at;
-    std::chrono::duration<double> cost{0};
-    std::optional<uint32_t> generation;
-  } counts_cache;
-  std::optional<std::pair<uint64_t, uint64_t>> sram_key;  // (generation, commits)
-  SramSnapshot sram;
+  StatusOr<BarHeader> header0 = Unavailable("no device");  // read once: ID, VERSION, CAPS
+  std::optional<std::chrono::steady_clock::time_point> last_verify;
+  SramViews sram;
 };
 
 StatusOr<Prefix> PrefixFromParams(const HttpRequest& r);

@@ -71,42 +71,51 @@ StatusOr<HttpReply> FibApi::Impl::GetRoutes(const HttpRequest& r) {
     if (p && only && p->family() != *only) return InvalidArgument("query parameter 'family' contradicts the prefix family");
   }
 
+  struct Page {
+    std::vector<RouteInfo> routes;
+    std::optional<Prefix> last;  // the cursor: the last route examined
+    bool more = false;
+    uint64_t scanned = 0;
+  };
+  // On the Fib's strand: only the page's RouteInfos are taken; JSON is built here.
+  ASSIGN_OR_RETURN(Page page, view.OnStrand([&](const Fib& fib) {
+    Page pg;
+    for (Family fam : {Family::kV4, Family::kV6}) {
+      if (only && fam != *only) continue;
+      RouteQuery q;
+      q.family = fam;
+      q.after = after;
+      q.within = within;
+      q.covering = covering;
+      q.source = source;
+      // The Fib drops routes by prefix and source before their RouteInfo is
+      // computed; the state needs it, so a rare state would examine the whole
+      // table: a page stops after kStateScan routes and hands out its cursor.
+      fib.ForEachRoute(q, [&](const RouteInfo& ri) {
+        if (pg.routes.size() == limit || (state && pg.scanned == kStateScan)) {
+          pg.more = true;
+          return false;
+        }
+        ++pg.scanned;
+        pg.last = ri.route.prefix;
+        if (state && ri.state != *state) return true;
+        pg.routes.push_back(ri);
+        return true;
+      });
+      if (pg.more) break;
+    }
+    return pg;
+  }));
   json out = json::array();
-  std::optional<Prefix> last;  // the cursor: the last route examined
-  bool more = false;
-  uint64_t scanned = 0;
-  for (Family fam : {Family::kV4, Family::kV6}) {
-    if (only && fam != *only) continue;
-    RouteQuery q;
-    q.family = fam;
-    q.after = after;
-    q.within = within;
-    q.covering = covering;
-    q.source = source;
-    // The Fib drops routes by prefix and source before their RouteInfo is
-    // computed; the state needs it, so a rare state would examine the whole
-    // table: a page stops after kStateScan routes and hands out its cursor.
-    ctx.fib->ForEachRoute(q, [&](const RouteInfo& ri) {
-      if (out.size() == limit || (state && scanned == kStateScan)) {
-        more = true;
-        return false;
-      }
-      ++scanned;
-      last = ri.route.prefix;
-      if (state && ri.state != *state) return true;
-      out.push_back(ToJson(ri));
-      return true;
-    });
-    if (more) break;
-  }
+  for (const RouteInfo& ri : page.routes) out.push_back(ToJson(ri));
   return JsonReply({{"routes", std::move(out)},
-                    {"next", more && last ? json(last->ToString()) : json(nullptr)},
-                    {"scanned", scanned}});
+                    {"next", page.more && page.last ? json(page.last->ToString()) : json(nullptr)},
+                    {"scanned", page.scanned}});
 }
 
 StatusOr<HttpReply> FibApi::Impl::GetRoute(const HttpRequest& r) {
   ASSIGN_OR_RETURN(Prefix p, PrefixFromParams(r));
-  auto cands = ctx.fib->GetRoute(p);
+  ASSIGN_OR_RETURN(auto cands, view.OnStrand([&](const Fib& fib) { return fib.GetRoute(p); }));
   if (cands.empty()) return NotFound("no route for " + p.ToString());
   json arr = json::array();
   for (const auto& c : cands) arr.push_back(ToJson(c));
@@ -135,7 +144,7 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
   if (!body.contains("paths") || !body["paths"].is_array() || body["paths"].empty() || body["paths"].size() > 16) {
     return InvalidArgument("body: 'paths' must be an array of 1..16 {\"gateway\"?, \"port\"}");
   }
-  const int ports = ctx.fib->config().caps.ports;
+  const int ports = view.config().caps.ports;
   for (size_t i = 0; i < body["paths"].size(); ++i) {
     const json& jp = body["paths"][i];
     const std::string where = "body: paths[" + std::to_string(i) + "]";
@@ -167,8 +176,11 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
 
 StatusOr<HttpReply> FibApi::Impl::DeleteStaticRoute(const HttpRequest& r) {
   ASSIGN_OR_RETURN(Prefix p, PrefixFromParams(r));
-  bool present = false;
-  for (const auto& c : ctx.fib->GetRoute(p)) present |= c.route.source == RouteSource::kApi;
+  ASSIGN_OR_RETURN(bool present, view.OnStrand([&](const Fib& fib) {
+    bool api = false;
+    for (const auto& c : fib.GetRoute(p)) api |= c.route.source == RouteSource::kApi;
+    return api;
+  }));
   if (!present) return NotFound("no route set through the API for " + p.ToString());
   ctx.static_sink->DeleteRoute(p, RouteSource::kApi);
   ctx.request_commit();
@@ -179,7 +191,7 @@ StatusOr<HttpReply> FibApi::Impl::DeleteStaticRoute(const HttpRequest& r) {
 StatusOr<HttpReply> FibApi::Impl::GetLookup(const HttpRequest& r) {
   auto dst = IpAddr::Parse(r.params.at("address"));
   if (!dst.ok()) return InvalidArgument("'" + r.params.at("address") + "' is not an IP address: " + dst.status().message());
-  const RibAnswer rib = ctx.fib->Lookup(*dst);
+  ASSIGN_OR_RETURN(const RibAnswer rib, view.OnStrand([&](const Fib& fib) { return fib.Lookup(*dst); }));
   json j = {{"address", dst->ToString()}, {"family", FamilyName(dst->family())}, {"rib", ToJson(rib)}};
   if (dst->is_v4()) {
     j["slash24"] = Prefix::V4(dst->v4() & 0xFFFFFF00u, 24).ToString();
@@ -203,13 +215,43 @@ StatusOr<HttpReply> FibApi::Impl::GetLookup(const HttpRequest& r) {
   return JsonReply(j);
 }
 
+namespace {
+
+// What the table answers need from the strand, copied there (small: the
+// slots, neighbours, TCAM and what the writer last put in those tables).
+struct Tables {
+  std::vector<SlotInfo> slots;
+  std::vector<Neighbor> neighbors;
+  std::vector<regs::Tcam6Entry> tcam;  // compiled
+  struct Written {
+    std::vector<regs::NexthopEntry> nexthop;
+    std::vector<regs::Tcam6Entry> tcam;
+    std::vector<regs::NeighEntry> neigh;
+  };
+  std::optional<Written> written;  // the writer's shadow of those tables; none without a device
+};
+
+StatusOr<Tables> TablesOnStrand(FibView& view, bool neighbors, bool tcam, const DeviceWriter* writer) {
+  return view.OnStrand([&](const Fib& fib) {
+    Tables t;
+    t.slots = fib.Slots();
+    if (neighbors) t.neighbors = fib.Neighbors();
+    if (tcam) t.tcam = fib.image().tcam;
+    if (writer && writer->in_sync()) {
+      const DeviceImage& w = writer->shadow();
+      t.written = Tables::Written{w.nexthop, w.tcam, w.neigh};
+    }
+    return t;
+  });
+}
+
+}  // namespace
+
 StatusOr<HttpReply> FibApi::Impl::GetNexthops(const HttpRequest&) {
-  std::optional<DeviceTables> hw;
-  if (device) {
-    ASSIGN_OR_RETURN(hw, device->Tables());
-  }
+  ASSIGN_OR_RETURN(Tables t, TablesOnStrand(view, false, false, view.writer()));
+  const auto& hw = t.written;
   json arr = json::array();
-  for (const SlotInfo& s : ctx.fib->Slots()) {
+  for (const SlotInfo& s : t.slots) {
     json j = {{"code", s.code},
               {"owner", s.owner ? ToJson(*s.owner) : json(nullptr)},
               {"weight", s.weight},
@@ -227,12 +269,10 @@ StatusOr<HttpReply> FibApi::Impl::GetNexthops(const HttpRequest&) {
 }
 
 StatusOr<HttpReply> FibApi::Impl::GetNeighbors(const HttpRequest&) {
-  std::optional<DeviceTables> hw;
-  if (device) {
-    ASSIGN_OR_RETURN(hw, device->Tables());
-  }
+  ASSIGN_OR_RETURN(Tables t, TablesOnStrand(view, true, false, view.writer()));
+  const auto& hw = t.written;
   json arr = json::array();
-  for (const Neighbor& n : ctx.fib->Neighbors()) {
+  for (const Neighbor& n : t.neighbors) {
     json j = ToJson(n);
     j["cam_index"] = nullptr;
     if (hw) {
@@ -254,62 +294,45 @@ StatusOr<HttpReply> FibApi::Impl::GetNeighbors(const HttpRequest&) {
   }
   return JsonReply({{"neighbors", std::move(arr)},
                     {"cam_used", cam_used},
-                    {"cam_entries", ctx.fib->config().caps.neigh_entries}});
+                    {"cam_entries", view.config().caps.neigh_entries}});
 }
 
 StatusOr<HttpReply> FibApi::Impl::GetTcam(const HttpRequest&) {
-  const DeviceImage& img = ctx.fib->image();
-  std::optional<DeviceTables> hw;
-  if (device) {
-    ASSIGN_OR_RETURN(hw, device->Tables());
-  }
-  auto slots = ctx.fib->Slots();
+  ASSIGN_OR_RETURN(Tables t, TablesOnStrand(view, false, true, view.writer()));
+  const auto& hw = t.written;
+  const auto& img = t.tcam;
   json arr = json::array();
-  for (size_t i = 0; i < img.tcam.size(); ++i) {
+  for (size_t i = 0; i < img.size(); ++i) {
     // Show what forwards: the device's entry when there is a device.
-    const regs::Tcam6Entry& e = hw && i < hw->tcam.size() ? hw->tcam[i] : img.tcam[i];
+    const regs::Tcam6Entry& e = hw && i < hw->tcam.size() ? hw->tcam[i] : img[i];
     json j = ToJson(e);
     j["index"] = i;
-    j["in_sync"] = hw ? json(i < hw->tcam.size() && hw->tcam[i] == img.tcam[i]) : json(nullptr);
+    j["in_sync"] = hw ? json(i < hw->tcam.size() && hw->tcam[i] == img[i]) : json(nullptr);
     j["nexthop"] = nullptr;
-    for (const auto& s : slots) {
+    for (const auto& s : t.slots) {
       if (e.valid() && s.code == e.code && s.owner) j["nexthop"] = ToJson(*s.owner);
     }
     arr.push_back(std::move(j));
   }
-  const auto used = std::count_if(img.tcam.begin(), img.tcam.end(), [](const regs::Tcam6Entry& e) { return e.valid(); });
+  const auto used = std::count_if(img.begin(), img.end(), [](const regs::Tcam6Entry& e) { return e.valid(); });
   return JsonReply({{"entries", std::move(arr)}, {"used", used}, {"source", hw ? "device" : "image"}});
 }
 
-StatusOr<FibApi::Impl::SramSnapshot*> FibApi::Impl::Sram() {
-  uint64_t generation = 0;
-  if (device) {
-    ASSIGN_OR_RETURN(BarHeader h, device->Header());
-    generation = h.generation;
-  }
-  // The device's GENERATION moves with every push; without a device the
-  // compiled image is keyed by the (cached) commit count.
-  const std::pair<uint64_t, uint64_t> key = {generation, device ? 0 : Counts().commits};
-  if (sram_key && *sram_key == key) return &sram;
-  SramSnapshot snap;
-  if (device) {
-    ASSIGN_OR_RETURN(BarHeader h, device->Header());
-    ASSIGN_OR_RETURN(snap.bytes, device->Sram());
-    snap.source = "device";
-    snap.code_bits = h.caps.code_bits;
-  } else {
-    snap.bytes = ctx.fib->image().sram;
-    snap.source = "image";
-    snap.code_bits = ctx.fib->image().caps.code_bits;
-  }
-  sram = std::move(snap);
-  sram_key = key;
+StatusOr<FibApi::Impl::SramViews*> FibApi::Impl::Sram() {
+  if (sram.copy && std::chrono::steady_clock::now() < sram.keep_until) return &sram;
+  ASSIGN_OR_RETURN(std::shared_ptr<const SramCopy> copy, view.Sram());
+  if (copy != sram.copy) sram = SramViews{std::move(copy), std::nullopt, {}, {}};
   return &sram;
 }
 
 StatusOr<HttpReply> FibApi::Impl::GetSram(const HttpRequest&) {
-  ASSIGN_OR_RETURN(SramSnapshot * s, Sram());
-  if (!s->summary) s->summary = SummarizeSram(s->bytes.data(), s->code_bits);
+  ASSIGN_OR_RETURN(SramViews * s, Sram());
+  if (!s->summary) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s->summary = SummarizeSram(s->copy->bytes.data(), s->copy->code_bits);
+    const auto t1 = std::chrono::steady_clock::now();
+    s->keep_until = t1 + 20 * (t1 - t0);
+  }
   const SramSummary& sum = *s->summary;
   const int codes = 1 << sum.code_bits;
   auto counts = [codes](const auto& by_code) {
@@ -321,11 +344,12 @@ StatusOr<HttpReply> FibApi::Impl::GetSram(const HttpRequest&) {
   for (int r = 0; r < 256; ++r) {
     regions.push_back({{"prefix", Prefix::V4(uint32_t(r) << 24, 8).ToString()}, {"by_code", counts(sum.per_slash8[r])}});
   }
+  ASSIGN_OR_RETURN(auto slot_list, view.OnStrand([](const Fib& fib) { return fib.Slots(); }));
   json slots = json::array();
-  for (const auto& sl : ctx.fib->Slots()) {
+  for (const auto& sl : slot_list) {
     slots.push_back({{"code", sl.code}, {"owner", sl.owner ? json(sl.owner->ToString()) : json(nullptr)}});
   }
-  return JsonReply({{"source", s->source},
+  return JsonReply({{"source", s->copy->source},
                     {"code_bits", sum.code_bits},
                     {"words", uint64_t{1} << 22},
                     {"words_nonzero", sum.words_nonzero},
@@ -343,18 +367,18 @@ StatusOr<HttpReply> FibApi::Impl::GetSramMap(const HttpRequest& r) {
     if (*o == "linear") order = PictureOrder::kLinear;
     else if (*o != "hilbert") return InvalidArgument("query parameter 'order': '" + *o + "' is not hilbert or linear");
   }
-  ASSIGN_OR_RETURN(SramSnapshot * s, Sram());
+  ASSIGN_OR_RETURN(SramViews * s, Sram());
   auto key = std::make_pair(uint32_t(size), int(order));
   auto it = s->pictures.find(key);
   if (it == s->pictures.end()) {
-    it = s->pictures.emplace(key, SramPicture(s->bytes.data(), s->code_bits, uint32_t(size), order)).first;
+    it = s->pictures.emplace(key, SramPicture(s->copy->bytes.data(), s->copy->code_bits, uint32_t(size), order)).first;
   }
   HttpReply rep;
   rep.content_type = "application/octet-stream";
   rep.body.assign(it->second.begin(), it->second.end());
   rep.headers.emplace_back("X-Fibnic-Size", std::to_string(size));
   rep.headers.emplace_back("X-Fibnic-Order", order == PictureOrder::kHilbert ? "hilbert" : "linear");
-  rep.headers.emplace_back("X-Fibnic-Source", s->source);
+  rep.headers.emplace_back("X-Fibnic-Source", s->copy->source);
   return rep;
 }
 

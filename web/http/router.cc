@@ -42,6 +42,7 @@ const char* ReasonCode(int status) {
     case 409: return "conflict";
     case 413: return "payload_too_large";
     case 415: return "unsupported_media_type";
+    case 429: return "too_many_requests";
     case 431: return "header_fields_too_large";
     case 503: return "unavailable";
     default: return status >= 500 ? "internal" : "error";

@@ -1,0 +1,126 @@
+// The pipeline against FakeDeviceWriter: what reaches the "device" forwards as
+// the routes handed in say (decoded with the spec's HwLookup, expectations
+// from the input), start-up reads back once and syncs once, a failed push
+// forces a full re-Sync, and every commit is announced to the listener.
+#include "fibnicd/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+
+#include "device/fibnic_image_codec.h"
+#include "device/fibnic_lookup.h"
+#include "hwif/fake_device_writer.h"
+
+namespace fibnic {
+namespace {
+
+using namespace std::chrono_literals;
+
+const MacAddr kMacA = *MacAddr::Parse("52:54:00:00:00:0a");
+const MacAddr kMacB = *MacAddr::Parse("52:54:00:00:00:0b");
+
+Route R(const char* prefix, const char* gw, PortId port) {
+  return Route{*Prefix::Parse(prefix), RouteSource::kKernel, 20, {NextHop{*IpAddr::Parse(gw), port}}};
+}
+
+// What the fake device does with dst, decoded as the hardware would.
+HwDecision OnDevice(FakeDeviceWriter& dev, const char* dst) {
+  const std::vector<uint8_t> bar = EncodeBar(dev.device(), dev.generation());
+  return HwLookup(bar.data(), bar.size(), *IpAddr::Parse(dst));
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pipeline_.SetCommitListener([this](const Fib& fib, const DeviceWriter& w) {
+      commits_seen_ = fib.commits();
+      generation_seen_ = w.generation();
+    });
+    pipeline_.Start();
+    pipeline_.sink().UpsertNeighbor(Neighbor{*IpAddr::Parse("192.0.2.1"), kMacA, 1, NeighState::kReachable});
+    pipeline_.sink().UpsertNeighbor(Neighbor{*IpAddr::Parse("192.0.2.2"), kMacB, 2, NeighState::kReachable});
+    pipeline_.sink().UpsertRoute(R("10.0.0.0/8", "192.0.2.1", 1));
+  }
+  Status Initial() {
+    std::promise<Status> done;
+    pipeline_.FinishInitialSync([&done](Status st, const Fib&) { done.set_value(st); });
+    return done.get_future().get();
+  }
+  // Waits until everything handed in so far is on the device.
+  bool OnDeviceWithin(std::chrono::milliseconds timeout) {
+    auto done = std::make_shared<std::promise<void>>();
+    auto f = done->get_future();
+    pipeline_.Barrier([done] { done->set_value(); });
+    return f.wait_for(timeout) == std::future_status::ready;
+  }
+
+  FakeDeviceWriter dev_;
+  Pipeline pipeline_{FibConfig(), dev_, BatchPolicy{}};
+  std::atomic<uint64_t> commits_seen_{0};
+  std::atomic<uint32_t> generation_seen_{0};
+};
+
+TEST_F(PipelineTest, StartUpReadsBackOnceSyncsOnceThenPushesDeltas) {
+  // Nothing reaches the device before the initial sync.
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(dev_.syncs, 0u);
+  EXPECT_EQ(dev_.pushes, 0u);
+  ASSERT_TRUE(Initial().ok());
+  EXPECT_EQ(dev_.readbacks, 1u);
+  EXPECT_EQ(dev_.syncs, 1u);
+  HwDecision d = OnDevice(dev_, "10.1.2.3");
+  EXPECT_TRUE(d.forward) << d.ToString();
+  EXPECT_EQ(d.dst_mac, kMacA);
+  EXPECT_EQ(d.port, 1);
+  EXPECT_FALSE(OnDevice(dev_, "11.0.0.1").forward);
+
+  pipeline_.sink().UpsertRoute(R("11.0.0.0/16", "192.0.2.2", 2));
+  ASSERT_TRUE(OnDeviceWithin(5s));
+  EXPECT_EQ(dev_.syncs, 1u);  // a delta, not a second sync
+  EXPECT_GE(dev_.pushes, 1u);
+  EXPECT_GT(dev_.delta_sram_words, 0u);
+  d = OnDevice(dev_, "11.0.255.1");
+  EXPECT_TRUE(d.forward) << d.ToString();
+  EXPECT_EQ(d.dst_mac, kMacB);
+  EXPECT_EQ(generation_seen_.load(), dev_.generation());
+  EXPECT_GE(commits_seen_.load(), 2u);
+}
+
+TEST_F(PipelineTest, FailedPushForcesAFullResync) {
+  ASSERT_TRUE(Initial().ok());
+  dev_.fail_pushes = 1;
+  pipeline_.sink().UpsertRoute(R("11.0.0.0/16", "192.0.2.2", 2));
+  // The barrier waits for the device to be known again: the retry re-Syncs.
+  ASSERT_TRUE(OnDeviceWithin(10s));
+  const PipelineMetrics m = pipeline_.metrics();
+  EXPECT_EQ(m.push_errors, 1u);
+  EXPECT_EQ(m.resyncs, 1u);
+  EXPECT_NE(m.last_error.find("injected push failure"), std::string::npos) << m.last_error;
+  EXPECT_EQ(dev_.syncs, 2u);
+  EXPECT_TRUE(dev_.in_sync());
+  EXPECT_TRUE(OnDevice(dev_, "11.0.0.1").forward);
+}
+
+TEST_F(PipelineTest, UnreadableDeviceAtStartStillSyncsWholeImage) {
+  dev_.fail_readback = true;
+  ASSERT_TRUE(Initial().ok());
+  EXPECT_EQ(dev_.readbacks, 1u);
+  EXPECT_EQ(dev_.syncs, 1u);
+  EXPECT_TRUE(OnDevice(dev_, "10.0.0.1").forward);
+}
+
+TEST_F(PipelineTest, FailedInitialSyncIsReportedAndRetriedWithTheNextBatch) {
+  dev_.fail_syncs = 1;
+  EXPECT_FALSE(Initial().ok());
+  EXPECT_FALSE(dev_.in_sync());
+  pipeline_.sink().UpsertRoute(R("11.0.0.0/16", "192.0.2.2", 2));
+  ASSERT_TRUE(OnDeviceWithin(10s));
+  EXPECT_EQ(dev_.syncs, 2u);
+  EXPECT_TRUE(OnDevice(dev_, "10.0.0.1").forward);
+  EXPECT_TRUE(OnDevice(dev_, "11.0.0.1").forward);
+}
+
+}  // namespace
+}  // namespace fibnic

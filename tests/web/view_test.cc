@@ -1,0 +1,120 @@
+// The API reads a view, not the Fib: status comes from the published snapshot
+// while the Fib's strand is blocked (listings then answer 503 after a bounded
+// wait instead of hanging), a commit goes through while the web thread is
+// busy, and ?verify=1 reads the device back at most once per interval,
+// reporting the entries the test corrupted in the BAR.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "device/fibnic_lookup.h"
+#include "tests/web/http_client.h"
+#include "tests/web/server_fixture.h"
+#include "tests/web/web_harness.h"
+
+namespace fibnic::web {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class ViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(harness_.LoadSynthetic(2000, 200, 13).ok());
+    WebConfig cfg;
+    cfg.port = 0;
+    server_ = std::make_unique<testing::ServerThread>(cfg, [this](boost::asio::io_context& io, Router& r) {
+      ASSERT_TRUE(harness_.Mount(io, r, &telemetry_, 500ms).ok());
+    }, &telemetry_);
+    ASSERT_TRUE(server_->status().ok()) << server_->status().ToString();
+    server_->BeforeStop([this] { harness_.Unmount(); });
+  }
+  void TearDown() override { server_.reset(); }
+
+  Telemetry telemetry_;
+  testing::Harness harness_;
+  std::unique_ptr<testing::ServerThread> server_;
+};
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+TEST_F(ViewTest, StatusIsServedWhileTheFibsStrandIsBlocked) {
+  auto r = testing::Get(server_->port(), "/api/v1/status");  // the first counts come from the strand
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json before = json::parse(r.body);
+
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  harness_.pipeline().Post([gate](const Fib&) { gate.wait_for(20s); });
+
+  auto t0 = Clock::now();
+  r = testing::Get(server_->port(), "/api/v1/status");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_LT(Seconds(Clock::now() - t0), 1.0) << "status waited for the strand";
+  EXPECT_EQ(json::parse(r.body)["routes"], before["routes"]);
+
+  t0 = Clock::now();
+  r = testing::Get(server_->port(), "/api/v1/routes?limit=1");
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(r.body.find("strand is busy"), std::string::npos) << r.body;
+  EXPECT_LT(Seconds(Clock::now() - t0), 10.0);
+
+  release.set_value();
+  r = testing::Get(server_->port(), "/api/v1/routes?limit=1");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(ViewTest, ACommitGoesThroughWhileTheWebThreadIsBusy) {
+  // Hold the web server's thread for 3 s from a side thread.
+  std::thread busy([this] { server_->OnServer([] { std::this_thread::sleep_for(3s); }); });
+  std::this_thread::sleep_for(100ms);
+  const IpAddr dst = *IpAddr::Parse("100.64.7.9");
+  const Neighbor& gw = harness_.neighbors().front();
+  auto t0 = Clock::now();
+  harness_.Upsert(Route{*Prefix::Parse("100.64.7.0/24"), RouteSource::kStatic, 1, {NextHop{gw.addr, gw.port}}});
+  ASSERT_TRUE(harness_.Commit().ok());
+  const double took = Seconds(Clock::now() - t0);
+  const HwDecision hw = HwLookup(harness_.bar().data(), harness_.bar().size(), dst);
+  busy.join();
+  EXPECT_LT(took, 2.0) << "the commit waited for the web thread";
+  EXPECT_TRUE(hw.forward) << hw.ToString();
+  EXPECT_EQ(hw.dst_mac, gw.mac);
+}
+
+TEST_F(ViewTest, VerifyIsRateLimitedAndReportsDrift) {
+  auto r = testing::Get(server_->port(), "/api/v1/status?verify=1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json st = json::parse(r.body);
+  EXPECT_EQ(st["verify"]["in_sync"], true) << st["verify"].dump();
+  EXPECT_EQ(st["verify"]["drift_total"], 0);
+  EXPECT_EQ(st["verify"]["generation"], st["device"]["generation"]);
+
+  r = testing::Get(server_->port(), "/api/v1/status?verify=1");
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_TRUE(r.headers.count("Retry-After")) << r.body;
+  EXPECT_EQ(testing::Get(server_->port(), "/api/v1/status").status, 200);  // only verify is limited
+  EXPECT_EQ(testing::Get(server_->port(), "/api/v1/status?verify=2").status, 400);
+
+  // Change next-hop entry 1 behind the writer's back.
+  const uint64_t off = regs::NexthopOffset(1) + 4;
+  auto old = harness_.bar().Read32(off);
+  ASSERT_TRUE(old.ok());
+  ASSERT_TRUE(harness_.bar().Write32(off, ~*old).ok());
+  std::this_thread::sleep_for(600ms);
+  r = testing::Get(server_->port(), "/api/v1/status?verify=1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  st = json::parse(r.body);
+  EXPECT_EQ(st["verify"]["in_sync"], false);
+  EXPECT_EQ(st["verify"]["drift_total"], 1);
+  EXPECT_EQ(st["verify"]["drift"], json::parse(R"([{"table":"nexthop","index":1}])"));
+  ASSERT_TRUE(harness_.bar().Write32(off, *old).ok());
+}
+
+}  // namespace
+}  // namespace fibnic::web

@@ -1,0 +1,106 @@
+#include "web/api/fib_view.h"
+
+namespace fibnic::web {
+
+using Clock = std::chrono::steady_clock;
+
+FibView::FibView(Post post, const Fib& fib, DeviceWriter* writer, Options options)
+    : post_(std::move(post)),
+      fib_(&fib),
+      writer_(writer),
+      config_(fib.config()),
+      options_(options),
+      snapshot_(std::make_shared<const FibSnapshot>()) {}
+
+std::shared_ptr<FibView> FibView::Create(Post post, const Fib& fib, DeviceWriter* writer, Options options) {
+  return std::shared_ptr<FibView>(new FibView(std::move(post), fib, writer, options));
+}
+
+std::shared_ptr<const FibSnapshot> FibView::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return snapshot_;
+}
+
+void FibView::Swap(std::shared_ptr<const FibSnapshot> next) {
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshot_ = std::move(next);
+}
+
+void FibView::Publish() {
+  auto next = std::make_shared<FibSnapshot>(*snapshot());
+  next->commits = fib_->commits();
+  if (writer_) {
+    next->generation = writer_->generation();
+    next->device_in_sync = writer_->in_sync();
+    next->control = writer_->shadow().control;
+  }
+  Swap(std::move(next));
+}
+
+void FibView::RefreshCounts() {
+  const auto t0 = Clock::now();
+  auto next = std::make_shared<FibSnapshot>(*snapshot());
+  if (!next->counts || next->counts_commits != fib_->commits()) {
+    next->counts = fib_->Counts();
+    next->counts_commits = fib_->commits();
+    next->counts_at = Clock::now();
+  }
+  next->commits = fib_->commits();
+  Swap(std::move(next));
+  std::lock_guard<std::mutex> lock(mu_);
+  counts_cost_ = {Clock::now(), Clock::now() - t0};
+  counts_pending_ = false;
+}
+
+StatusOr<std::shared_ptr<const FibSnapshot>> FibView::SnapshotWithCounts() {
+  auto snap = snapshot();
+  if (!snap->counts) {
+    ASSIGN_OR_RETURN(bool ok, OnStrand([this](const Fib&) {
+      RefreshCounts();
+      return true;
+    }));
+    (void)ok;
+    return snapshot();
+  }
+  if (snap->counts_commits == snap->commits) return snap;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!counts_pending_ && counts_cost_.Due(options_.cost_factor)) {
+    counts_pending_ = true;
+    post_([self = shared_from_this()] { self->RefreshCounts(); });
+  }
+  return snap;
+}
+
+StatusOr<std::shared_ptr<const SramCopy>> FibView::Sram() {
+  const auto snap = snapshot();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool current = sram_ && sram_->generation == snap->generation && sram_->commits == snap->commits;
+    if (sram_ && (current || !sram_cost_.Due(options_.cost_factor))) return sram_;
+  }
+  ASSIGN_OR_RETURN(auto copy, OnStrand([this](const Fib& fib) {
+    const auto t0 = Clock::now();
+    auto c = std::make_shared<SramCopy>();
+    const DeviceImage& img = writer_ ? writer_->shadow() : fib.image();
+    c->source = writer_ ? "device" : "image";
+    c->code_bits = img.caps.code_bits;
+    c->bytes = img.sram;
+    c->generation = writer_ ? writer_->generation() : 0;
+    c->commits = fib.commits();
+    std::lock_guard<std::mutex> lock(mu_);
+    sram_cost_ = {Clock::now(), Clock::now() - t0};
+    return std::shared_ptr<const SramCopy>(std::move(c));
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  sram_ = copy;
+  return copy;
+}
+
+StatusOr<VerifyReport> FibView::Verify() {
+  if (!writer_) return FailedPrecondition("no device to verify");
+  ASSIGN_OR_RETURN(auto report, OnStrandFor([this](const Fib& fib) { return writer_->Verify(fib.image()); },
+                                            options_.verify_timeout));
+  return report;
+}
+
+}  // namespace fibnic::web
