@@ -106,14 +106,25 @@ TEST(FibResolver, FreeSlotsGoToTheHeaviestResolvedNextHops) {
   EXPECT_EQ(next.after.GroupCode(c), 0);
 }
 
+// A, B and C own the three codes with 100, 90 and 80 /24s; D is resolved,
+// without space yet.
+struct ThreeOwners {
+  explicit ThreeOwners(double hysteresis)
+      : h(Config(2, hysteresis)), a(h.Group({kA})), b(h.Group({kB})), c(h.Group({kC})), d(h.Group({kD})) {
+    for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
+    h.Weigh(a, 100);
+    h.Weigh(b, 90);
+    h.Weigh(c, 80);
+    h.Commit();
+  }
+  Harness h;
+  NhgId a, b, c, d;
+};
+
 TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
-  Harness h(Config(2));  // hysteresis 1.25
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
-  h.Weigh(a, 100);
-  h.Weigh(b, 90);
-  h.Weigh(c, 80);
-  h.Commit();
+  ThreeOwners w(1.25);
+  Harness& h = w.h;
+  const NhgId a = w.a, c = w.c, d = w.d;
   const uint8_t code_c = h.res.CodeOf(kC);
   ASSERT_NE(code_c, 0);
 
@@ -131,7 +142,9 @@ TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
   EXPECT_TRUE(codes.retired[code_c]);
   EXPECT_TRUE(codes.owner_changes[code_c]);
   for (int k = 1; k <= 3; ++k) {
-    if (k != code_c) EXPECT_FALSE(codes.owner_changes[k]) << k;
+    if (k != code_c) {
+      EXPECT_FALSE(codes.owner_changes[k]) << k;
+    }
   }
   EXPECT_EQ(codes.before.GroupCode(c), code_c);
   EXPECT_EQ(codes.after.GroupCode(c), 0);
@@ -143,17 +156,12 @@ TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
 }
 
 TEST(FibResolver, EqualWeightNeverDisplacesEvenWithoutHysteresis) {
-  Harness h(Config(2, 1.0));
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
-  h.Weigh(a, 100);
-  h.Weigh(b, 90);
-  h.Weigh(c, 80);
-  h.Commit();
-  h.Weigh(d, 80);  // ties go to the owner
+  ThreeOwners w(1.0);
+  Harness& h = w.h;
+  h.Weigh(w.d, 80);  // ties go to the owner
   EXPECT_FALSE(h.Commit().any_retired);
   EXPECT_EQ(h.res.CodeOf(kD), 0);
-  h.Weigh(d, 81);
+  h.Weigh(w.d, 81);
   EXPECT_TRUE(h.Commit().any_retired);
   EXPECT_NE(h.res.CodeOf(kD), 0);
   EXPECT_EQ(h.res.CodeOf(kC), 0);
@@ -188,7 +196,9 @@ TEST(FibResolver, AnUnresolvedOwnerKeepsItsCodeWithItsEntryInvalid) {
   EXPECT_EQ(*h.res.EntryFor(code, live), (regs::NexthopEntry{Mac(9), kA.port, regs::kNexthopValid}));
   // A free code has no entry.
   for (int c = 1; c <= 3; ++c) {
-    if (!h.res.owners()[c - 1]) EXPECT_FALSE(h.res.EntryFor(c, regs::NexthopEntry{}).has_value());
+    if (!h.res.owners()[c - 1]) {
+      EXPECT_FALSE(h.res.EntryFor(c, regs::NexthopEntry{}).has_value());
+    }
   }
 }
 
