@@ -163,7 +163,7 @@ std::optional<std::pair<NhgId, int>> Sram4Compiler::Match(uint32_t addr) const {
   return std::make_pair(NhgId{c.group}, c.len_plus1 - 1);
 }
 
-uint8_t Sram4Compiler::MixedCode(uint32_t i, const Codes& codes) const {
+uint8_t Sram4Compiler::MixedCode(uint32_t i, const GroupCodes& codes) const {
   const Cell c = cell(i);
   auto answer_of = [&](NhgId g) -> int64_t {
     if (g == kNoGroup || g >= kOverflowGroup || g >= codes.group_answer.size()) return -1;
@@ -184,7 +184,7 @@ uint8_t Sram4Compiler::MixedCode(uint32_t i, const Codes& codes) const {
   return codes.nh_code[static_cast<size_t>(first)];
 }
 
-void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, DeviceDelta& out) {
+void Sram4Compiler::Flush(const GroupCodes& codes, uint8_t* sram, int code_bits, DeviceDelta& out) {
   // Each group's code once, so a plain /24 costs one table read.
   std::vector<uint8_t> code_of(std::min<size_t>(codes.group_answer.size(), kOverflowGroup));
   for (NhgId g = 1; g < code_of.size(); ++g) code_of[g] = codes.GroupCode(g);
@@ -204,7 +204,7 @@ void Sram4Compiler::Flush(const Codes& codes, uint8_t* sram, int code_bits, Devi
 }
 
 template <int kBits>
-void Sram4Compiler::FlushWords(const Codes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram,
+void Sram4Compiler::FlushWords(const GroupCodes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram,
                                DeviceDelta& out) {
   auto code_at = [&](uint32_t i) -> uint32_t {
     const uint16_t c = cells_[i];

@@ -13,7 +13,8 @@
 // same true answer.
 //
 // Changed /24s are tracked as dirty SRAM words; Flush() turns them into code
-// words given each group's current hardware code and answer.
+// words given each group's hardware code and answer at this commit
+// (fib/codes.h).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fib/codes.h"
 #include "rib/nexthop_table.h"
 #include "device/fibnic_image.h"
 
@@ -71,9 +73,6 @@ class Sram4Compiler {
   std::optional<std::pair<NhgId, int>> Match(uint32_t addr) const;
   // /24s whose longest <= /24 route uses group g (the weight of the group).
   uint32_t Count24(NhgId g) const { return counts_[Clamp(g)]; }
-  bool Overflowed(NhgId g) const { return g >= kOverflowGroup; }
-  // Whether group ids of 1024 and up have been painted (the second byte per /24 exists).
-  bool wide() const { return group_hi_ != nullptr; }
 
   // Marks every /24 whose group's code changed (changed[clamped id]) and every
   // /24 holding longer routes; used when slots or resolution move.
@@ -84,19 +83,9 @@ class Sram4Compiler {
     block |= uint64_t{1} << (word & 63);
   }
 
-  // How a group maps to hardware at this commit: answer = the NhId the
-  // hardware should use (-1 = punt); code = that NhId's slot code or 0.
-  struct Codes {
-    std::vector<int64_t> group_answer;  // by NhgId (full id)
-    std::vector<uint8_t> nh_code;       // by NhId
-    uint8_t GroupCode(NhgId g) const {
-      if (g >= group_answer.size() || group_answer[g] < 0) return 0;
-      return nh_code[static_cast<size_t>(group_answer[g])];
-    }
-  };
   // Rewrites every dirty SRAM word, appends the words whose content changed
   // (ascending, with their values) to out, and clears the dirty set.
-  void Flush(const Codes& codes, uint8_t* sram, int code_bits, DeviceDelta& out);
+  void Flush(const GroupCodes& codes, uint8_t* sram, int code_bits, DeviceDelta& out);
   // Sets every code c with zero[c] to 0; appends the changed words to out and
   // marks them dirty (their final codes are computed by the next Flush).
   void ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int code_bits, DeviceDelta& out);
@@ -123,9 +112,9 @@ class Sram4Compiler {
   void MarkWordsDirty(uint32_t begin, uint32_t end);  // SRAM words [begin, end)
   // Flush for one code width: the dirty words from per-group codes.
   template <int kBits>
-  void FlushWords(const Codes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram, DeviceDelta& out);
+  void FlushWords(const GroupCodes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram, DeviceDelta& out);
   // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
-  uint8_t MixedCode(uint32_t slash24, const Codes& codes) const;
+  uint8_t MixedCode(uint32_t slash24, const GroupCodes& codes) const;
 
   std::unique_ptr<uint16_t[]> cells_;   // per /24: group bits 0-9, depth, longer flag
   std::unique_ptr<uint8_t[]> group_hi_;  // per /24: group bits 10-15 (once any group >= 1024 is painted)

@@ -1,0 +1,84 @@
+// Inside the Fib (fib/fib.h), one file per job:
+//   fib.cc          the front: intake (routes into the RIB and the compilers,
+//                   the IPv4 bulk queue), neighbours, port MACs, warm start
+//   fib_commit.cc   Commit(): resolve → retire delta → main delta
+//   fib_queries.cc  RouteInfo, Lookup, listing, Counts, Slots
+//   resolver.*      resolution, answers, slots → the codes of a commit
+//   tcam6_feed.*    the IPv6 best routes in the TCAM compiler
+//   sram4/, tcam6/, neigh_cam.*: the table compilers
+#pragma once
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "fib/fib.h"
+#include "fib/heap_trim.h"
+#include "fib/neigh_cam.h"
+#include "fib/resolver.h"
+#include "fib/sram4/sram4_compiler.h"
+#include "fib/tcam6_feed.h"
+#include "rib/nexthop_table.h"
+#include "rib/rib.h"
+
+namespace fibnic {
+
+struct Fib::Impl : public RibSink {
+  explicit Impl(const FibConfig& c)
+      : cfg(c), image(c.caps), resolver(c, nht), tcam6(c.caps.tcam_entries) {}
+
+  // --- intake (fib.cc) ----------------------------------------------------------
+  void UpsertRoute(const Route& route) override;
+  void DeleteRoute(const Prefix& prefix, RouteSource source) override;
+  void UpsertNeighbor(const Neighbor& n) override { resolver.UpsertNeighbor(n); }
+  void DeleteNeighbor(const IpAddr& addr) override { resolver.DeleteNeighbor(addr); }
+  // Applies the IPv4 queue (see pending_v4) to the RIB and the SRAM compiler.
+  void Settle();
+  void Apply(const Prefix& p, const RibChange& ch);
+  void ApplyV4(uint32_t a, uint8_t len, const RibChange& ch);
+  void PaintV4(uint32_t a, uint8_t len, NhgId best);
+  DeviceAdoption AdoptDevice(const DeviceImage& device);
+
+  // --- commit (fib_commit.cc) ---------------------------------------------------
+  std::vector<DeviceDelta> Commit();
+  std::vector<Resolver::GroupWeight> GroupWeights() const;
+  void CompileNexthops(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
+  void CompileSram4(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
+  void CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
+  void CompileNeighCam(DeviceDelta& retire, DeviceDelta& main);
+  std::vector<CamWant> EligibleNeighbors() const;
+
+  // --- queries (fib_queries.cc) ---------------------------------------------------
+  std::optional<std::pair<Prefix, RibCand>> MatchV6(const IpAddr& dst) const;
+  uint8_t TcamCodeOf(const IpAddr& dst) const;
+  RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
+  template <typename Key, typename ToKey, typename ToPrefix>
+  void List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix, const std::function<bool(const RouteInfo&)>& fn) const;
+  std::array<uint64_t, 3> CountV4() const;
+
+  // IPv4 upserts and deletes wait here until anything reads or commits
+  // (Settle); a table load then goes into the RIB in one prefetched batch.
+  struct PendingV4 {
+    uint32_t addr = 0;
+    uint8_t len = 0;
+    bool erase = false;  // delete cand.source's route
+    RibCand cand;
+  };
+
+  FibConfig cfg;
+  NexthopTable nht;
+  Rib rib;
+  std::vector<PendingV4> pending_v4;
+  Sram4Compiler sram;
+  DeviceImage image;           // as of the last Commit()
+  Resolver resolver;           // neighbours, slots, answers (reads nht)
+  Tcam6Feed tcam6;
+  std::vector<uint32_t> port_macs_changed;  // since the last Commit()
+  std::vector<uint8_t> moved;  // by clamped group id: its SRAM code moved this commit (kept to avoid reallocation)
+  HeapTrim heap;
+  uint64_t commits = 0;
+};
+
+}  // namespace fibnic

@@ -1,0 +1,298 @@
+// The Fib's queries: a route's offload state (RouteInfo), the RIB's answer
+// for a destination, listing in prefix order, counts, slots and neighbours.
+// Each settles the IPv4 queue first (logically const: the answer is the same
+// as if every upsert had been applied when it arrived).
+#include <algorithm>
+
+#include "fib/fib_impl.h"
+
+namespace fibnic {
+
+std::optional<std::pair<Prefix, RibCand>> Fib::Impl::MatchV6(const IpAddr& dst) const {
+  for (int l = 128; l >= 0; --l) {
+    if (!rib.HasLength(Family::kV6, l)) continue;
+    const Prefix p = Prefix::V6(dst.v6(), l);
+    if (auto best = rib.Best(p)) return std::make_pair(p, *best);
+  }
+  return std::nullopt;
+}
+
+// The code the compiled TCAM gives an IPv6 destination (0: punt).
+uint8_t Fib::Impl::TcamCodeOf(const IpAddr& dst) const {
+  const uint64_t hi = static_cast<uint64_t>(dst.v6() >> 64);
+  for (const auto& e : image.tcam) {
+    if (e.Matches(hi)) return e.code;
+  }
+  return 0;
+}
+
+RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
+  RouteInfo info;
+  info.route = Route{p, c.source, c.distance, nht.PathsAsNextHops(c.nhg)};
+  info.best = best;
+  if (!best) {
+    info.reason = PuntReason::kNotBest;
+    return info;
+  }
+  if (p.family() == Family::kV6) {
+    // Its space punts whatever the TCAM holds: to-host, ECMP policy, no slot,
+    // or an unresolved slot owner (entry VALID=0).
+    const PuntReason why = resolver.GroupPuntReason(c.nhg);
+    if (why != PuntReason::kNone) {
+      info.reason = why;
+      return info;
+    }
+    const auto st = tcam6.compiler().StateOf(p);
+    info.state = st.state;
+    info.reason = st.reason;
+    if (st.state != OffloadState::kOffloaded && st.reason == PuntReason::kNone) {
+      info.reason = p.len() > 64 ? PuntReason::kLongerThan64 : PuntReason::kTcamFull;  // not compiled yet
+    }
+    return info;
+  }
+  auto forwards = [&](uint8_t code) { return code != 0 && image.nexthop[code].valid(); };
+  const uint32_t a = p.addr().v4();
+  if (p.len() > 24) {
+    const uint8_t code = image.CodeOf24(a >> 8);
+    const PuntReason why = resolver.GroupPuntReason(c.nhg);
+    if (forwards(code) && why == PuntReason::kNone) {
+      info.state = OffloadState::kOffloaded;
+    } else {
+      info.reason = why != PuntReason::kNone ? why : PuntReason::kLongerThan24;
+    }
+    return info;
+  }
+  const uint32_t first = a >> 8, n = 1u << (24 - p.len());
+  uint32_t mixed_punts = 0;
+  for (uint32_t i = first; i < first + n; ++i) {
+    const auto cell = sram.cell(i);
+    if (cell.len_plus1 != p.len() + 1) continue;
+    ++info.slash24_total;
+    if (!forwards(image.CodeOf24(i))) {
+      ++info.slash24_punted;
+      mixed_punts += cell.has_longer;
+    }
+  }
+  if (info.slash24_total == 0) {
+    info.reason = PuntReason::kShadowed;
+  } else if (info.slash24_punted == 0) {
+    info.state = OffloadState::kOffloaded;
+  } else {
+    const PuntReason why = c.nhg >= Sram4Compiler::kOverflowGroup ? PuntReason::kNoSlot : resolver.GroupPuntReason(c.nhg);
+    const bool all = info.slash24_punted == info.slash24_total;
+    info.state = all ? OffloadState::kPunted : OffloadState::kPartial;
+    info.reason = why != PuntReason::kNone && mixed_punts < info.slash24_punted ? why : PuntReason::kMixedSlash24;
+  }
+  return info;
+}
+
+// Collects the keys of the selected routes, then orders only as much as fn
+// consumes: each round selects the next smallest chunk (linear) and sorts it,
+// so a page of 100 routes never sorts the table, and the chunks double so a
+// full walk stays O(n log n). Info runs only for routes handed to fn.
+template <typename Key, typename ToKey, typename ToPrefix>
+void Fib::Impl::List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix,
+                     const std::function<bool(const RouteInfo&)>& fn) const {
+  for (const auto& p : {q.within, q.covering}) {
+    if (p && p->family() != q.family) return;
+  }
+  if (q.after && q.after->family() > q.family) return;
+  auto wanted = [&](const Prefix& p, const RibCand& c) {
+    return (!q.after || *q.after < p) && (!q.within || q.within->Contains(p)) &&
+           (!q.covering || p.Contains(*q.covering)) && (!q.source || c.source == *q.source);
+  };
+  std::vector<Key> keys;
+  if (q.covering) {
+    // At most one route per length covers it: probe them instead of scanning.
+    for (int len = 0; len <= q.covering->len(); ++len) {
+      if (!rib.HasLength(q.family, len)) continue;
+      const Prefix p = *Prefix::Make(q.covering->addr(), len);
+      if (auto c = rib.Best(p); c && wanted(p, *c)) keys.push_back(to_key(p));
+    }
+  } else {
+    rib.ForEach(q.family, [&](const Prefix& p, const RibCand& c) {
+      if (wanted(p, c)) keys.push_back(to_key(p));
+    });
+  }
+  size_t done = 0;
+  for (size_t chunk = 128; done < keys.size(); chunk *= 2) {
+    const auto begin = keys.begin() + static_cast<ptrdiff_t>(done);
+    const auto end = keys.begin() + static_cast<ptrdiff_t>(std::min(keys.size(), done + chunk));
+    std::nth_element(begin, end, keys.end());
+    std::sort(begin, end);
+    for (auto it = begin; it != end; ++it) {
+      const Prefix p = to_prefix(*it);
+      if (!fn(Info(p, *rib.Best(p), true))) return;
+    }
+    done = static_cast<size_t>(end - keys.begin());
+  }
+}
+
+// Offload states of the best IPv4 routes, as Info gives them. A <= /24
+// route's state follows from its own /24s (the cells at depth len + 1 in its
+// range), so one pass over all 2^24 cells tallies every route at once, where
+// Info would walk each route's whole range (a /8 alone is 65536 cells).
+std::array<uint64_t, 3> Fib::Impl::CountV4() const {
+  std::array<uint64_t, 3> n{};
+  auto count = [&](OffloadState s) { ++n[static_cast<int>(s)]; };
+  std::array<bool, 16> forwards{};
+  for (size_t code = 1; code < forwards.size() && code < image.nexthop.size(); ++code) {
+    forwards[code] = image.nexthop[code].valid();
+  }
+  // Routes nest, so at each length only one route's cells are open at a time:
+  // once a cell of another route of that length shows up, the open one is done.
+  struct Tally {
+    uint32_t first = ~0u;  // the route's first /24
+    uint32_t total = 0, punted = 0;
+  };
+  std::array<Tally, 25> open{};
+  uint64_t with_cells = 0, longer = 0;
+  auto close = [&](Tally& t) {
+    if (t.total == 0) return;
+    ++with_cells;
+    count(t.punted == 0 ? OffloadState::kOffloaded
+                        : t.punted == t.total ? OffloadState::kPunted : OffloadState::kPartial);
+    t = Tally{};
+  };
+  for (uint32_t i = 0; i < Sram4Compiler::kSlash24s; ++i) {
+    if ((i & 3) == 0 && sram.EmptyWord(i >> 2)) {  // unrouted space: nothing opens or closes
+      i += 3;
+      continue;
+    }
+    const auto cell = sram.cell(i);
+    if (cell.has_longer) {
+      // Routes longer than /24 are few; Info answers each from its /24's code.
+      for (const auto& l : *sram.LongerIn(i)) {
+        count(Info(Prefix::V4(i << 8 | l.offset, l.len), RibCand{RouteSource::kStatic, 0, l.group}, true).state);
+        ++longer;
+      }
+    }
+    if (cell.len_plus1 == 0) continue;
+    const int shift = 25 - cell.len_plus1;
+    Tally& t = open[cell.len_plus1 - 1u];
+    if (const uint32_t first = i >> shift << shift; first != t.first) {
+      close(t);
+      t.first = first;
+    }
+    ++t.total;
+    t.punted += !forwards[image.CodeOf24(i)];
+  }
+  for (Tally& t : open) close(t);
+  // Shadowed routes (more-specifics cover all their /24s) punt.
+  n[static_cast<int>(OffloadState::kPunted)] += rib.size(Family::kV4) - longer - with_cells;
+  return n;
+}
+
+// --- Fib ------------------------------------------------------------------------
+
+RibAnswer Fib::Lookup(const IpAddr& dst) const {
+  impl_->Settle();
+  const Impl& m = *impl_;
+  RibAnswer ans;
+  std::optional<RibCand> best;
+  if (dst.is_v4()) {
+    auto hit = m.sram.Match(dst.v4());
+    if (hit) {
+      ans.matched = Prefix::V4(dst.v4(), hit->second);
+      best = m.rib.Best(*ans.matched);
+    }
+  } else if (auto hit = m.MatchV6(dst)) {
+    ans.matched = hit->first;
+    best = hit->second;
+  }
+  if (!best) return ans;
+  const auto a = m.resolver.AnswerOf(best->nhg);
+  if (a.nh < 0) {
+    ans.reason = a.reason;
+    return ans;
+  }
+  const NextHop nh = m.nht.Get(static_cast<NhId>(a.nh));
+  if (const Neighbor* n = m.resolver.FindNeighbor(nh.connected() ? dst : *nh.gateway)) ans.neighbor = *n;
+  ans.reason = m.resolver.GroupPuntReason(best->nhg);
+  if (ans.reason == PuntReason::kNone && !dst.is_v4() && m.TcamCodeOf(dst) != m.resolver.CodeOf(nh)) {
+    const PuntReason why = m.tcam6.compiler().StateOf(*ans.matched).reason;
+    ans.reason = why != PuntReason::kNone ? why : PuntReason::kTcamFull;
+  }
+  if (ans.reason == PuntReason::kNone) ans.path = nh;
+  return ans;
+}
+
+std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
+  impl_->Settle();
+  std::vector<RouteInfo> out;
+  bool first = true;
+  for (const auto& c : impl_->rib.Candidates(prefix)) {
+    out.push_back(impl_->Info(prefix, c, first));
+    first = false;
+  }
+  return out;
+}
+
+std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) const {
+  impl_->Settle();
+  for (const auto& c : impl_->rib.Candidates(prefix)) {
+    if (c.source == source) return Route{prefix, c.source, c.distance, impl_->nht.PathsAsNextHops(c.nhg)};
+  }
+  return std::nullopt;
+}
+
+void Fib::ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const {
+  RouteQuery q;
+  q.family = family;
+  ForEachRoute(q, fn);
+}
+
+void Fib::ForEachRoute(const RouteQuery& q, const std::function<bool(const RouteInfo&)>& fn) const {
+  impl_->Settle();
+  if (q.family == Family::kV4) {
+    // (addr << 8 | len) sorts like Prefix and keeps a full table's list small.
+    impl_->List<uint64_t>(
+        q, [](const Prefix& p) { return uint64_t{p.addr().v4()} << 8 | static_cast<uint64_t>(p.len()); },
+        [](uint64_t k) { return Prefix::V4(static_cast<uint32_t>(k >> 8), static_cast<int>(k & 0xFF)); }, fn);
+  } else {
+    impl_->List<std::pair<U128, int>>(
+        q, [](const Prefix& p) { return std::pair{p.addr().v6(), p.len()}; },
+        [](const std::pair<U128, int>& k) { return Prefix::V6(k.first, k.second); }, fn);
+  }
+}
+
+std::vector<Neighbor> Fib::Neighbors() const {
+  std::vector<Neighbor> out;
+  for (const auto& [a, rec] : impl_->resolver.neighbors()) out.push_back(rec.n);
+  std::sort(out.begin(), out.end(), [](const Neighbor& x, const Neighbor& y) { return x.addr < y.addr; });
+  return out;
+}
+
+std::vector<SlotInfo> Fib::Slots() const {
+  std::vector<SlotInfo> out;
+  const auto& m = *impl_;
+  const auto& owners = m.resolver.owners();
+  for (size_t i = 0; i < owners.size(); ++i) {
+    SlotInfo s;
+    s.code = static_cast<int>(i + 1);
+    s.owner = owners[i];
+    s.entry = m.image.nexthop[i + 1];
+    s.weight = m.resolver.owner_weight(s.code);
+    out.push_back(s);
+  }
+  return out;
+}
+
+FibCounts Fib::Counts() const {
+  impl_->Settle();
+  const Impl& m = *impl_;
+  FibCounts c;
+  const auto v4 = m.CountV4();
+  std::copy(v4.begin(), v4.end(), c.routes[0]);
+  // IPv6 routes have no cells to walk: each one's Info is a group and a TCAM probe.
+  m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) {
+    ++c.routes[1][static_cast<int>(m.Info(p, cand, true).state)];
+  });
+  c.candidates = m.rib.candidates();
+  c.neighbors = m.resolver.neighbors().size();
+  c.slots_used = m.resolver.slots_used();
+  c.commits = m.commits;
+  return c;
+}
+
+}  // namespace fibnic

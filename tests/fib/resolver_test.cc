@@ -1,0 +1,426 @@
+// The resolver alone — no Fib, no /24 cell table: groups in a NexthopTable,
+// neighbours and weights in, codes out. The expectations are the policy as
+// docs/fib.md "Answers and slots" states it, worked out by hand per case
+// (and, in the random test, from an independent ranking of the weights).
+#include "fib/resolver.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tests/fib/test_seed.h"
+
+namespace fibnic {
+namespace {
+
+IpAddr A(const char* s) { return *IpAddr::Parse(s); }
+MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
+NextHop Gw(const char* addr, PortId port) { return NextHop{A(addr), port}; }
+
+FibConfig Config(int code_bits, double hysteresis = 1.25, EcmpPolicy ecmp = EcmpPolicy::kFirst) {
+  FibConfig c;
+  c.caps = code_bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
+  c.slot_hysteresis = hysteresis;
+  c.ecmp = ecmp;
+  return c;
+}
+
+// A resolver over its own next-hop table, with weights set per group.
+class Harness {
+ public:
+  explicit Harness(const FibConfig& c) : res(c, nht) {}
+
+  NhgId Group(const std::vector<NextHop>& paths) {
+    std::vector<NextHop> sorted = paths;
+    std::sort(sorted.begin(), sorted.end());
+    auto it = groups_.find(sorted);
+    if (it != groups_.end()) return it->second;
+    return groups_[sorted] = nht.Acquire(sorted);
+  }
+  // A usable neighbour for gateway nh (on its port), with this MAC.
+  void SetNeighbor(const NextHop& nh, uint8_t mac, NeighState state = NeighState::kReachable) {
+    res.UpsertNeighbor(Neighbor{*nh.gateway, Mac(mac), nh.port, state});
+  }
+  void Weigh(NhgId g, uint64_t slash24s, uint64_t v6_routes = 0) {
+    if (weights_.size() <= g) weights_.resize(g + 1);
+    weights_[g] = {slash24s, v6_routes};
+  }
+  CommitCodes Commit() { return res.Resolve(weights_); }
+  std::set<NextHop> Owners() const {
+    std::set<NextHop> s;
+    for (const auto& o : res.owners()) {
+      if (o) s.insert(*o);
+    }
+    return s;
+  }
+
+  NexthopTable nht;
+  Resolver res;
+
+ private:
+  std::map<std::vector<NextHop>, NhgId> groups_;
+  std::vector<Resolver::GroupWeight> weights_;
+};
+
+const NextHop kA = Gw("10.0.0.1", 0), kB = Gw("10.0.0.2", 1), kC = Gw("10.0.0.3", 2), kD = Gw("10.0.0.4", 3),
+              kE = Gw("10.0.0.5", 0);
+
+TEST(FibResolver, FreeSlotsGoToTheHeaviestResolvedNextHops) {
+  Harness h(Config(2));  // codes 1..3
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD}), e = h.Group({kE});
+  h.Weigh(a, 500);  // the heaviest, but its gateway has no neighbour
+  h.Weigh(b, 100);
+  h.Weigh(c, 90);
+  h.Weigh(d, 80);
+  h.Weigh(e, 70);
+  for (const NextHop& nh : {kB, kC, kD, kE}) h.SetNeighbor(nh, 1);
+  const CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB, kC, kD}));
+  EXPECT_EQ(h.res.CodeOf(kA), 0);
+  EXPECT_EQ(h.res.CodeOf(kE), 0);
+  EXPECT_EQ(h.res.GroupPuntReason(a), PuntReason::kUnresolved);
+  EXPECT_EQ(h.res.GroupPuntReason(e), PuntReason::kNoSlot);
+  for (NhgId g : {b, c, d}) {
+    EXPECT_NE(codes.after.GroupCode(g), 0);
+    EXPECT_EQ(codes.before.GroupCode(g), 0);
+    EXPECT_TRUE(codes.owner_changes[codes.after.GroupCode(g)]);
+  }
+  EXPECT_EQ(codes.after.GroupCode(a), 0);
+  EXPECT_EQ(codes.after.GroupCode(e), 0);
+  EXPECT_FALSE(codes.any_retired);  // nothing had an owner
+  EXPECT_EQ(h.res.slots_used(), 3);
+  EXPECT_EQ(h.res.owner_weight(h.res.CodeOf(kB)), 100u);
+
+  // A free slot goes to any resolved next-hop without one, however light:
+  // the hysteresis only guards owners.
+  h.Weigh(c, 0);  // C's space is gone: its slot is freed and retired
+  const CommitCodes next = h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB, kD, kE}));
+  const uint8_t was_c = codes.after.GroupCode(c);
+  EXPECT_EQ(h.res.CodeOf(kE), was_c);
+  EXPECT_TRUE(next.retired[was_c]);
+  EXPECT_TRUE(next.any_retired);
+  EXPECT_EQ(next.after.GroupCode(c), 0);
+}
+
+// A, B and C own the three codes with 100, 90 and 80 /24s; D is resolved,
+// without space yet.
+struct ThreeOwners {
+  explicit ThreeOwners(double hysteresis)
+      : h(Config(2, hysteresis)), a(h.Group({kA})), b(h.Group({kB})), c(h.Group({kC})), d(h.Group({kD})) {
+    for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
+    h.Weigh(a, 100);
+    h.Weigh(b, 90);
+    h.Weigh(c, 80);
+    h.Commit();
+  }
+  Harness h;
+  NhgId a, b, c, d;
+};
+
+TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
+  ThreeOwners w(1.25);
+  Harness& h = w.h;
+  const NhgId a = w.a, c = w.c, d = w.d;
+  const uint8_t code_c = h.res.CodeOf(kC);
+  ASSERT_NE(code_c, 0);
+
+  h.Weigh(d, 99);  // heavier than C, but less than 1.25 x 80
+  CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kD), 0);
+  EXPECT_EQ(h.res.CodeOf(kC), code_c);
+  EXPECT_FALSE(codes.any_retired);
+  EXPECT_EQ(codes.before.GroupCode(c), codes.after.GroupCode(c));
+
+  h.Weigh(d, 100);  // 1.25 x 80: takes the lightest owner's code
+  codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kD), code_c);
+  EXPECT_EQ(h.res.CodeOf(kC), 0);
+  EXPECT_TRUE(codes.retired[code_c]);
+  EXPECT_TRUE(codes.owner_changes[code_c]);
+  for (int k = 1; k <= 3; ++k) {
+    if (k != code_c) {
+      EXPECT_FALSE(codes.owner_changes[k]) << k;
+    }
+  }
+  EXPECT_EQ(codes.before.GroupCode(c), code_c);
+  EXPECT_EQ(codes.after.GroupCode(c), 0);
+  EXPECT_EQ(codes.after.GroupCode(d), code_c);
+  // While the retire delta lands, nothing may name the code that changes owner.
+  EXPECT_EQ(codes.RetirePhaseCode(d), 0);
+  EXPECT_EQ(codes.RetirePhaseCode(a), codes.after.GroupCode(a));
+  EXPECT_EQ(h.res.GroupPuntReason(c), PuntReason::kNoSlot);
+}
+
+TEST(FibResolver, EqualWeightNeverDisplacesEvenWithoutHysteresis) {
+  ThreeOwners w(1.0);
+  Harness& h = w.h;
+  h.Weigh(w.d, 80);  // ties go to the owner
+  EXPECT_FALSE(h.Commit().any_retired);
+  EXPECT_EQ(h.res.CodeOf(kD), 0);
+  h.Weigh(w.d, 81);
+  EXPECT_TRUE(h.Commit().any_retired);
+  EXPECT_NE(h.res.CodeOf(kD), 0);
+  EXPECT_EQ(h.res.CodeOf(kC), 0);
+}
+
+TEST(FibResolver, AnUnresolvedOwnerKeepsItsCodeWithItsEntryInvalid) {
+  Harness h(Config(2));
+  const NhgId a = h.Group({kA}), b = h.Group({kB});
+  h.SetNeighbor(kA, 7);
+  h.SetNeighbor(kB, 8);
+  h.Weigh(a, 100);
+  h.Weigh(b, 50);
+  h.Commit();
+  const uint8_t code = h.res.CodeOf(kA);
+  const regs::NexthopEntry live = *h.res.EntryFor(code, regs::NexthopEntry{});
+  EXPECT_EQ(live, (regs::NexthopEntry{Mac(7), kA.port, regs::kNexthopValid}));
+
+  h.SetNeighbor(kA, 7, NeighState::kFailed);
+  EXPECT_EQ(h.res.GroupPuntReason(a), PuntReason::kUnresolved);
+  const CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kA), code);  // kept: one entry write punts all its space ...
+  EXPECT_FALSE(codes.owner_changes[code]);
+  EXPECT_EQ(codes.after.GroupCode(a), code);
+  EXPECT_EQ(*h.res.EntryFor(code, live), (regs::NexthopEntry{Mac(7), kA.port, 0}));  // same fields, VALID=0
+
+  // ... and one restores it. A neighbour on another port does not resolve it.
+  h.res.UpsertNeighbor(Neighbor{*kA.gateway, Mac(9), PortId(kA.port + 1), NeighState::kReachable});
+  EXPECT_FALSE(h.res.Resolved(kA));
+  h.SetNeighbor(kA, 9);
+  EXPECT_TRUE(h.res.Resolved(kA));
+  EXPECT_FALSE(h.Commit().owner_changes[code]);
+  EXPECT_EQ(*h.res.EntryFor(code, live), (regs::NexthopEntry{Mac(9), kA.port, regs::kNexthopValid}));
+  // A free code has no entry.
+  for (int c = 1; c <= 3; ++c) {
+    if (!h.res.owners()[c - 1]) {
+      EXPECT_FALSE(h.res.EntryFor(c, regs::NexthopEntry{}).has_value());
+    }
+  }
+}
+
+TEST(FibResolver, Ipv4SpaceRanksFirstAndIpv6RoutesOnlyBreakTies) {
+  Harness h(Config(2));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
+  h.Weigh(a, 1);             // one /24
+  h.Weigh(b, 0, 1'000'000);  // a million IPv6 routes, no IPv4 space
+  h.Weigh(c, 2);
+  h.Weigh(d, 3);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kC, kD}));
+  EXPECT_EQ(h.res.GroupPuntReason(b), PuntReason::kNoSlot);
+
+  // Where IPv4 leaves a slot, IPv6 gets it.
+  h.Weigh(a, 0);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB, kC, kD}));
+  EXPECT_EQ(h.res.owner_weight(h.res.CodeOf(kB)), 1'000'000u);  // reported unscaled
+
+  // Any IPv4 next-hop displaces an IPv6-only owner, however many routes it
+  // has (more than the weight's IPv6 cap here), hysteresis notwithstanding.
+  h.Weigh(b, 0, 50'000'000);
+  h.Weigh(a, 1);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kC, kD}));
+
+  // Equal IPv4 space: IPv6 routes order them (without, the lower address, A, would win).
+  Harness t(Config(2));
+  const NhgId ta = t.Group({kA}), tb = t.Group({kB}), tc = t.Group({kC}), td = t.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) t.SetNeighbor(nh, 1);
+  t.Weigh(tc, 10);
+  t.Weigh(td, 10);
+  t.Weigh(ta, 5);
+  t.Weigh(tb, 5, 1);
+  t.Commit();
+  EXPECT_EQ(t.Owners(), (std::set<NextHop>{kB, kC, kD}));
+  Harness u(Config(2));  // the same without B's IPv6 route, from scratch
+  const NhgId ua = u.Group({kA}), ub = u.Group({kB}), uc = u.Group({kC}), ud = u.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) u.SetNeighbor(nh, 1);
+  u.Weigh(uc, 10);
+  u.Weigh(ud, 10);
+  u.Weigh(ua, 5);
+  u.Weigh(ub, 5);
+  u.Commit();
+  EXPECT_EQ(u.Owners(), (std::set<NextHop>{kA, kC, kD}));
+}
+
+TEST(FibResolver, MultipathAnswersWithTheFirstResolvedCodedPath) {
+  Harness h(Config(2));
+  const NhgId ab = h.Group({kA, kB});
+  const NhgId host = h.Group({NextHop::ToHost()});
+  const NhgId cd = h.Group({kC, kD});  // neither resolved
+  h.SetNeighbor(kB, 2);
+  h.Weigh(ab, 100);
+  h.Weigh(host, 100);
+  h.Weigh(cd, 100);
+  CommitCodes codes = h.Commit();
+  // A is unresolved: the space is credited to B, which gets a code and answers.
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB}));
+  EXPECT_EQ(codes.after.GroupCode(ab), h.res.CodeOf(kB));
+  EXPECT_EQ(h.res.GroupPuntReason(host), PuntReason::kToHost);
+  EXPECT_EQ(h.res.GroupPuntReason(cd), PuntReason::kUnresolved);
+  EXPECT_EQ(codes.after.GroupCode(host), 0);
+
+  // A resolves: until the next commit B still answers (A has no code yet);
+  // then the space is A's, which takes a free code and answers.
+  h.SetNeighbor(kA, 1);
+  EXPECT_EQ(h.res.AnswerOf(ab).nh, static_cast<int64_t>(*h.nht.Find(kB)));
+  codes = h.Commit();
+  EXPECT_EQ(h.res.AnswerOf(ab).nh, static_cast<int64_t>(*h.nht.Find(kA)));
+  EXPECT_EQ(codes.after.GroupCode(ab), h.res.CodeOf(kA));
+  EXPECT_EQ(h.res.CodeOf(kB), 0);  // its weight went to A: freed
+  EXPECT_TRUE(codes.any_retired);
+
+  // EcmpPolicy::kPunt: multipath never answers, and earns no code.
+  Harness p(Config(2, 1.25, EcmpPolicy::kPunt));
+  const NhgId pab = p.Group({kA, kB});
+  p.SetNeighbor(kA, 1);
+  p.SetNeighbor(kB, 2);
+  p.Weigh(pab, 100);
+  codes = p.Commit();
+  EXPECT_EQ(p.res.GroupPuntReason(pab), PuntReason::kEcmpPolicy);
+  EXPECT_EQ(codes.after.GroupCode(pab), 0);
+  EXPECT_EQ(p.res.slots_used(), 0);
+}
+
+TEST(FibResolver, AdoptionNamesOwnersByMacAndPortOrConnectedAndPort) {
+  Harness h(Config(4));  // codes 1..15
+  const NextHop g1 = Gw("10.0.0.1", 1), g2 = Gw("10.0.0.2", 0), g3 = Gw("10.0.0.3", 0), g4 = Gw("10.0.0.4", 2),
+                g5 = Gw("10.0.0.5", 3), conn{std::nullopt, 2};
+  for (const NextHop& nh : {g1, g2, g3, g4, g5, conn}) h.Weigh(h.Group({nh}), 10);
+  h.SetNeighbor(g1, 1);
+  h.SetNeighbor(g2, 2);  // g2 and g3 behind one MAC
+  h.SetNeighbor(g3, 2);
+  h.SetNeighbor(g4, 4, NeighState::kFailed);  // any state names its owner
+  h.res.UpsertNeighbor(Neighbor{*g5.gateway, Mac(5), 0, NeighState::kReachable});  // on another port than g5's path
+  std::vector<regs::NexthopEntry> device(16);
+  device[9] = {Mac(1), 1, regs::kNexthopValid};
+  device[3] = {Mac(2), 0, regs::kNexthopValid};
+  device[7] = {Mac(2), 0, regs::kNexthopValid};
+  device[4] = {Mac(4), 2, 0};                                      // VALID=0 still names its owner
+  device[5] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};
+  device[6] = {Mac(5), 3, regs::kNexthopValid};                    // g5's neighbour is on port 0: nobody
+  device[8] = {Mac(1), 2, regs::kNexthopValid};                    // g1's MAC on the wrong port: nobody
+  device[10] = {Mac(66), 1, regs::kNexthopValid};                  // no neighbour has this MAC
+  EXPECT_EQ(h.res.Adopt(device), 5);
+  EXPECT_EQ(h.res.CodeOf(g1), 9);
+  EXPECT_EQ(h.res.CodeOf(g2), 3);  // among equals, each code the lowest not yet taken
+  EXPECT_EQ(h.res.CodeOf(g3), 7);
+  EXPECT_EQ(h.res.CodeOf(g4), 4);
+  EXPECT_EQ(h.res.CodeOf(conn), 5);
+  EXPECT_EQ(h.res.CodeOf(g5), 0);
+
+  // The first commit keeps the adopted numbering (a from-scratch compile
+  // would hand out 1, 2, 3, ...) and fills the rest by the normal policy.
+  h.SetNeighbor(g5, 5);
+  const CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(g1), 9);
+  EXPECT_EQ(h.res.CodeOf(g2), 3);
+  EXPECT_EQ(h.res.CodeOf(g3), 7);
+  EXPECT_EQ(h.res.CodeOf(g4), 4);
+  EXPECT_EQ(h.res.CodeOf(conn), 5);
+  EXPECT_EQ(h.res.CodeOf(g5), 1);  // the lowest free code
+  EXPECT_FALSE(codes.any_retired);
+  for (int c : {3, 4, 5, 7, 9}) EXPECT_FALSE(codes.owner_changes[c]) << c;
+  EXPECT_TRUE(codes.owner_changes[1]);
+  EXPECT_EQ(*h.res.EntryFor(4, device[4]), device[4]);  // g4 unresolved: VALID=0, same MAC
+}
+
+TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
+  Harness h(Config(2));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  std::vector<regs::NexthopEntry> device(4);
+  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
+  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
+  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
+  ASSERT_EQ(h.res.Adopt(device), 3);
+  h.Weigh(a, 0);    // A's routes are gone: its adopted code is freed
+  h.Weigh(b, 10);
+  h.Weigh(c, 10);
+  h.Weigh(d, 100);  // and D takes it
+  const CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kA), 0);
+  EXPECT_EQ(h.res.CodeOf(kD), 1);
+  EXPECT_TRUE(codes.retired[1]);
+  EXPECT_EQ(h.res.CodeOf(kB), 2);
+  EXPECT_EQ(h.res.CodeOf(kC), 3);
+}
+
+// Random weights and resolution, with the slot rules checked against an
+// independent ranking: from empty, the top resolved next-hops by (IPv4 /24s,
+// IPv6 routes) own the codes; after a change, a free code never stays free
+// while a resolved next-hop with weight waits, an owner only goes when its
+// weight is 0 or a challenger outweighs it by the hysteresis, and no
+// unresolved next-hop gains a code.
+TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
+  std::mt19937_64 rng(testing::TestSeed("FibResolver.RandomWeightsFollowTheSlotRules"));
+  for (int round = 0; round < 200; ++round) {
+    const int bits = rng() % 2 ? 2 : 4;
+    const double hyst = 1.0 + static_cast<double>(rng() % 100) / 100.0;
+    Harness h(Config(bits, hyst));
+    const int n = 2 + static_cast<int>(rng() % 24);
+    std::vector<NextHop> nhs;
+    std::vector<NhgId> groups;
+    for (int k = 0; k < n; ++k) {
+      nhs.push_back(NextHop{IpAddr::V4(0x0A000001u + static_cast<uint32_t>(k)), PortId(k % 4)});
+      groups.push_back(h.Group({nhs.back()}));
+    }
+    std::map<NextHop, std::pair<uint64_t, uint64_t>> weight;  // (/24s, IPv6 routes)
+    std::set<NextHop> resolved;
+    auto shuffle = [&] {
+      resolved.clear();
+      for (int k = 0; k < n; ++k) {
+        const uint64_t w4 = rng() % 3 == 0 ? 0 : rng() % 50, w6 = rng() % 2 ? 0 : rng() % 50;
+        weight[nhs[k]] = {w4, w6};
+        h.Weigh(groups[k], w4, w6);
+        const bool up = rng() % 4 != 0;
+        h.SetNeighbor(nhs[k], 1, up ? NeighState::kReachable : NeighState::kFailed);
+        if (up) resolved.insert(nhs[k]);
+      }
+    };
+    auto scalar = [&](const NextHop& nh) { return weight[nh].first << 24 | weight[nh].second; };
+    shuffle();
+    h.Commit();
+    std::vector<NextHop> ranked;
+    for (const NextHop& nh : nhs) {
+      if (resolved.count(nh) && (weight[nh].first || weight[nh].second)) ranked.push_back(nh);
+    }
+    std::sort(ranked.begin(), ranked.end(), [&](const NextHop& x, const NextHop& y) {
+      return weight[x] != weight[y] ? weight[x] > weight[y] : x < y;
+    });
+    ranked.resize(std::min<size_t>(ranked.size(), static_cast<size_t>((1 << bits) - 1)));
+    ASSERT_EQ(h.Owners(), std::set<NextHop>(ranked.begin(), ranked.end())) << "round " << round;
+
+    const auto before = h.res.owners();
+    shuffle();
+    h.Commit();
+    const auto& after = h.res.owners();
+    bool free_code = false;
+    for (size_t i = 0; i < after.size(); ++i) {
+      free_code |= !after[i];
+      if (after[i] && after[i] != before[i]) {
+        ASSERT_TRUE(resolved.count(*after[i])) << "round " << round << ": unresolved gains a code";
+      }
+      if (before[i] && after[i] == before[i]) {
+        ASSERT_NE(scalar(*before[i]), 0u) << "round " << round << ": an owner of weight 0 kept its code";
+      }
+      if (before[i] && after[i] && after[i] != before[i] && scalar(*before[i]) != 0) {
+        const double w_new = static_cast<double>(scalar(*after[i])), w_old = static_cast<double>(scalar(*before[i]));
+        ASSERT_TRUE(w_new > w_old && w_new >= hyst * w_old) << "round " << round << ": displaced without hysteresis";
+      }
+    }
+    if (free_code) {
+      for (const NextHop& nh : resolved) {
+        ASSERT_TRUE(scalar(nh) == 0 || h.res.CodeOf(nh) != 0) << "round " << round << ": a code left free";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fibnic
