@@ -57,7 +57,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       : Impl(io, std::make_unique<NeighborsOnly>(sink), std::move(c)) {}
   Impl(asio::io_context& io, std::unique_ptr<NeighborsOnly> only, KernelSourceConfig c)
       : Impl(io, *only, std::move(only), std::move(c)) {}
-  Impl(asio::io_context& io, RibSink& sink, std::unique_ptr<NeighborsOnly> only, KernelSourceConfig c)
+  // `only` by reference: *only is bound before it is moved from.
+  Impl(asio::io_context& io, RibSink& sink, std::unique_ptr<NeighborsOnly>&& only, KernelSourceConfig c)
       : cfg(std::move(c)),
         neighbors_only(std::move(only)),
         table(sink, cfg.ports, Options(cfg),
