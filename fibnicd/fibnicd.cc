@@ -2,9 +2,12 @@
 
 #include <csignal>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "common/log.h"
+#include "sources/fpm/fpm_source.h"
+#include "sources/kernel/kernel_source.h"
 #include "web/http/dashboard.h"
 
 namespace fibnic {
@@ -17,16 +20,6 @@ std::optional<MacAddr> InterfaceMac(const std::string& ifname) {
   auto mac = MacAddr::Parse(text);
   if (!mac.ok()) return std::nullopt;
   return *mac;
-}
-
-nlohmann::json FpmStatsJson(const FpmSourceStats& s) {
-  return {{"connected", s.connected},     {"peer", s.peer},
-          {"connections", s.connections}, {"frames", s.frames},
-          {"messages", s.messages},       {"ignored", s.ignored},
-          {"routes", s.routes},           {"nexthop_groups", s.nexthop_groups},
-          {"route_updates", s.route_updates}, {"errors", s.errors},
-          {"resyncs", s.resyncs},         {"stale_swept", s.stale_swept},
-          {"stale_pending", s.stale_pending}, {"last_error", s.last_error}};
 }
 
 PortNames PortNamesOf(const FibnicdConfig& c) {
@@ -118,45 +111,39 @@ Status Fibnicd::StartWeb() {
   ctx.device = config_.device.backend == DeviceBackend::kFile ? "file:" + device_.bar_path
                                                                : "pci:" + device_.description;
   ctx.telemetry = &telemetry_;
-  ctx.static_sink = &pipeline_->sink();
+  ctx.static_sink = api_source_;
   ctx.request_commit = [this] { pipeline_->Kick(); };
-  ctx.sources.push_back({"pipeline", [this] {
-                           PipelineMetrics m = pipeline_->metrics();
-                           return nlohmann::json{{"queue_depth", m.queue_depth},
-                                                 {"queue_depth_max", m.queue_depth_max},
-                                                 {"updates_received", m.updates_received},
-                                                 {"updates_coalesced", m.updates_coalesced},
-                                                 {"batches", m.batches},
-                                                 {"batch_size_last", m.batch_size_last},
-                                                 {"batch_size_max", m.batch_size_max},
-                                                 {"push_ms_last", m.push_ns_last / 1e6},
-                                                 {"push_ms_max", m.push_ns_max / 1e6},
-                                                 {"latency_ms_last", m.latency_ns_last / 1e6},
-                                                 {"latency_ms_max", m.latency_ns_max / 1e6},
-                                                 {"push_errors", m.push_errors},
-                                                 {"resyncs", m.resyncs},
-                                                 {"last_error", m.last_error}};
-                         }});
-  if (fpm_) ctx.sources.push_back({"fpm", [this] { return FpmStatsJson(fpm_->stats()); }});
-  if (kernel_) {
-    ctx.sources.push_back({"kernel", [this] {
-                             KernelSourceStats s = kernel_->stats();
-                             return nlohmann::json{{"messages", s.messages},       {"ignored", s.ignored},
-                                                   {"routes", s.routes},           {"neighbors", s.neighbors},
-                                                   {"route_updates", s.route_updates},
-                                                   {"neighbor_updates", s.neighbor_updates},
-                                                   {"errors", s.errors},           {"overruns", s.overruns},
-                                                   {"resyncs", s.resyncs},         {"swept", s.swept},
-                                                   {"resolve_requests", s.resolve_requests},
-                                                   {"dumping", s.dumping},         {"last_error", s.last_error}};
-                           }});
-  }
-  if (file_) {
-    ctx.sources.push_back({"file", [this] {
-                             FileSourceStats s = file_->stats();
-                             return nlohmann::json{{"routes", s.routes}, {"neighbors", s.neighbors}, {"loads", s.loads}};
-                           }});
-  }
+  ctx.sources = [this] {
+    // The sources live on the main loop: their stats are read there, never
+    // from the web thread while a source updates them.
+    auto stats = std::make_shared<std::promise<nlohmann::json>>();
+    std::future<nlohmann::json> ready = stats->get_future();
+    boost::asio::post(io_, [this, stats] { stats->set_value(sources_.StatsJson()); });
+    nlohmann::json out = {{"error", "the sources' loop did not answer within 2 s"}};
+    if (ready.wait_for(std::chrono::seconds(2)) == std::future_status::ready) {
+      try {
+        out = ready.get();
+      } catch (const std::future_error&) {  // the loop stopped (shutdown) before it ran
+        out = {{"error", "stopping"}};
+      }
+    }
+    PipelineMetrics m = pipeline_->metrics();
+    out["pipeline"] = {{"queue_depth", m.queue_depth},
+                       {"queue_depth_max", m.queue_depth_max},
+                       {"updates_received", m.updates_received},
+                       {"updates_coalesced", m.updates_coalesced},
+                       {"batches", m.batches},
+                       {"batch_size_last", m.batch_size_last},
+                       {"batch_size_max", m.batch_size_max},
+                       {"push_ms_last", m.push_ns_last / 1e6},
+                       {"push_ms_max", m.push_ns_max / 1e6},
+                       {"latency_ms_last", m.latency_ns_last / 1e6},
+                       {"latency_ms_max", m.latency_ns_max / 1e6},
+                       {"push_errors", m.push_errors},
+                       {"resyncs", m.resyncs},
+                       {"last_error", m.last_error}};
+    return out;
+  };
   router_ = std::make_unique<web::Router>();
   api_ = std::make_unique<web::FibApi>(web_io_, ctx);
   RETURN_IF_ERROR(api_->Register(*router_));
@@ -208,16 +195,13 @@ Status Fibnicd::StartSources() {
       LogInfo("kernel: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "kernel: " + m);
     };
-    kernel_ = std::make_unique<KernelSource>(io_, pipeline_->sink(), kc);
-    RETURN_IF_ERROR(kernel_->Start().WithContext("kernel source"));
+    sources_.Add(std::make_unique<KernelSource>(io_, pipeline_->sink(), kc));
   }
   if (!config_.file.routes.empty() || !config_.file.neighbors.empty()) {
-    file_ = std::make_unique<FileSource>(pipeline_->sink(), config_.file.routes, config_.file.neighbors,
-                                         config_.file.distance, device_.caps.ports);
-    RETURN_IF_ERROR(file_->Load());
-    LogInfo("file source: " + std::to_string(file_->stats().routes) + " routes, " +
-            std::to_string(file_->stats().neighbors) + " neighbors");
+    file_ = &sources_.Add(std::make_unique<FileSource>(pipeline_->sink(), config_.file.routes, config_.file.neighbors,
+                                                       config_.file.distance, device_.caps.ports));
   }
+  FpmSource* fpm = nullptr;
   if (config_.fpm.enabled) {
     FpmSourceConfig fc;
     fc.address = config_.fpm.listen.host.ToString();
@@ -229,10 +213,17 @@ Status Fibnicd::StartSources() {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
     };
-    fpm_ = std::make_unique<FpmSource>(io_, pipeline_->sink(), fc);
-    RETURN_IF_ERROR(fpm_->Start().WithContext("FPM source on " + config_.fpm.listen.ToString()));
-    LogInfo("FPM source listening on " + fc.address + ":" + std::to_string(fpm_->port()));
+    fpm = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
   }
+  if (config_.web.enabled) {
+    api_source_ = &sources_.Add(std::make_unique<ApiSource>(pipeline_->sink()));
+  }
+  RETURN_IF_ERROR(sources_.StartAll());
+  if (file_) {
+    LogInfo("file source: " + std::to_string(file_->stats().routes) + " routes, " +
+            std::to_string(file_->stats().neighbors) + " neighbors");
+  }
+  if (fpm) LogInfo("FPM source listening on " + config_.fpm.listen.host.ToString() + ":" + std::to_string(fpm->port()));
   return OkStatus();
 }
 
@@ -271,9 +262,9 @@ Status Fibnicd::Start() {
 }
 
 void Fibnicd::WaitInitialDump() {
-  // The kernel source dumps asynchronously on this loop; its stats say when
-  // the first dump is done (stats are read on the loop that owns the source).
-  if (kernel_ && kernel_->stats().dumping) {
+  // The kernel source dumps asynchronously on this loop (the sources are
+  // asked on the loop that owns them).
+  if (!sources_.initial_sync_done()) {
     initial_wait_.expires_after(std::chrono::milliseconds(5));
     initial_wait_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) WaitInitialDump();
@@ -390,8 +381,7 @@ void Fibnicd::Stop(int exit_code) {
   signals_.cancel();
   // Sources first, so nothing new arrives; then push what is queued and stop.
   // The device is left as it is: it keeps forwarding with its last tables.
-  if (kernel_) kernel_->Stop();
-  if (fpm_) fpm_->Stop();
+  sources_.StopAll();
   StopWeb();
   pipeline_->Stop();
   PipelineMetrics m = pipeline_->metrics();

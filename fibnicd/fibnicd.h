@@ -18,12 +18,12 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "fibnicd/device_open.h"
-#include "sources/file/file_source.h"
 #include "fibnicd/fibnicd_config.h"
 #include "fibnicd/pipeline.h"
 #include "common/sd_notifier.h"
-#include "sources/fpm/fpm_source.h"
-#include "sources/kernel/kernel_source.h"
+#include "sources/api/api_source.h"
+#include "sources/file/file_source.h"
+#include "sources/source.h"
 #include "hwif/fibnic_writer.h"
 #include "web/api/fib_api.h"
 #include "web/http/router.h"
@@ -52,12 +52,13 @@ class Fibnicd {
 
  private:
   Status Start();
+  // Builds the source registry from the config and starts it.
   Status StartSources();
   // The web server on its own thread and io_context.
   Status StartWeb();
   void StopWeb();
   void ObserveBatch(const BatchReport& b);
-  // Once the kernel source's first dump is in (or at once without it), the
+  // Once every source's initial state is in (the kernel's first dump), the
   // table is compiled whole and synced; READY=1 follows.
   void WaitInitialDump();
   void FinishInitialSync();
@@ -81,9 +82,9 @@ class Fibnicd {
   std::unique_ptr<Pipeline> pipeline_;
   std::shared_ptr<web::FibView> view_;
   web::Telemetry telemetry_;
-  std::unique_ptr<KernelSource> kernel_;
-  std::unique_ptr<FpmSource> fpm_;
-  std::unique_ptr<FileSource> file_;
+  SourceRegistry sources_;
+  FileSource* file_ = nullptr;      // in sources_; re-read on SIGHUP
+  ApiSource* api_source_ = nullptr; // in sources_ when the web API is on
   std::unique_ptr<web::Router> router_;
   std::unique_ptr<web::FibApi> api_;
   std::unique_ptr<web::WebServer> web_;

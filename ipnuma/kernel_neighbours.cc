@@ -1,6 +1,5 @@
 #include "ipnuma/kernel_neighbours.h"
 
-#include <linux/rtnetlink.h>
 #include <net/if.h>
 
 #include <boost/asio/io_context.hpp>
@@ -11,8 +10,6 @@ namespace {
 KernelSourceConfig SourceConfig(const std::string& interface, std::function<void(const std::string&)> log) {
   KernelSourceConfig c;
   c.ports = {{interface, 0}};  // the port number is of no use here: one interface
-  c.tables = {RT_TABLE_LOCAL};  // the smallest: routes are not used
-  c.resolve_gateways = false;  // gateways of routes are fibnicd's business
   c.log = std::move(log);
   return c;
 }
@@ -21,12 +18,15 @@ KernelSourceConfig SourceConfig(const std::string& interface, std::function<void
 
 KernelNeighbours::KernelNeighbours(boost::asio::io_context& io, const std::string& interface,
                                    std::function<void(const std::string&)> log)
-    : io_(io), interface_(interface), log_(log), source_(io, *this, SourceConfig(interface, log)) {}
+    : io_(io),
+      interface_(interface),
+      log_(log),
+      source_(KernelSource::NeighboursOnly(io, *this, SourceConfig(interface, log))) {}
 
 Status KernelNeighbours::Start(std::chrono::milliseconds limit) {
-  RETURN_IF_ERROR(source_.Start());
+  RETURN_IF_ERROR(source_->Start());
   const auto end = std::chrono::steady_clock::now() + limit;
-  while (source_.stats().dumping && io_.run_one_until(end) > 0) {
+  while (!source_->initial_sync_done() && io_.run_one_until(end) > 0) {
   }
   if (io_.stopped()) io_.restart();
   if (log_ && if_nametoindex(interface_.c_str()) == 0) {

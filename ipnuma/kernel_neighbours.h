@@ -1,8 +1,9 @@
 // Peer and gateway MACs from the kernel's neighbour table, kept current by
-// fibsync's kernel source (an rtnetlink dump, then neighbour events; a
-// re-dump with mark-and-sweep after an overrun). Only IPv4 neighbours on the
-// one interface that faces the IP-NUMA NIC's segment count, and only in a
-// usable state (not INCOMPLETE/FAILED). Routes are of no interest here.
+// the kernel source in neighbour-only mode (an rtnetlink dump of links and
+// neighbours, then their events; a re-dump with mark-and-sweep after an
+// overrun; no route is dumped or parsed, and no RIB or compiler is linked).
+// Only IPv4 neighbours on the one interface that faces the IP-NUMA NIC's
+// segment count, and only in a usable state (not INCOMPLETE/FAILED).
 //
 // A new or changed MAC reaches the service at once, which rewrites the
 // peer's PCID entry in place. An entry that fails or goes away does not
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,7 +25,7 @@
 
 namespace fibnic::ipnuma {
 
-class KernelNeighbours : public RibSink {
+class KernelNeighbours : public NeighborSink {
  public:
   // ip (host order) and its MAC, new or changed; called on io's thread.
   using Changed = std::function<void(uint32_t ip, const MacAddr& mac)>;
@@ -37,15 +39,13 @@ class KernelNeighbours : public RibSink {
   // one that runs it later) until the dump is in or `limit` passed, so the
   // service starts with every MAC the kernel already knows.
   Status Start(std::chrono::milliseconds limit);
-  void Stop() { source_.Stop(); }
+  void Stop() { source_->Stop(); }
 
   // Where the service looks MACs up (any thread).
   std::optional<MacAddr> Lookup(uint32_t ip) const;
   // Events from now on go to fn.
   void OnChange(Changed fn) { changed_ = std::move(fn); }
 
-  void UpsertRoute(const Route&) override {}
-  void DeleteRoute(const Prefix&, RouteSource) override {}
   void UpsertNeighbor(const Neighbor& n) override;
   void DeleteNeighbor(const IpAddr& addr) override;
 
@@ -53,7 +53,7 @@ class KernelNeighbours : public RibSink {
   boost::asio::io_context& io_;
   std::string interface_;
   std::function<void(const std::string&)> log_;
-  KernelSource source_;
+  std::unique_ptr<KernelSource> source_;
   Changed changed_;
   mutable std::mutex mu_;  // macs_: written on io's thread, read by any
   std::map<uint32_t, MacAddr> macs_;

@@ -66,13 +66,24 @@ struct Neighbor {
 
 // What a source feeds. Sources own their reconciliation (mark-and-sweep after a
 // resync or an FPM reconnect) and express it as plain upserts and deletes.
-class RibSink {
+// Routes and neighbours are separate sinks so that a source takes only what it
+// feeds (FPM and the REST API give routes only; ipnumad wants neighbours only).
+class RouteSink {
  public:
-  virtual ~RibSink() = default;
+  virtual ~RouteSink() = default;
   virtual void UpsertRoute(const Route& route) = 0;  // replaces this source's route for the prefix
   virtual void DeleteRoute(const Prefix& prefix, RouteSource source) = 0;
+};
+
+class NeighborSink {
+ public:
+  virtual ~NeighborSink() = default;
   virtual void UpsertNeighbor(const Neighbor& n) = 0;
   virtual void DeleteNeighbor(const IpAddr& addr) = 0;
 };
+
+// Both: what the Fib and the pipeline's queue take, and what the kernel and
+// file sources feed.
+class RibSink : public RouteSink, public NeighborSink {};
 
 }  // namespace fibnic

@@ -1,7 +1,8 @@
 // Loads a route file and a neighbour file into a Fib as static routes; the
-// Fib has no static routes yet (as in fibnic-compile). Lines repeating a
-// prefix with other next-hops — anywhere in the file — add ECMP paths; a line
-// that repeats a prefix and next-hop exactly is an error (file:line: reason).
+// Fib has no static routes yet (as in fibnic-compile). The route file is read
+// whole by sources/file's one reader (ReadStaticTable: lines repeating a
+// prefix anywhere in the file are ECMP paths; an exact repeat or a bad line is
+// an error naming file:line) before anything reaches the Fib.
 #pragma once
 
 #include <cstdint>

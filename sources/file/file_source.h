@@ -11,6 +11,8 @@
 
 #include "common/status.h"
 #include "rib/route.h"
+#include "sources/file/static_table.h"
+#include "sources/source.h"
 
 namespace fibnic {
 
@@ -20,37 +22,20 @@ struct FileSourceStats {
   uint64_t loads = 0;
 };
 
-// A route file's table, compact because a full table is a million routes:
-// sorted (prefix, path set) records per family — 12 bytes per IPv4 route —
-// and the path sets interned (a table names a handful).
-struct StaticTable {
-  struct V4 {
-    uint32_t addr = 0;
-    uint8_t len = 0;
-    uint32_t paths = 0;  // index into path_sets
-  };
-  struct V6 {
-    uint64_t hi = 0, lo = 0;
-    uint8_t len = 0;
-    uint32_t paths = 0;
-  };
-  std::vector<V4> v4;  // ascending (addr, len)
-  std::vector<V6> v6;  // ascending (hi, lo, len)
-  std::vector<std::vector<NextHop>> path_sets;  // each sorted, unique
-  size_t size() const { return v4.size() + v6.size(); }
-};
-
-// Reads a route file whole: lines repeating a prefix are its ECMP paths; a
-// next-hop repeated for a prefix is an error naming file:line.
-StatusOr<StaticTable> ReadStaticTable(const std::string& path, int ports);
-
-class FileSource {
+class FileSource : public Source {
  public:
   FileSource(RibSink& sink, std::string routes_path, std::string neighbors_path, uint8_t distance, int ports);
 
   // Reads both files whole; only when both parse are the changes handed to the sink.
   Status Load();
   FileSourceStats stats() const { return stats_; }
+
+  const char* name() const override { return "file"; }
+  Status Start() override { return Load(); }
+  // Nothing runs between loads: the files are read on Start and on Load.
+  void Stop() override {}
+  bool initial_sync_done() const override { return stats_.loads > 0; }
+  nlohmann::json StatsJson() const override;
 
  private:
   // Hands the sink what differs between the table it has and `next`.

@@ -15,7 +15,7 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& io, RibSink& sink, FpmSourceConfig c)
+  Impl(asio::io_context& io, RouteSink& sink, FpmSourceConfig c)
       : cfg(std::move(c)),
         ports(cfg.ports),
         table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); }, FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols}),
@@ -155,7 +155,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   FpmSourceStats stats;
 };
 
-FpmSource::FpmSource(asio::io_context& io, RibSink& sink, FpmSourceConfig config)
+FpmSource::FpmSource(asio::io_context& io, RouteSink& sink, FpmSourceConfig config)
     : impl_(std::make_shared<Impl>(io, sink, std::move(config))) {}
 
 FpmSource::~FpmSource() { impl_->Stop(); }
@@ -167,6 +167,17 @@ uint16_t FpmSource::port() const {
   boost::system::error_code ec;
   const auto ep = impl_->acceptor.local_endpoint(ec);
   return ec ? 0 : ep.port();
+}
+
+nlohmann::json FpmSource::StatsJson() const {
+  const FpmSourceStats s = stats();
+  return {{"connected", s.connected},     {"peer", s.peer},
+          {"connections", s.connections}, {"frames", s.frames},
+          {"messages", s.messages},       {"ignored", s.ignored},
+          {"routes", s.routes},           {"nexthop_groups", s.nexthop_groups},
+          {"route_updates", s.route_updates}, {"errors", s.errors},
+          {"resyncs", s.resyncs},         {"stale_swept", s.stale_swept},
+          {"stale_pending", s.stale_pending}, {"last_error", s.last_error}};
 }
 
 FpmSourceStats FpmSource::stats() const {

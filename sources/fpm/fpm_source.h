@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
+#include "sources/source.h"
 
 namespace boost::asio {
 class io_context;
@@ -63,17 +64,22 @@ struct FpmSourceStats {
   std::string last_error;
 };
 
-class FpmSource {
+class FpmSource : public Source {
  public:
-  FpmSource(boost::asio::io_context& io, RibSink& sink, FpmSourceConfig config);
-  ~FpmSource();
+  FpmSource(boost::asio::io_context& io, RouteSink& sink, FpmSourceConfig config);
+  ~FpmSource() override;
   FpmSource(const FpmSource&) = delete;
   FpmSource& operator=(const FpmSource&) = delete;
 
   // Call everything from the io_context's thread (the sources are not
   // thread-safe; post to it from elsewhere).
-  Status Start();  // binds and listens
-  void Stop();     // closes listener and connection; routes stay in the RIB
+  const char* name() const override { return "fpm"; }
+  Status Start() override;  // binds and listens
+  void Stop() override;     // closes listener and connection; routes stay in the RIB
+  // At once: zebra replays its table whenever it connects, with no end
+  // marker, and the device is not held back until it does.
+  bool initial_sync_done() const override { return true; }
+  nlohmann::json StatsJson() const override;
   FpmSourceStats stats() const;
   uint16_t port() const;  // the bound port (after Start)
 

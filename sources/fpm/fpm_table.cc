@@ -31,7 +31,7 @@ std::string InlineKey(uint8_t type, const std::vector<NlPath>& paths, const std:
 
 }  // namespace
 
-FpmTable::FpmTable(RibSink& sink, PortLookup port_of, FpmTableOptions options)
+FpmTable::FpmTable(RouteSink& sink, PortLookup port_of, FpmTableOptions options)
     : sink_(sink), port_of_(std::move(port_of)), options_(options) {}
 
 Status FpmTable::ApplyFrame(const uint8_t* payload, size_t len) {

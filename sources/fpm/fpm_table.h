@@ -47,7 +47,7 @@ struct FpmTableCounts {
 
 class FpmTable {
  public:
-  FpmTable(RibSink& sink, PortLookup port_of, FpmTableOptions options);
+  FpmTable(RouteSink& sink, PortLookup port_of, FpmTableOptions options);
 
   // Parses and applies one frame's payload (back-to-back netlink messages).
   Status ApplyFrame(const uint8_t* payload, size_t len);
@@ -99,7 +99,7 @@ class FpmTable {
   FibPathsResult PathsOf(uint32_t set, Family fam) const;
   const std::vector<NextHop>* EmittedOf(uint32_t set, Family fam) const;
 
-  RibSink& sink_;
+  RouteSink& sink_;
   PortLookup port_of_;
   FpmTableOptions options_;
   FpmRouteRefs refs_;

@@ -35,11 +35,32 @@ StatusOr<SockPtr> OpenSocket(const char* what) {
   return s;
 }
 
+// What the table feeds in neighbour-only mode: no route message is asked for
+// (no route group, no route dump), so the table has no route to give.
+class NeighborsOnly : public RibSink {
+ public:
+  explicit NeighborsOnly(NeighborSink& sink) : sink_(sink) {}
+  void UpsertRoute(const Route&) override {}
+  void DeleteRoute(const Prefix&, RouteSource) override {}
+  void UpsertNeighbor(const Neighbor& n) override { sink_.UpsertNeighbor(n); }
+  void DeleteNeighbor(const IpAddr& addr) override { sink_.DeleteNeighbor(addr); }
+
+ private:
+  NeighborSink& sink_;
+};
+
 }  // namespace
 
 struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& io, RibSink& sink, KernelSourceConfig c)
+  Impl(asio::io_context& io, RibSink& sink, KernelSourceConfig c) : Impl(io, sink, nullptr, std::move(c)) {}
+  Impl(asio::io_context& io, NeighborSink& sink, KernelSourceConfig c)
+      : Impl(io, std::make_unique<NeighborsOnly>(sink), std::move(c)) {}
+  Impl(asio::io_context& io, std::unique_ptr<NeighborsOnly> only, KernelSourceConfig c)
+      : Impl(io, *only, std::move(only), std::move(c)) {}
+  // `only` by reference: *only is bound before it is moved from.
+  Impl(asio::io_context& io, RibSink& sink, std::unique_ptr<NeighborsOnly>&& only, KernelSourceConfig c)
       : cfg(std::move(c)),
+        neighbors_only(std::move(only)),
         table(sink, cfg.ports, Options(cfg),
               [this](const IpAddr& gw, uint32_t ifindex) { Resolve(gw, ifindex); }),
         ev_sock(nullptr, nl_socket_free),
@@ -61,18 +82,21 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     return o;
   }
 
+  bool routes() const { return neighbors_only == nullptr; }
+
   void Log(const std::string& msg) { SourceLog(cfg.log, "kernel", msg); }
   void Error(const std::string& msg) { SourceError(cfg.log, "kernel", stats, msg); }
 
   Status Start() {
     RETURN_IF_ERROR(ValidatePortNames(cfg.ports));
-    if (cfg.tables.empty()) return InvalidArgument("kernel source: no routing tables configured");
+    if (routes() && cfg.tables.empty()) return InvalidArgument("kernel source: no routing tables configured");
     ASSIGN_OR_RETURN(ev_sock, OpenSocket("event"));
     ASSIGN_OR_RETURN(dump_sock, OpenSocket("dump"));
     ASSIGN_OR_RETURN(req_sock, OpenSocket("request"));
-    if (int err = nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
-                                            RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, 0);
-        err < 0) {
+    int err = routes() ? nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
+                                                   RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, 0)
+                       : nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, 0);
+    if (err < 0) {
       return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
     }
     const int fd = nl_socket_get_fd(ev_sock.get());
@@ -253,7 +277,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         return false;
       }
       if (done) {
-        if (++stage < 4) {
+        if (++stage < (routes() ? 4 : 2)) {  // links, neighbours[, rules, routes]
           if (!SendDump()) return false;
           continue;
         }
@@ -313,6 +337,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   }
 
   KernelSourceConfig cfg;
+  std::unique_ptr<NeighborsOnly> neighbors_only;  // set: neighbour-only mode, the sink the table feeds
   KernelTable table;
   SockPtr ev_sock, dump_sock, req_sock;
   asio::posix::stream_descriptor ev_fd, dump_fd;
@@ -328,11 +353,43 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
 KernelSource::KernelSource(asio::io_context& io, RibSink& sink, KernelSourceConfig config)
     : impl_(std::make_shared<Impl>(io, sink, std::move(config))) {}
 
+KernelSource::KernelSource(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::unique_ptr<KernelSource> KernelSource::NeighboursOnly(asio::io_context& io, NeighborSink& sink,
+                                                           KernelSourceConfig config) {
+  return std::unique_ptr<KernelSource>(new KernelSource(std::make_shared<Impl>(io, sink, std::move(config))));
+}
+
 KernelSource::~KernelSource() { impl_->Stop(); }
 
 Status KernelSource::Start() { return impl_->Start(); }
 void KernelSource::Stop() { impl_->Stop(); }
 void KernelSource::RequestResync() { impl_->StartDump(); }
+
+// The first dump is in, or it failed (the error is counted and a later dump
+// reconciles): either way there is nothing more to wait for.
+bool KernelSource::initial_sync_done() const {
+  return impl_->first_dump_done || (impl_->running && !impl_->dumping);
+}
+
+nlohmann::json KernelSource::StatsJson() const {
+  const KernelSourceStats s = stats();
+  return {{"messages", s.messages},
+          {"ignored", s.ignored},
+          {"routes", s.routes},
+          {"neighbors", s.neighbors},
+          {"route_updates", s.route_updates},
+          {"neighbor_updates", s.neighbor_updates},
+          {"errors", s.errors},
+          {"overruns", s.overruns},
+          {"resyncs", s.resyncs},
+          {"swept", s.swept},
+          {"resolve_requests", s.resolve_requests},
+          {"dumping", s.dumping},
+          // Why everything punts (FIBNIC ports split over VRFs, ...); null = following the table.
+          {"refusing", s.refusing.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.refusing)},
+          {"last_error", s.last_error}};
+}
 
 KernelSourceStats KernelSource::stats() const {
   KernelSourceStats s = impl_->stats;

@@ -9,6 +9,9 @@
 // are handed to the kernel to resolve (RTM_NEWNEIGH with NTF_USE: the kernel
 // creates the entry and probes); the resolved neighbour then arrives like
 // any other and the next-hop is offloaded.
+//
+// Neighbour-only (KernelSource::NeighboursOnly, ipnumad's peer MACs): links
+// and neighbours, no route group joined and no route dumped.
 #pragma once
 
 #include <chrono>
@@ -22,6 +25,7 @@
 #include "common/status.h"
 #include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
+#include "sources/source.h"
 
 namespace boost::asio {
 class io_context;
@@ -60,22 +64,30 @@ struct KernelSourceStats {
   std::string last_error;
 };
 
-class KernelSource {
+class KernelSource : public Source {
  public:
+  // Routes and neighbours.
   KernelSource(boost::asio::io_context& io, RibSink& sink, KernelSourceConfig config);
-  ~KernelSource();
+  // Neighbours only: config.tables and the route options are not used.
+  static std::unique_ptr<KernelSource> NeighboursOnly(boost::asio::io_context& io, NeighborSink& sink,
+                                                      KernelSourceConfig config);
+  ~KernelSource() override;
   KernelSource(const KernelSource&) = delete;
   KernelSource& operator=(const KernelSource&) = delete;
 
   // Call everything from the io_context's thread (the sources are not
   // thread-safe; post to it from elsewhere).
-  Status Start();  // opens sockets, subscribes, starts the first dump
-  void Stop();
+  const char* name() const override { return "kernel"; }
+  Status Start() override;  // opens sockets, subscribes, starts the first dump
+  void Stop() override;
+  bool initial_sync_done() const override;  // the first dump is in (or failed)
+  nlohmann::json StatsJson() const override;
   void RequestResync();
   KernelSourceStats stats() const;
 
  private:
   struct Impl;
+  explicit KernelSource(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
 

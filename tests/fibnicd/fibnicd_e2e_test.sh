@@ -130,6 +130,15 @@ api --token-file "$work/token" status >/dev/null || fail "--token-file with mode
 printf 'wrong-token-0123456789\n' >"$work/token"
 if api --token-file "$work/token" status 2>/dev/null >/dev/null; then fail "fibnicd took a wrong token from --token-file"; fi
 
+echo "== status shows the source registry (kernel, the API's own source) and the pipeline"
+in_ns "$ctl" --server 127.0.0.1:18123 --json status | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["sources"]
+assert set(s) == {"kernel", "api", "pipeline"}, s
+assert s["kernel"]["dumping"] is False and s["kernel"]["routes"] >= 2 and s["kernel"]["errors"] == 0, s["kernel"]
+assert s["api"] == {"routes": 0, "upserts": 0, "deletes": 0}, s["api"]
+print("  sources:", ", ".join(sorted(s)))' || fail "status sources"
+
 echo "== route change and delete"
 in_ns ip route replace 198.51.100.0/24 via 10.2.0.2 dev d1
 expect_hw 198.51.100.7 "forward 1 02:00:00:00:01:02"

@@ -292,6 +292,36 @@ TEST_F(KernelSourceTest, NeighboursAndGatewayResolution) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// ipnumad's mode: neighbours (dumped and as events) reach the sink, while no
+// route is dumped, subscribed to or parsed — the connected routes the fixture
+// made and 200 routes added under it leave the source's message count and
+// route table untouched.
+TEST_F(KernelSourceTest, NeighboursOnlyTakesNoRouteMessage) {
+  MustSh("ip route add 10.50.0.0/16 via 10.0.0.2");
+  MustSh("ip neigh add 10.0.0.5 lladdr 02:00:00:00:00:05 dev k0 nud permanent");  // before start: the dump
+  KernelSourceConfig cfg;
+  cfg.ports = {{"k0", 0}};
+  source = KernelSource::NeighboursOnly(io, sink, cfg);
+  ASSERT_TRUE(source->Start().ok());
+  io_thread = std::thread([this] { io.run(); });
+  ASSERT_TRUE(WaitFor([&] { return NeighOf("10.0.0.5").has_value(); }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return !Stats().dumping; }, 10s));
+  const uint64_t after_dump = Stats().messages;
+  std::string batch;
+  for (int i = 0; i < 200; ++i) batch += "route add 10.70." + std::to_string(i) + ".0/24 via 10.0.0.2\n";
+  MustSh("printf '" + batch + "' | ip -batch -");
+  MustSh("ip neigh add 10.0.0.6 lladdr 02:00:00:00:00:06 dev k0 nud permanent");
+  ASSERT_TRUE(WaitFor([&] { return NeighOf("10.0.0.6").has_value(); }, 10s));
+  const KernelSourceStats s = Stats();
+  EXPECT_LT(s.messages - after_dump, 10u) << "route events reached the neighbour-only source";
+  EXPECT_EQ(s.routes, 0u);
+  EXPECT_EQ(s.route_updates, 0u);
+  EXPECT_EQ(s.ignored, 0u);
+  EXPECT_TRUE(sink.routes().empty());
+  EXPECT_EQ(NeighOf("10.0.0.6")->mac.ToString(), "02:00:00:00:00:06");
+  EXPECT_EQ(s.errors, 0u) << s.last_error;
+}
+
 // The kernel's routes of tables local + main, as the RIB should hold them,
 // computed from `ip -j route show` by the test itself: local table first
 // (punted), else the lowest metric of main; two routes sharing that metric

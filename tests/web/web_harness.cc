@@ -151,7 +151,9 @@ Status Harness::Mount(boost::asio::io_context& io, Router& router, Telemetry* te
     Status st = Commit();
     if (Telemetry* t = telemetry_.load(); !st.ok() && t) t->Record(EventLevel::kError, "push", st.ToString());
   };
-  ctx.sources = {{"harness", [this] { return nlohmann::json{{"routes", routes_.size()}, {"neighbors", neighbors_.size()}}; }}};
+  ctx.sources = [this] {
+    return nlohmann::json{{"harness", {{"routes", routes_.size()}, {"neighbors", neighbors_.size()}}}};
+  };
   api_ = std::make_unique<FibApi>(io, std::move(ctx));
   return api_->Register(router);
 }

@@ -20,11 +20,6 @@
 
 namespace fibnic::web {
 
-struct SourceStats {
-  std::string name;                     // "kernel", "fpm", ...
-  std::function<nlohmann::json()> get;  // any JSON object: connected, routes, resyncs, errors, ...
-};
-
 struct WebContext {
   std::shared_ptr<FibView> view;  // required
   // The device's BAR0, for what only the device knows: VERSION, port
@@ -33,12 +28,14 @@ struct WebContext {
   Bar* bar = nullptr;
   std::string device;             // how the operator names it: "file:/var/lib/fibnic/bar0.img", "pci:0000:03:00.0"
   Telemetry* telemetry = nullptr; // events + counters (the rates come from kRouteUpdatesTotal, kBarBytesWrittenTotal)
-  std::vector<SourceStats> sources;
+  // /api/v1/status "sources" and /metrics fibnic_source_stat: {name: stats
+  // object} — fibnicd's source registry (and its pipeline's counters).
+  std::function<nlohmann::json()> sources;
 
   // Static routes through the API (PUT/DELETE /api/v1/routes/static/...,
   // bearer token required). Both set: those routes are mounted; the sink
   // gets the change, then request_commit() lets the pipeline push it.
-  RibSink* static_sink = nullptr;
+  RouteSink* static_sink = nullptr;  // fibnicd: the `api` source
   std::function<void()> request_commit;
 
   // GET /api/v1/status?verify=1 reads the whole device back (on the Fib's

@@ -118,8 +118,7 @@ StatusOr<json> FibApi::Impl::StatusJson() {
     }
   }
   const RatePoint r = rates.Recent(5);
-  json sources = json::object();
-  for (const auto& s : ctx.sources) sources[s.name] = s.get ? s.get() : json(nullptr);
+  json sources = ctx.sources ? ctx.sources() : json::object();
   const auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return json{{"version", FIBNIC_VERSION},
           {"started_at", IsoTime(started_wall)},
@@ -235,6 +234,18 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
   gauge("fibnic_fib_slots_used", "Next-hop codes in use", {{{}, static_cast<double>(c.slots_used)}});
   gauge("fibnic_fib_slots", "Next-hop codes the device has", {{{}, static_cast<double>(view.config().caps.slots())}});
   gauge("fibnic_fib_commits_total", "Fib::Commit() calls", {{{}, static_cast<double>(c.commits)}}, "counter");
+  if (ctx.sources) {
+    // Every number (and flag) each source reports, as one family.
+    std::vector<std::pair<Labels, double>> stats;
+    const json sources = ctx.sources();
+    for (const auto& [source, fields] : sources.items()) {
+      for (const auto& [stat, v] : fields.items()) {
+        if (v.is_boolean()) stats.push_back({{{"source", source}, {"stat", stat}}, v.get<bool>() ? 1.0 : 0.0});
+        if (v.is_number()) stats.push_back({{{"source", source}, {"stat", stat}}, v.get<double>()});
+      }
+    }
+    gauge("fibnic_source_stat", "What each source reports (/api/v1/status sources), by source and stat", stats);
+  }
   gauge("fibnic_uptime_seconds", "Seconds since the API started",
         {{{}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}});
   if (device) {
