@@ -46,9 +46,10 @@ struct Options {
 
 void ParsePortArg(const std::string& flag, const std::string& value, std::map<int, std::string>& into) {
   const size_t eq = value.find('=');
+  const std::string number = eq == std::string::npos ? std::string() : value.substr(0, eq);
   char* end = nullptr;
-  const long k = eq == std::string::npos ? -1 : std::strtol(value.substr(0, eq).c_str(), &end, 10);
-  if (eq == std::string::npos || eq == 0 || *end != '\0' || k < 0 || k > 255 || eq + 1 == value.size())
+  const long k = number.empty() ? -1 : std::strtol(number.c_str(), &end, 10);
+  if (number.empty() || *end != '\0' || k < 0 || k > 255 || eq + 1 == value.size())
     Usage(flag + " '" + value + "': expected PORT=INTERFACE, e.g. " + flag + " 0=w0");
   if (!into.emplace(static_cast<int>(k), value.substr(eq + 1)).second)
     Usage(flag + " given twice for port " + std::to_string(k));
