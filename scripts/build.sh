@@ -13,6 +13,9 @@ esac
 # ccache, where installed, makes rebuilds of several checkouts cheap.
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")}
+  # -g would otherwise key every object on its build directory: another
+  # checkout (a CI clone, a worktree) would miss the cache.
+  export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
   flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S "$root" -B "$dir" -G Ninja -DFIBNIC_WERROR=ON "${flags[@]}" >/dev/null
