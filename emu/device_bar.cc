@@ -1,42 +1,56 @@
 #include "emu/device_bar.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "device/fibnic_image_codec.h"
+
 namespace fibnic::emu {
 namespace {
 
-uint32_t Le32(const uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (uint32_t{p[3]} << 24); }
-
-std::string Hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
+// The file's CSR block, checked by the codec every reader of a BAR uses (ID,
+// VERSION major, CAPS, a file holding the whole layout), from a read-only map
+// of the file at its own size.
+StatusOr<BarHeader> ReadHeader(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open BAR file " + path + ": " + std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError("cannot stat BAR file " + path + ": " + std::strerror(err));
+  }
+  const size_t size = static_cast<size_t>(sb.st_size);
+  void* map = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) return IoError("cannot map BAR file " + path + ": " + std::strerror(err));
+  auto header = DecodeBarHeader(static_cast<const uint8_t*>(map), size);
+  if (map != nullptr) ::munmap(map, size);
+  if (!header.ok()) return header.status().WithContext("BAR file " + path);
+  return header;
 }
 
 }  // namespace
 
 StatusOr<DeviceBar> OpenDeviceBar(const std::string& path) {
-  uint8_t csr[regs::kOffCaps2 + 4];
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open BAR file " + path + ": " + std::strerror(errno));
-  const ssize_t n = ::pread(fd, csr, sizeof csr, 0);
-  ::close(fd);
-  if (n != static_cast<ssize_t>(sizeof csr))
-    return FailedPrecondition("BAR file " + path + " is too short to hold the CSR block (ID .. CAPS2)");
-  if (Le32(csr + regs::kOffId) != regs::kId)
-    return FailedPrecondition("BAR file " + path + ": ID is " + Hex(Le32(csr + regs::kOffId)) + ", not a FIBNIC (" +
-                              Hex(regs::kId) + ")");
-  if (Le32(csr + regs::kOffVersion) != regs::kVersion)
-    return FailedPrecondition("BAR file " + path + ": VERSION " + Hex(Le32(csr + regs::kOffVersion)) +
-                              ", this emulator implements " + Hex(regs::kVersion));
+  ASSIGN_OR_RETURN(BarHeader header, ReadHeader(path));
+  // The emulator's own rules on top of the codec's: it implements exactly
+  // this VERSION and the two device models, nothing else the CAPS could say.
+  if (header.version != regs::kVersion) {
+    return FailedPrecondition("BAR file " + path + ": VERSION minor " + std::to_string(header.version & 0xffff) +
+                              ", this emulator implements minor " + std::to_string(regs::kVersion & 0xffff));
+  }
   DeviceBar bar;
-  bar.caps = regs::Caps::Decode(Le32(csr + regs::kOffCaps0), Le32(csr + regs::kOffCaps1), Le32(csr + regs::kOffCaps2));
+  bar.caps = header.caps;
   if (!(bar.caps == regs::Caps::Model2Bit()) && !(bar.caps == regs::Caps::Model4Bit()))
     return FailedPrecondition("BAR file " + path + ": CAPS describe neither device model (2- or 4-bit codes)");
+  // The codec accepts a file longer than the layout; the mapping refuses it.
   auto file = FileBar::Open(path, bar.caps.bar_bytes());
   if (!file.ok()) return file.status();
   bar.file = std::move(*file);

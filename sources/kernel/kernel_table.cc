@@ -1,6 +1,5 @@
 #include "sources/kernel/kernel_table.h"
 
-#include <linux/fib_rules.h>
 #include <linux/neighbour.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
@@ -223,10 +222,9 @@ void KernelTable::EmitRoute(const Prefix& p) {
     }
   }
   // A policy rule may send p's traffic to a table not followed here.
-  const bool policy = RuleCovers(p);
+  const bool policy = rules_.Covers(p);
   auto em = emitted_.find(p);
-  const bool rule_prefix =
-      policy && std::any_of(rules_.begin(), rules_.end(), [&](const auto& r) { return r.second.dst == p; });
+  const bool rule_prefix = policy && rules_.IsDestination(p);
   if (!best && !rule_prefix) {
     if (em == emitted_.end()) return;
     emitted_.erase(em);
@@ -440,15 +438,10 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   }
   bool changed = had_carrier != !no_carrier_.count(ifindex);
   const bool gone = msg->nlmsg_type == RTM_DELLINK;
-  if (master != 0 && !gone) {
-    master_[ifindex] = master;
+  if (gone) {
+    vrf_.ForgetLink(ifindex);
   } else {
-    master_.erase(ifindex);
-  }
-  if (vrf_table && !gone) {
-    vrf_table_[ifindex] = *vrf_table;
-  } else {
-    vrf_table_.erase(ifindex);
+    vrf_.SetLink(ifindex, master, vrf_table);
   }
   if (msg->nlmsg_type == RTM_DELLINK) {
     changed |= ports_.RemoveLink(ifindex);
@@ -462,110 +455,21 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
 }
 
 bool KernelTable::UpdateContext() {
-  std::set<uint32_t> tables;  // of the FIBNIC ports that exist; 0 = main
-  for (const auto& [ifindex, gen] : link_gen_) {
-    if (!ports_.Port(ifindex)) continue;
-    auto m = master_.find(ifindex);
-    if (m == master_.end()) {
-      tables.insert(0);
-    } else if (auto v = vrf_table_.find(m->second); v != vrf_table_.end()) {
-      tables.insert(v->second);
-    } else if (!link_gen_.count(m->second)) {
-      tables.insert(UINT32_MAX);  // its master is not known yet: it may be a VRF
-    } else {
-      tables.insert(0);  // a bridge or bond: the port routes nothing itself
-    }
-  }
-  std::string refusing;
-  if (tables.count(UINT32_MAX)) {
-    refusing = "a FIBNIC port is enslaved to an interface not seen yet: punting everything";
-  } else if (tables.size() > 1) {
-    refusing = "the FIBNIC ports are split over VRFs (tables";
-    for (uint32_t t : tables) refusing += " " + (t == 0 ? std::string("main") : std::to_string(t));
-    refusing += "): punting everything";
-  } else if (!tables.empty() && *tables.begin() != 0 && TableRank(*tables.begin()) < 0) {
-    refusing = "the FIBNIC ports are in the VRF of table " + std::to_string(*tables.begin()) +
-               ", which is not in the kernel source's tables: punting everything";
-  }
-  const uint32_t context = tables.size() == 1 ? *tables.begin() : 0;
-  const bool changed = refusing != counts_.refusing || context != context_table_;
-  counts_.refusing = std::move(refusing);
-  context_table_ = context;
+  const bool changed = vrf_.Update(link_gen_, ports_, options_.tables);
+  counts_.refusing = vrf_.refusing();
   return changed;
 }
 
 bool KernelTable::RankActive(int rank) const {
   if (rank <= 0) return true;  // the local table
-  const uint32_t table = options_.tables[static_cast<size_t>(rank - 1)];
-  if (context_table_ != 0) return table == context_table_;
-  return std::none_of(vrf_table_.begin(), vrf_table_.end(), [&](const auto& v) { return v.second == table; });
+  return vrf_.TableActive(options_.tables[static_cast<size_t>(rank - 1)]);
 }
-
-// A rule is harmless when it only looks up a followed table (the local
-// table's, main's own rule), comes after main's, or is the VRF rule (l3mdev: see the VRF notes in
-// docs/sources.md); any other — another table, blackhole/unreachable/
-// prohibit/goto, suppress_prefixlength — may decide its destinations
-// elsewhere, so they punt. Its other selectors (from, iif, fwmark, ...) are
-// not modelled: punting is right whether or not they match.
-constexpr uint32_t kMainRulePriority = 32766;
 
 Status KernelTable::ApplyRule(const nlmsghdr* msg) {
-  const size_t hdr = NLMSG_ALIGN(sizeof(fib_rule_hdr));
-  if (msg->nlmsg_len < NLMSG_LENGTH(sizeof(fib_rule_hdr))) {
-    return InvalidArgument("rule message of " + std::to_string(msg->nlmsg_len) + " bytes: shorter than its header");
-  }
-  const auto* frh = static_cast<const fib_rule_hdr*>(NLMSG_DATA(msg));
-  if (frh->family != AF_INET && frh->family != AF_INET6) {
-    ++counts_.ignored;
-    return OkStatus();
-  }
-  const Family fam = frh->family == AF_INET ? Family::kV4 : Family::kV6;
-  uint32_t table = frh->table;
-  uint32_t priority = 0;  // absent = 0
-  bool l3mdev = false, suppress = false;
-  std::optional<IpAddr> dst;
-  int len = static_cast<int>(msg->nlmsg_len - NLMSG_LENGTH(hdr));
-  for (auto* a = reinterpret_cast<const rtattr*>(static_cast<const uint8_t*>(NLMSG_DATA(msg)) + hdr); RTA_OK(a, len);
-       a = RTA_NEXT(a, len)) {
-    const auto* data = static_cast<const uint8_t*>(RTA_DATA(a));
-    const size_t n = RTA_PAYLOAD(a);
-    if (a->rta_type == FRA_TABLE && n == 4) std::memcpy(&table, data, 4);
-    if (a->rta_type == FRA_PRIORITY && n == 4) std::memcpy(&priority, data, 4);
-    if (a->rta_type == FRA_L3MDEV && n >= 1) l3mdev = data[0] != 0;
-    if (a->rta_type == FRA_SUPPRESS_PREFIXLEN && n == 4) {  // always sent; ~0 = not set
-      uint32_t v = 0;
-      std::memcpy(&v, data, 4);
-      suppress = v != UINT32_MAX;
-    }
-    if (a->rta_type == FRA_DST && n == (fam == Family::kV4 ? 4u : 16u)) dst = IpAddr::FromBytes(fam, data);
-  }
-  if (frh->dst_len > FamilyBits(fam) || (frh->dst_len != 0 && !dst)) {
-    return InvalidArgument("rule message: destination length " + std::to_string(frh->dst_len) + " without a matching FRA_DST");
-  }
-  // Rules after main's (32766, like the kernel's `default` rule 32767) only
-  // see destinations main has no usable route for, and the device has none
-  // for them either: it punts them.
-  const bool harmless = l3mdev || priority > kMainRulePriority ||
-                        (frh->action == FR_ACT_TO_TBL && !suppress && TableRank(table) >= 0);
-  const std::string key(reinterpret_cast<const char*>(NLMSG_DATA(msg)), msg->nlmsg_len - NLMSG_HDRLEN);
-  if (harmless) return OkStatus();
-  const uint8_t zero[16] = {};
-  auto made = Prefix::Make(dst ? *dst : IpAddr::FromBytes(fam, zero), frh->dst_len);
-  if (!made.ok()) return made.status().WithContext("rule message");
-  const Prefix p = *made;
-  if (msg->nlmsg_type == RTM_DELRULE) {
-    if (!rules_.erase(key)) return OkStatus();
-  } else {
-    auto [it, added] = rules_.try_emplace(key, Rule{p, gen_});
-    it->second.gen = gen_;
-    if (!added) return OkStatus();
-  }
-  EmitInside(p);
+  ASSIGN_OR_RETURN(PolicyRules::Change change, rules_.Apply(msg, gen_, options_.tables));
+  if (change.ignored) ++counts_.ignored;
+  if (change.reevaluate) EmitInside(*change.reevaluate);
   return OkStatus();
-}
-
-bool KernelTable::RuleCovers(const Prefix& p) const {
-  return std::any_of(rules_.begin(), rules_.end(), [&](const auto& r) { return r.second.dst.Contains(p); });
 }
 
 // Re-evaluates outer and every prefix inside it.
@@ -583,7 +487,7 @@ void KernelTable::EmitInside(const Prefix& outer) {
 void KernelTable::ReevaluateAll() {
   std::vector<Prefix> prefixes;
   for (const auto& [p, e] : routes_) prefixes.push_back(p);
-  for (const auto& [k, r] : rules_) prefixes.push_back(r.dst);
+  for (const Prefix& p : rules_.Destinations()) prefixes.push_back(p);
   for (const auto& [p, e] : emitted_) {
     if (!routes_.count(p)) prefixes.push_back(p);
   }
@@ -609,8 +513,7 @@ size_t KernelTable::EndResync() {
     }
     links_changed |= ports_.RemoveLink(it->first);
     links_changed |= no_carrier_.erase(it->first) != 0;
-    master_.erase(it->first);
-    vrf_table_.erase(it->first);
+    vrf_.ForgetLink(it->first);
     it = link_gen_.erase(it);
   }
   links_changed |= UpdateContext();
@@ -632,16 +535,8 @@ size_t KernelTable::EndResync() {
     }
     pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
   }
-  std::vector<Prefix> ruled;
-  for (auto it = rules_.begin(); it != rules_.end();) {
-    if (it->second.gen == gen_) {
-      ++it;
-      continue;
-    }
-    ruled.push_back(it->second.dst);
-    it = rules_.erase(it);
-    ++swept;
-  }
+  const std::vector<Prefix> ruled = rules_.Sweep(gen_);
+  swept += ruled.size();
   std::vector<IpAddr> gone;
   for (const auto& [a, n] : neighs_) {
     if (n.gen != gen_) gone.push_back(a);

@@ -12,6 +12,9 @@
 //
 // Reconciliation is mark-and-sweep: BeginResync() starts a generation, the
 // dump refreshes what still exists, EndResync() deletes the rest.
+//
+// Policy rules (kernel_rules.h) and the VRF choice (kernel_vrf.h) are kept
+// in their own classes; this table asks them what punts.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sources/kernel/kernel_rules.h"
+#include "sources/kernel/kernel_vrf.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/netlink_route.h"
@@ -115,7 +120,6 @@ class KernelTable {
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
   Status ApplyRule(const nlmsghdr* msg);
-  bool RuleCovers(const Prefix& p) const;
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
@@ -139,23 +143,12 @@ class KernelTable {
   // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
   // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
   std::unordered_set<uint32_t> no_carrier_;
-  // Policy rules (`ip rule`) that may send traffic elsewhere than the
-  // configured tables, by their message payload: their destination prefix
-  // punts, and every route inside it (issue #14, found by tests/kdiff).
-  struct Rule {
-    Prefix dst;
-    uint64_t gen = 0;
-  };
-  std::map<std::string, Rule> rules_;
-  // VRF (issue #14): the FIBNIC has one FIB. The table its ports route with
-  // is main's (0 here) or, when every FIBNIC port is enslaved to one VRF,
-  // that VRF's table, which must be among the configured tables; then main
-  // is not used. Ports split over several, or a VRF table not configured:
-  // everything punts (counts_.refusing says why). In main's context the
-  // tables of known VRFs are not used.
-  std::unordered_map<uint32_t, uint32_t> master_;     // ifindex → master ifindex
-  std::unordered_map<uint32_t, uint32_t> vrf_table_;  // VRF device ifindex → its table
-  uint32_t context_table_ = 0;
+  // Policy rules that may send traffic elsewhere than the configured
+  // tables: their destination prefix punts, and every route inside it.
+  PolicyRules rules_;
+  // Which table the FIBNIC ports route with (VRF); counts_.refusing mirrors
+  // its refusing().
+  VrfContext vrf_;
   bool UpdateContext();
   bool RankActive(int rank) const;
   std::unordered_map<IpAddr, Gateway> gateways_;

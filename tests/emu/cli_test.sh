@@ -24,16 +24,26 @@ expect 2 "given twice for port 0" --bar "$work/none" --port 0=a --port 0=b --hos
 expect 2 "unknown argument '--speed'" --speed 10
 expect 2 "missing value after --bar" --bar
 expect 1 "cannot open BAR file $work/none" --bar "$work/none" --port 0=w0 --host 0=e0
-head -c 100 /dev/zero >"$work/zero.img"
-expect 1 "not a FIBNIC" --bar "$work/zero.img" --port 0=w0 --host 0=e0
+truncate -s 16M "$work/zero.img"  # long enough for the CSR/table area, all zero
+expect 1 "BAR file $work/zero.img: not a FIBNIC" --bar "$work/zero.img" --port 0=w0 --host 0=e0
 printf 'FIBN\x00\x00\x01\x00' >"$work/short.img"
-expect 1 "too short to hold the CSR block" --bar "$work/short.img" --port 0=w0 --host 0=e0
-# ID, VERSION and the 2-bit model's CAPS, but 4 KiB instead of the whole BAR.
-python3 - "$work/small.img" <<'PY'
+expect 1 "shorter than the CSR/table area" --bar "$work/short.img" --port 0=w0 --host 0=e0
+# ID, VERSION and the 2-bit model's CAPS (whose BAR is 20971520 bytes), in a
+# file of the given size.
+header() {  # header FILE SIZE [VERSION]
+  python3 - "$@" <<'PY'
 import struct, sys
+version = int(sys.argv[3], 0) if len(sys.argv) > 3 else 0x00010000
 with open(sys.argv[1], "wb") as f:
-    f.write(struct.pack("<IIIII", 0x4E424946, 0x00010000, 22 | 2 << 8 | 4 << 16, 4 | 32 << 16, 256) + bytes(4096 - 20))
+    f.write(struct.pack("<IIIII", 0x4E424946, version, 22 | 2 << 8 | 4 << 16, 4 | 32 << 16, 256))
+    f.truncate(int(sys.argv[2]))
 PY
-expect 1 "expected 20971520" --bar "$work/small.img" --port 0=w0 --host 0=e0
+}
+header "$work/small.img" $((16 * 1024 * 1024 + 4096))
+expect 1 "CAPS say 20971520" --bar "$work/small.img" --port 0=w0 --host 0=e0
+header "$work/long.img" $((20971520 + 4096))
+expect 1 "expected 20971520" --bar "$work/long.img" --port 0=w0 --host 0=e0
+header "$work/minor.img" 20971520 0x00010001
+expect 1 "VERSION minor 1, this emulator implements minor 0" --bar "$work/minor.img" --port 0=w0 --host 0=e0
 [ "$fails" -eq 0 ] && echo "fibnic-emu refuses every bad argument and BAR file with a reason"
 exit "$fails"

@@ -14,15 +14,10 @@ namespace {
 
 using namespace testing_util;
 
-constexpr uint32_t k10_0_0 = 0x0A0000;  // 10.0.0.0/24 as /24 index
-
+// The small image with one TCAM6 entry (2001:db8::/32 on next-hop 2).
 DeviceImage Image() {
-  DeviceImage img;
-  img.port_macs[0] = M("0e:00:00:00:00:00");
-  img.nexthop[1] = Nh("02:00:00:00:00:01", 0);
-  img.nexthop[2] = Nh("02:00:00:00:00:02", 1);
+  DeviceImage img = SmallImage();
   img.tcam[0] = Tcam("2001:db8::/32", 2);
-  for (uint32_t i = 0; i < 64; ++i) SetCode(img, k10_0_0 + i, 1);
   return img;
 }
 

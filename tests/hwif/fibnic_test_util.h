@@ -1,4 +1,4 @@
-// Helpers for hwif tests: images with a few routes set by hand, devices made
+// Helpers for hwif tests: images with a few routes set by hand (SmallImage), devices made
 // from them, and the per-write safety check (every intermediate BAR forwards
 // each probe address as the old state, the new state, or punts).
 #pragma once
@@ -75,6 +75,19 @@ inline regs::Tcam6Entry Tcam(const char* prefix, uint8_t code) {
   e.code = code;
   e.flags = regs::kTcamValid;
   return e;
+}
+
+constexpr uint32_t k10_0_0 = 0x0A0000;  // 10.0.0.0/24 as /24 index
+
+// A small 2-bit image: port 0's MAC, next-hops 1 and 2 (on ports 0 and 1),
+// and 10.0.0.0/18 (64 /24s) on next-hop 1.
+inline DeviceImage SmallImage() {
+  DeviceImage img;
+  img.port_macs[0] = M("0e:00:00:00:00:00");
+  img.nexthop[1] = Nh("02:00:00:00:00:01", 0);
+  img.nexthop[2] = Nh("02:00:00:00:00:02", 1);
+  for (uint32_t i = 0; i < 64; ++i) SetCode(img, k10_0_0 + i, 1);
+  return img;
 }
 
 inline std::unique_ptr<MemoryBar> MakeDevice(const DeviceImage& img, uint32_t generation = 0) {

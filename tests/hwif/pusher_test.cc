@@ -16,17 +16,6 @@ namespace {
 
 using namespace testing_util;
 
-constexpr uint32_t k10_0_0 = 0x0A0000;  // 10.0.0.0/24 as /24 index
-
-DeviceImage Base() {
-  DeviceImage img;
-  img.port_macs[0] = M("0e:00:00:00:00:00");
-  img.nexthop[1] = Nh("02:00:00:00:00:01", 0);
-  img.nexthop[2] = Nh("02:00:00:00:00:02", 1);
-  for (uint32_t i = 0; i < 64; ++i) SetCode(img, k10_0_0 + i, 1);
-  return img;
-}
-
 // A delta that writes the given SRAM words with their values in `img`.
 void AddSramWords(DeviceDelta& d, const DeviceImage& img, std::vector<uint32_t> words) {
   for (uint32_t a : words) {
@@ -48,14 +37,14 @@ struct Rig {
 };
 
 TEST(Pusher, SyncOfAnUnchangedDeviceWritesNothing) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   EXPECT_TRUE(rig.pusher.in_sync());
   EXPECT_EQ(rig.pusher.generation(), 41u);
   EXPECT_EQ(rig.pusher.last().bus_writes, 0u);
 }
 
 TEST(Pusher, CoalescesAdjacentSramWordsIntoOneBusWrite) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceImage to = rig.start;
   // /24s 10.0.64-79 = SRAM words 0x28010..0x28013: one 32-bit bus word (2-bit codes).
   for (uint32_t i = 64; i < 80; ++i) SetCode(to, k10_0_0 + i, 2);
@@ -88,7 +77,7 @@ TEST(Pusher, FourBitWordsShareBusWordsInPairs) {
 }
 
 TEST(Pusher, NexthopMacChangeIsInvalidateFieldsValidate) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceImage to = rig.start;
   to.nexthop[1] = Nh("04:00:00:00:00:07", 3);  // both 32-bit words of the entry change
   DeviceDelta d;
@@ -112,7 +101,7 @@ TEST(Pusher, NexthopMacChangeIsInvalidateFieldsValidate) {
 }
 
 TEST(Pusher, SingleWordEntryChangeIsOneAtomicWrite) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceImage to = rig.start;
   to.nexthop[1].port = 2;  // only the word holding MAC[4..5], port, flags
   DeviceDelta d;
@@ -123,7 +112,7 @@ TEST(Pusher, SingleWordEntryChangeIsOneAtomicWrite) {
 }
 
 TEST(Pusher, NewTcamEntryWritesValueMaskBeforeFlags) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceImage to = rig.start;
   to.tcam[3] = Tcam("2001:db8::/32", 2);
   DeviceDelta d;
@@ -138,7 +127,7 @@ TEST(Pusher, NewTcamEntryWritesValueMaskBeforeFlags) {
 }
 
 TEST(Pusher, MalformedDeltaWritesNothing) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceDelta bad_index;
   bad_index.nexthop_activate.push_back({4, Nh("02:00:00:00:00:09", 0)});
   DeviceDelta not_parallel;
@@ -178,7 +167,7 @@ class FailingBar : public Bar {
 };
 
 TEST(Pusher, FailedWriteIsReportedAndForcesResync) {
-  const DeviceImage start = Base();
+  const DeviceImage start = SmallImage();
   auto mem = MakeDevice(start);
   FailingBar failing(*mem, 2);
   FibnicPusher pusher(failing);
@@ -217,7 +206,7 @@ class DroppingBar : public Bar {
 };
 
 TEST(Pusher, VerifyAfterWriteCatchesADeviceThatDropsWrites) {
-  const DeviceImage start = Base();
+  const DeviceImage start = SmallImage();
   auto mem = MakeDevice(start);
   DroppingBar dropping(*mem);
   FibnicPusher pusher(dropping, PushOptions{.verify = true});
@@ -235,7 +224,7 @@ TEST(Pusher, VerifyAfterWriteCatchesADeviceThatDropsWrites) {
 TEST(Pusher, WarmRestartThroughAFileWritesOnlyTheDifference) {
   TempDir dir;
   const auto caps = regs::Caps::Model2Bit();
-  DeviceImage table = Base();
+  DeviceImage table = SmallImage();
   {
     auto bar = OpenFibnicFile(dir / "fibnic.bar", caps);
     ASSERT_TRUE(bar.ok());
@@ -265,7 +254,7 @@ TEST(Pusher, WarmRestartThroughAFileWritesOnlyTheDifference) {
 }
 
 TEST(Pusher, PushRefusesOtherModelImage) {
-  Rig rig(Base());
+  Rig rig(SmallImage());
   DeviceImage other(regs::Caps::Model4Bit());
   EXPECT_EQ(rig.pusher.Push({}, other).code(), StatusCode::kFailedPrecondition);
 }

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include "sources/file/route_file.h"
+#include "sources/file/static_table.h"
 #include "hwif/fibnic_device.h"
 
 namespace fibnic::web::testing {
@@ -53,21 +54,13 @@ void Harness::AddRouteLine(const Prefix& p, const NextHop& nh) {
 
 Status Harness::LoadRouteFiles(const std::string& routes, const std::string& neighbors) {
   const int ports = config_.caps.ports;
-  // Index by prefix so ECMP lines join their route without a quadratic scan.
-  std::map<Prefix, size_t> index;
-  RETURN_IF_ERROR(ReadRouteFile(routes, ports, [&](const RouteLine& l) -> Status {
-    auto it = index.find(l.prefix);
-    if (it == index.end()) {
-      index.emplace(l.prefix, routes_.size());
-      routes_.push_back(Route{l.prefix, RouteSource::kStatic, 1, {l.path}});
-      ++input_prefixes_[l.prefix.family() == Family::kV4 ? 0 : 1];
-    } else {
-      auto& paths = routes_[it->second].paths;
-      paths.push_back(l.path);
-      std::sort(paths.begin(), paths.end());
-    }
-    return OkStatus();
-  }));
+  // The one reader of route files (fibnicd's and fibnic-compile's): ECMP
+  // lines join their prefix as they do there.
+  ASSIGN_OR_RETURN(StaticTable table, ReadStaticTable(routes, ports));
+  table.ForEachRoute(RouteSource::kStatic, 1, [this](Route r) {
+    ++input_prefixes_[r.prefix.family() == Family::kV4 ? 0 : 1];
+    routes_.push_back(std::move(r));
+  });
   ASSIGN_OR_RETURN(neighbors_, ReadNeighborFile(neighbors, ports));
   return Start();
 }
