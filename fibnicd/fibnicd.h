@@ -85,10 +85,12 @@ class Fibnicd {
   SourceRegistry sources_;
   FileSource* file_ = nullptr;      // in sources_; re-read on SIGHUP
   ApiSource* api_source_ = nullptr; // in sources_ when the web API is on
+  // Declared before the server and the API: their timers and sockets belong
+  // to it and must be destroyed while it still exists.
+  boost::asio::io_context web_io_;
   std::unique_ptr<web::Router> router_;
   std::unique_ptr<web::FibApi> api_;
   std::unique_ptr<web::WebServer> web_;
-  boost::asio::io_context web_io_;
   std::thread web_thread_;
   int exit_code_ = 0;
   bool stopping_ = false;
