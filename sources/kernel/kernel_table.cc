@@ -234,8 +234,14 @@ void KernelTable::EmitRoute(const Prefix& p) {
     ++counts_.route_updates;
     return;
   }
+  // A route by next-hop object (RTA_NH_ID) punts: the source does not
+  // follow the objects, and the kernel changes or removes them (and with
+  // nexthop_compat_mode=0 the routes using them) without a route message —
+  // a link going down deletes the objects through it and the routes using
+  // them, silently (issue #14, found by tests/kdiff).
+  const bool by_object = best && best->route.nh_id != 0;
   std::vector<NextHop> paths;
-  if (!best || local || ambiguous || tos || policy || refusing) {
+  if (!best || local || ambiguous || tos || policy || refusing || by_object) {
     paths = {NextHop::ToHost()};
   } else {
     // A path over a link without carrier is used by the kernel only while
