@@ -117,7 +117,8 @@ class KernelTable {
   Status ApplyRule(const nlmsghdr* msg);
   bool RuleCovers(const Prefix& p) const;
   void EmitInside(const Prefix& outer);
-  void DropIpv4PathsVia(uint32_t ifindex);
+  void DropIpv4PathsVia(uint32_t ifindex, bool gone);
+  void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
@@ -139,6 +140,8 @@ class KernelTable {
   // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
   // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
   std::unordered_set<uint32_t> no_carrier_;
+  // Links administratively down: their coming up revives dead IPv4 paths.
+  std::unordered_set<uint32_t> admin_down_;
   // Policy rules (`ip rule`) that may send traffic elsewhere than the
   // configured tables, by their message payload: their destination prefix
   // punts, and every route inside it (issue #14, found by tests/kdiff).

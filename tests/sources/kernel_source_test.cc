@@ -206,6 +206,25 @@ TEST_F(KernelSourceTest, LinkDownDropsItsIpv4Routes) {
 // routes, flagged linkdown, and with ignore_routes_with_linkdown=1 skips them
 // for a covering route; no route message says so. The device kept forwarding
 // through k0. A path without carrier is now never used: punt.
+// Issue #14, found by the kernel differential harness (seed 104276331328412):
+// a link going down only marks the IPv4 next-hops of a multipath route that
+// keeps a live one dead, and its coming up revives them, without a message;
+// the source erased them, so after k0 down/up and k1 down it had no route
+// left while the kernel still forwards via k0.
+TEST_F(KernelSourceTest, MultipathNextHopsRevivedWhenTheirLinkComesBack) {
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_TRUE(WaitFor([&] { return PathsOf("198.51.100.0/24").has_value(); }, 10s));
+  MustSh("ip link set k0 down && ip link set k0 up");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("linkdown") == std::string::npos; }, 10s));
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.100.1").find("via 10.0.0.9 dev k0"), std::string::npos)  // the kernel's answer
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
   StartSource({});
