@@ -315,7 +315,15 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     rtnl_neigh_set_state(n.get(), NUD_NONE);
     rtnl_neigh_set_flags(n.get(), NTF_USE);  // "use it": the kernel creates the entry and probes
     ++stats.resolve_requests;
-    if (int err = rtnl_neigh_add(req_sock.get(), n.get(), NLM_F_CREATE); err < 0) {
+    // NLM_F_EXCL: only ever create. NTF_USE on an existing entry turns a
+    // PERMANENT one into INCOMPLETE without a notification (kernel 6.x), and
+    // the entry may have become PERMANENT (`ip neigh replace`) after this
+    // side last heard of it: the device would keep its MAC while the kernel
+    // has none (issue #14, found by tests/kdiff). An existing entry answers
+    // EEXIST and stays as it is; a FAILED one is re-probed by the kernel when
+    // the punted traffic wants it, or asked again once it is collected.
+    const int err = rtnl_neigh_add(req_sock.get(), n.get(), NLM_F_CREATE | NLM_F_EXCL);
+    if (err < 0 && err != -NLE_EXIST) {
       Error("asking the kernel to resolve " + gw.ToString() + " on ifindex " + std::to_string(ifindex) + ": " +
             nl_geterror(err));
     }

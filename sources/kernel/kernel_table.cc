@@ -232,8 +232,14 @@ void KernelTable::EmitRoute(const Prefix& p) {
     ++counts_.route_updates;
     return;
   }
+  // A route by next-hop object (RTA_NH_ID) punts: the source does not
+  // follow the objects, and the kernel changes or removes them (and with
+  // nexthop_compat_mode=0 the routes using them) without a route message —
+  // a link going down deletes the objects through it and the routes using
+  // them, silently (issue #14, found by tests/kdiff).
+  const bool by_object = best && best->route.nh_id != 0;
   std::vector<NextHop> paths;
-  if (!best || local || ambiguous || tos || policy || refusing) {
+  if (!best || local || ambiguous || tos || policy || refusing || by_object) {
     paths = {NextHop::ToHost()};
   } else {
     // A path over a link without carrier is used by the kernel only while
@@ -376,30 +382,38 @@ void KernelTable::EmitNeigh(const IpAddr& a) {
 }
 
 // A link going down (or away) takes the IPv4 routes through it out of the
-// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its deletions);
-// multipath routes lose that next-hop (issue #14, bug 1). The local table is
-// left alone: punting the host's own addresses is always right.
-void KernelTable::DropIpv4PathsVia(uint32_t ifindex) {
+// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its deletions)
+// (issue #14, bug 1). A multipath route that keeps a live next-hop stays:
+// its next-hops through a link going down are marked dead (RTNH_F_DEAD) and
+// come back when the link comes up again (fib_sync_up), also silently; a
+// link deleted takes every route through it (issue #14, found by
+// tests/kdiff). The local table is left alone: punting the host's own
+// addresses is always right.
+void KernelTable::DropIpv4PathsVia(uint32_t ifindex, bool gone) {
   std::vector<Prefix> touched;
   for (auto& [p, entries] : routes_) {
     if (p.family() != Family::kV4) continue;
     bool hit = false;
     for (auto e = entries.begin(); e != entries.end();) {
       NlRoute& r = e->second.route;
-      const bool via = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) { return x.ifindex == ifindex; });
-      if (std::get<0>(e->first) == 0 || !via) {
+      auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };
+      if (std::get<0>(e->first) == 0 || std::none_of(r.paths.begin(), r.paths.end(), via)) {
         ++e;
         continue;
       }
       hit = true;
-      AddGateways(r, -1);
-      std::erase_if(r.paths, [&](const NlPath& x) { return x.ifindex == ifindex; });
-      if (r.paths.empty()) {
+      const bool live_elsewhere = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
+        return !via(x) && !(x.flags & RTNH_F_DEAD);
+      });
+      if (gone || !live_elsewhere) {
+        AddGateways(r, -1);
         e = entries.erase(e);
-      } else {
-        AddGateways(r, +1);
-        ++e;
+        continue;
       }
+      for (NlPath& x : r.paths) {
+        if (via(x)) x.flags |= RTNH_F_DEAD;
+      }
+      ++e;
     }
     if (hit) touched.push_back(p);
   }
@@ -407,6 +421,25 @@ void KernelTable::DropIpv4PathsVia(uint32_t ifindex) {
     if (auto it = routes_.find(p); it != routes_.end() && it->second.empty()) routes_.erase(it);
     EmitRoute(p);
   }
+}
+
+// A link coming up revives the dead IPv4 next-hops through it.
+void KernelTable::ReviveIpv4PathsVia(uint32_t ifindex) {
+  std::vector<Prefix> touched;
+  for (auto& [p, entries] : routes_) {
+    if (p.family() != Family::kV4) continue;
+    bool hit = false;
+    for (auto& [key, e] : entries) {
+      for (NlPath& x : e.route.paths) {
+        if (x.ifindex == ifindex && (x.flags & RTNH_F_DEAD)) {
+          x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
+          hit = true;
+        }
+      }
+    }
+    if (hit) touched.push_back(p);
+  }
+  for (const Prefix& p : touched) EmitRoute(p);
 }
 
 // IFF_LOWER_UP (carrier) lives in <linux/if.h>, which clashes with <net/if.h>.
@@ -429,7 +462,15 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
     if (rtnl_link_is_vrf(l) && rtnl_link_vrf_get_tableid(l, &t) == 0) vrf_table = t;
   }));
   if (ifindex == 0) return InvalidArgument("link message without an interface index");
-  if (msg->nlmsg_type == RTM_DELLINK || !up) DropIpv4PathsVia(ifindex);
+  const bool gone = msg->nlmsg_type == RTM_DELLINK;
+  const bool was_down = admin_down_.count(ifindex) != 0;
+  if (gone || !up) DropIpv4PathsVia(ifindex, gone);
+  if (gone || up) {
+    admin_down_.erase(ifindex);
+  } else {
+    admin_down_.insert(ifindex);
+  }
+  if (up && was_down) ReviveIpv4PathsVia(ifindex);
   const bool had_carrier = !no_carrier_.count(ifindex);
   if (msg->nlmsg_type == RTM_DELLINK || carrier) {
     no_carrier_.erase(ifindex);
@@ -437,7 +478,6 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
     no_carrier_.insert(ifindex);
   }
   bool changed = had_carrier != !no_carrier_.count(ifindex);
-  const bool gone = msg->nlmsg_type == RTM_DELLINK;
   if (gone) {
     vrf_.ForgetLink(ifindex);
   } else {
@@ -514,6 +554,7 @@ size_t KernelTable::EndResync() {
     links_changed |= ports_.RemoveLink(it->first);
     links_changed |= no_carrier_.erase(it->first) != 0;
     vrf_.ForgetLink(it->first);
+    admin_down_.erase(it->first);
     it = link_gen_.erase(it);
   }
   links_changed |= UpdateContext();

@@ -121,7 +121,8 @@ class KernelTable {
   Status ApplyLink(const nlmsghdr* msg);
   Status ApplyRule(const nlmsghdr* msg);
   void EmitInside(const Prefix& outer);
-  void DropIpv4PathsVia(uint32_t ifindex);
+  void DropIpv4PathsVia(uint32_t ifindex, bool gone);
+  void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
@@ -143,6 +144,8 @@ class KernelTable {
   // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
   // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
   std::unordered_set<uint32_t> no_carrier_;
+  // Links administratively down: their coming up revives dead IPv4 paths.
+  std::unordered_set<uint32_t> admin_down_;
   // Policy rules that may send traffic elsewhere than the configured
   // tables: their destination prefix punts, and every route inside it.
   PolicyRules rules_;

@@ -206,6 +206,25 @@ TEST_F(KernelSourceTest, LinkDownDropsItsIpv4Routes) {
 // routes, flagged linkdown, and with ignore_routes_with_linkdown=1 skips them
 // for a covering route; no route message says so. The device kept forwarding
 // through k0. A path without carrier is now never used: punt.
+// Issue #14, found by the kernel differential harness (seed 104276331328412):
+// a link going down only marks the IPv4 next-hops of a multipath route that
+// keeps a live one dead, and its coming up revives them, without a message;
+// the source erased them, so after k0 down/up and k1 down it had no route
+// left while the kernel still forwards via k0.
+TEST_F(KernelSourceTest, MultipathNextHopsRevivedWhenTheirLinkComesBack) {
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_TRUE(WaitFor([&] { return PathsOf("198.51.100.0/24").has_value(); }, 10s));
+  MustSh("ip link set k0 down && ip link set k0 up");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("linkdown") == std::string::npos; }, 10s));
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.100.1").find("via 10.0.0.9 dev k0"), std::string::npos)  // the kernel's answer
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
   StartSource({});
@@ -263,6 +282,60 @@ TEST_F(KernelSourceTest, NexthopObjectChangeKeepsAnAppendedSibling) {
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(PathsOf("198.51.100.0/24"), std::vector<NextHop>{NextHop::ToHost()});
   EXPECT_NE(Sh("ip route get 198.51.100.1").find("dev k1"), std::string::npos);  // the kernel's answer
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14, found by the kernel differential harness: with
+// nexthop_compat_mode=0 the kernel removes a route whose next-hop object goes
+// away — here by its link going down — without any route message, and the
+// source kept forwarding by the paths the route was announced with. A route
+// by next-hop object punts (the source does not follow the objects).
+TEST_F(KernelSourceTest, RouteByNexthopObjectRemovedSilentlyOnLinkDownPunts) {
+  MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad && ip -6 addr add 2001:db8:2::1/64 dev k1 nodad");
+  MustSh("ip -6 neigh replace 2001:db8:1::3 lladdr 02:00:00:00:00:03 dev k0 nud permanent");
+  MustSh("ip nexthop add id 4 via 2001:db8:1::3 dev k0 && ip nexthop add id 11 group 4");
+  MustSh("ip -6 route add ::/0 via 2001:db8:2::3 dev k1 metric 2000");
+  StartSource({});
+  MustSh("ip -6 route add ::/0 nhid 11");  // announced with its path (compat mode 1)
+  ASSERT_TRUE(WaitFor([&] { return Stats().messages > 0 && PathsOf("::/0").has_value(); }, 10s));
+  MustSh("echo 0 > /proc/sys/net/ipv4/nexthop_compat_mode");
+  MustSh("ip link set k0 down && ip link set k0 up");
+  MustSh("ip -6 addr replace 2001:db8:1::1/64 dev k0 nodad");
+  MustSh("ip -6 neigh replace 2001:db8:1::3 lladdr 02:00:00:00:00:03 dev k0 nud permanent");
+  MustSh("ip nexthop replace id 4 via 2001:db8:1::3 dev k0");
+  ASSERT_NE(Sh("ip -6 route get 2001:db8:99::1").find("dev k1"), std::string::npos);  // the kernel's answer
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(PathsOf("::/0"), std::vector<NextHop>{NextHop::ToHost()});
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14, found by the kernel differential harness: the source's
+// resolution request (RTM_NEWNEIGH NTF_USE) reaching an entry an admin had
+// just made PERMANENT turned it INCOMPLETE without a notification, and the
+// device kept the MAC. The io thread is held while a route via the gateway
+// is added and the entry goes PERMANENT: the source reads the route first,
+// asks for the gateway it has not heard of, and only then reads the
+// neighbour. The kernel's entry must stay PERMANENT.
+TEST_F(KernelSourceTest, ResolutionRequestNeverDemotesAPermanentNeighbour) {
+  StartSource({});
+  for (int i = 0; i < 3; ++i) {
+    Sh("ip route del 10.70.0.0/16 2>/dev/null; ip neigh del 10.0.0.7 dev k0 2>/dev/null");
+    ASSERT_TRUE(WaitFor([&] { return !NeighOf("10.0.0.7") && !PathsOf("10.70.0.0/16"); }, 10s));
+    const uint64_t asked = Stats().resolve_requests;
+    std::promise<void> release, held;
+    boost::asio::post(io, [&] {
+      held.set_value();
+      release.get_future().wait();
+    });
+    held.get_future().wait();
+    MustSh("ip route add 10.70.0.0/16 via 10.0.0.7 && "
+           "ip neigh replace 10.0.0.7 lladdr 02:00:00:00:00:07 dev k0 nud permanent");
+    release.set_value();
+    ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.7"); return n && n->state == NeighState::kPermanent; }, 10s));
+    EXPECT_GT(Stats().resolve_requests, asked);  // the race this test is about did happen
+    EXPECT_NE(Sh("ip neigh show 10.0.0.7 dev k0 nud all").find("PERMANENT"), std::string::npos)
+        << "attempt " << i << ": " << Sh("ip neigh show 10.0.0.7 dev k0 nud all");
+  }
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
