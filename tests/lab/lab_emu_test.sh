@@ -62,12 +62,20 @@ ip netns exec lab-p2 ip route add blackhole 198.18.1.0/24
 for k in 0 1 2; do "$lab" peer start $k; done
 
 want=$(($(awk '$2 ~ /^10\./' "$LAB_DIR/table.txt" | wc -l) + 4))  # + the three LANs + the /16
+# Established BGP sessions (both families of the three peers: 6 when all are up).
+established() {
+  vtysh --vty_socket "$LAB_DIR/frr" -c 'show bgp summary json' 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(sum(p.get("state") == "Established" for f in ("ipv4Unicast", "ipv6Unicast") for p in s.get(f, {}).get("peers", {}).values()))' 2>/dev/null || echo 0
+}
 for _ in $(seq 240); do
   have=$(r ip -4 route show proto bgp | wc -l)
-  [ "$have" -ge "$want" ] && [ "$(hw 198.18.1.2 '.hardware.port // empty')" = 1 ] && break
+  [ "$have" -ge "$want" ] && [ "$(hw 198.18.1.2 '.hardware.port // empty')" = 1 ] && [ "$(established)" = 6 ] && break
   sleep 0.25
 done
 [ "$have" -ge "$want" ] || fail "the kernel has $have of $want BGP routes after 60 s"
+[ "$(established)" = 6 ] || fail "only $(established) of 6 BGP sessions established after 60 s"
 [ "$(hw 198.18.1.2 .hardware.forward)" = true ] || fail "the device does not forward 198.18.1.2 to port 1"
 converged=$(date +%s)
 echo "converged: kernel $have BGP routes; the device forwards 198.18.1.2 to port 1"
@@ -154,6 +162,8 @@ s, up_for = json.loads(sys.argv[1]), int(sys.argv[2])
 peers = [(a, p) for fam in ("ipv4Unicast", "ipv6Unicast") for a, p in s.get(fam, {}).get("peers", {}).items()]
 bad = [a for a, p in peers if p.get("state") != "Established" or p.get("peerUptimeMsec", 0) < up_for * 1000]
 print(f"BGP: {len(peers)} sessions, established longer than the test's {up_for} s: {len(peers) - len(bad)}")
+for a, p in peers:
+    if a in bad: print(f"  {a}: {p.get('state')}, up {p.get('peerUptimeMsec', 0)} ms")
 sys.exit(1 if bad or len(peers) != 6 else 0)
 PY
 for k in 0 1 2; do
