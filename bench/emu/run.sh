@@ -5,7 +5,11 @@
 #   emu-b-kern: a namespace whose kernel forwards (ip_forward, one route), or
 #   emu-b-card: fibnic-emu with a BAR compiled from the same route,
 # and the rate is what arrives on the receiver's interface (its rx_packets).
-#   bench/emu/run.sh [BUILD_DIR]      (root; EMU_BENCH_SECONDS=3 per run)
+# Then BGP convergence in packets on the lab (bench/emu/convergence.py): from
+# a peer's announcement (withdrawal) to the first (last) probe the card
+# forwards, next to the router's kernel having (dropping) the route.
+#   bench/emu/run.sh [BUILD_DIR]      (root; EMU_BENCH_SECONDS=3 per run;
+#                                      EMU_CONV_TRIALS=5, EMU_CONV_ROUTES=100)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -19,7 +23,7 @@ dir=$(mktemp -d /tmp/emu-bench.XXXXXX)
 emu_pid=
 del_ns() { for n in src dst kern card host; do ip netns del emu-b-$n 2>/dev/null || true; done; }
 cleanup() {
-  if [ -n "$emu_pid" ]; then kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true; fi
+  if [ -n "$emu_pid" ]; then kill "$emu_pid" 2>/dev/null || true; wait "$emu_pid" 2>/dev/null || true; fi
   del_ns
   rm -rf "$dir"
 }
@@ -80,3 +84,10 @@ for bytes in 64 1500; do
   printf "  %-6s %-22s %12s %12s\n" "$bytes" "kernel (ip_forward)" "$ko" "$kf" "$bytes" "fibnic-emu" "$eo" "$ef"
   awk -v e="$ef" -v k="$kf" -v b="$bytes" 'BEGIN { printf "  %-6s fibnic-emu / kernel = %.2f\n", b, k ? e / k : 0 }'
 done
+
+# The convergence figure needs the lab's namespaces; the rate's are gone first.
+cleanup
+trap - EXIT
+echo
+python3 "$root/bench/emu/convergence.py" run --build "$build" \
+  --trials "${EMU_CONV_TRIALS:-5}" --routes "${EMU_CONV_ROUTES:-100}"
