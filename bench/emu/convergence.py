@@ -308,18 +308,21 @@ def report(results, fams, a):
     print(f"bench/emu: BGP convergence in packets ({a.trials} trials, {a.routes or 'all'} IPv4 routes loaded; "
           "probe every 1 ms per family, host 0 -> host 1 through the card)")
     print("  peer 1 announces / withdraws its LAN; seconds from its action to: the router's kernel has (drops)")
-    print("  the route; the first (last) probe forwarded by the card arrives at host 1. Median of the trials;")
-    print("  'via kernel': probes the router's kernel forwarded meanwhile (the card punted them).")
-    print(f"  {'family':<7} {'event':<9} {'kernel_s':>9} {'card_s':>9} {'card/kernel':>12} {'via kernel':>11}   per trial card_s")
+    print("  the route; the first (last) probe forwarded by the card arrives at host 1. Medians of the trials;")
+    print("  card-kernel: the card's lag per trial; 'via kernel': probes the router's kernel forwarded meanwhile")
+    print("  (the card still punted them).")
+    print(f"  {'family':<7} {'event':<9} {'kernel_s':>9} {'card_s':>9} {'card/kernel':>12} {'card-kernel_ms':>15} {'via kernel':>11}"
+          "   per trial card-kernel_ms")
     for announce in (True, False):
         for fam in fams:
             rows = [r[fam] for r in results[announce]]
             k = statistics.median(r[0] for r in rows)
             h = statistics.median(r[1] for r in rows)
+            lag = statistics.median((r[1] - r[0]) * 1e3 for r in rows)
             via = statistics.median(r[2] for r in rows)
             ratio = f"{h / k:.2f}" if k > 0 else "-"
-            each = " ".join(f"{r[1]:.3f}" for r in rows)
-            print(f"  IPv{fam:<3} {'announce' if announce else 'withdraw':<9} {k:>9.3f} {h:>9.3f} {ratio:>12} {via:>11g}   {each}")
+            each = " ".join(f"{(r[1] - r[0]) * 1e3:.1f}" for r in rows)
+            print(f"  IPv{fam:<3} {'announce' if announce else 'withdraw':<9} {k:>9.3f} {h:>9.3f} {ratio:>12} {lag:>15.1f} {via:>11g}   {each}")
     if 6 not in fams:
         print("  IPv6: fd10:1::/64 is not in the card's 32-entry TCAM next to this table's IPv6 routes (--routes 100 fits)")
 
