@@ -300,6 +300,8 @@ def run(a):
             for announce in (True, False):
                 results[announce].append(phase(lab, fams, announce))
         report(results, fams, a)
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"bench/emu convergence: {' '.join(e.cmd)} failed (exit {e.returncode})")
     finally:
         down()
 
