@@ -21,6 +21,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); }, FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols}),
         acceptor(io),
         sweep_timer(io),
+        ports_timer(io),
         buf(64 * 1024) {
     ports.UseSystemNames(cfg.port_name_max_age);
   }
@@ -45,11 +46,30 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     stopped = false;
     Log("listening on " + cfg.address + ":" + std::to_string(acceptor.local_endpoint().port()));
     DoAccept();
+    ArmPortsCheck();
     return OkStatus();
+  }
+
+  // zebra says nothing when an interface is renamed (or its index comes to
+  // name another one): its routes keep their ifindex. So the FIBNIC port of
+  // every next-hop set is looked up again once the names have aged, and the
+  // routes of sets whose answer moved go to the RIB (issue #14, 6(d)).
+  void ArmPortsCheck() {
+    ports_timer.expires_after(cfg.port_name_max_age);
+    ports_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || self->stopped) return;
+      const uint64_t before = self->table.counts().route_updates;
+      self->table.ReevaluateAll();
+      if (const uint64_t n = self->table.counts().route_updates - before; n != 0) {
+        self->Log("interfaces renamed or replaced: " + std::to_string(n) + " routes follow the port map");
+      }
+      self->ArmPortsCheck();
+    });
   }
 
   void Stop() {
     stopped = true;
+    ports_timer.cancel();
     boost::system::error_code ec;
     acceptor.close(ec);
     CloseConnection();
@@ -145,6 +165,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   FpmTable table;
   tcp::acceptor acceptor;
   asio::steady_timer sweep_timer;
+  asio::steady_timer ports_timer;
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
   uint64_t conn_id = 0;

@@ -217,15 +217,26 @@ void FpmTable::Finish(FrameWork& work) {
     }
     upsert(p, res);
   }
-  // The other routes of next-hop objects that changed. The table keeps no
-  // index from objects to routes: one pass over the routes finds them, and
-  // only when a changed object has users (zebra announces a group before
-  // the routes that use it, and deletes it after they moved away).
-  bool used = false;
+  // Sets whose answer moved with no message about them (the port map
+  // changed since their routes were given to the RIB): this frame's routes
+  // of such a set are not the only ones that must follow.
+  std::set<uint64_t> moved;
+  for (const auto& [key, res] : fresh) {
+    auto e = emitted_.find(key);
+    if (e != emitted_.end() && e->second != res.paths) moved.insert(key);
+  }
+  // The other routes of next-hop objects that changed, and of moved sets.
+  // The table keeps no index from sets to routes: one pass over the routes
+  // finds them, and only when a changed object has users (zebra announces a
+  // group before the routes that use it, and deletes it after they moved
+  // away) or a set moved.
+  bool used = !moved.empty();
   for (uint32_t id : work.groups) used = used || users_.count(id);
   if (used) {
     refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
-      if ((set & kInlineBit) || !work.groups.count(set) || work.touched.count(p)) return;
+      if (work.touched.count(p)) return;
+      const bool group_changed = !(set & kInlineBit) && work.groups.count(set);
+      if (!group_changed && !moved.count(EmittedKey(set, p.family()))) return;
       const FibPathsResult& res = answer(set, p.family());
       const std::vector<NextHop>* had = EmittedOf(set, p.family());
       if (!had || *had != res.paths) upsert(p, res);

@@ -144,5 +144,30 @@ TEST_F(FpmTableTest, OtherTablesAreIgnored) {
   EXPECT_EQ(table.counts().ignored, 1u);
 }
 
+// Issue #14, 6(d): the port map changes (an interface renamed) before
+// ReevaluateAll runs, and a frame touches one route of a next-hop set in
+// between. Every route of that set must follow, not only the one named.
+TEST(FpmTablePortMap, ARouteTouchedAfterAPortChangeTakesItsWholeSetAlong) {
+  RecordingSink sink;
+  std::optional<PortId> port_of_10 = 0;  // what the port map says of interface 10 now
+  FpmTable table(sink, [&](uint32_t ifindex) { return ifindex == 10 ? port_of_10 : std::nullopt; }, FpmTableOptions{});
+  auto frame = [&](std::vector<std::vector<uint8_t>> msgs) {
+    auto payload = Concat(std::move(msgs));
+    return table.ApplyFrame(payload.data(), payload.size());
+  };
+  ASSERT_TRUE(frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)})),
+                     BuildRouteMessage(InlineRoute("10.2.0.0/16", {Via("192.0.2.1", 10)}))})
+                  .ok());
+  const std::vector<NextHop> port0{{A("192.0.2.1"), 0}}, host{NextHop::ToHost()};
+  ASSERT_EQ(sink.routes().at(P("10.2.0.0/16")).paths, port0);
+  port_of_10.reset();  // interface 10 renamed: no longer a FIBNIC port
+  ASSERT_TRUE(frame({BuildRouteMessage(InlineRoute("10.1.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
+  EXPECT_EQ(sink.routes().at(P("10.1.0.0/16")).paths, host);
+  EXPECT_EQ(sink.routes().at(P("10.2.0.0/16")).paths, host) << "a route of the same set kept the old port";
+  // And the re-evaluation after the change still finds everything current.
+  table.ReevaluateAll();
+  EXPECT_EQ(sink.routes().at(P("10.2.0.0/16")).paths, host);
+}
+
 }  // namespace
 }  // namespace fibnic
