@@ -17,7 +17,7 @@ Times are the kernel's packet timestamps and the watcher's receive times, one
 clock (CLOCK_REALTIME) for every namespace.
 
   convergence.py run --build DIR [--trials N] [--routes N]   (root)
-  convergence.py send | capture IFACE FILE | routes FILE     (helpers, one per namespace)
+  convergence.py send FILE | capture IFACE FILE | routes FILE   (helpers, one per namespace)
 """
 import argparse
 import json
@@ -362,6 +362,8 @@ def main():
     w.add_argument("file")
     a = ap.parse_args()
     if a.cmd == "run":
+        if a.trials < 1:
+            raise SystemExit("bench/emu convergence: --trials must be at least 1")
         if os.geteuid() != 0:
             raise SystemExit("bench/emu convergence: needs root (network namespaces)")
         for t in ("fibnic-emu", "fibnicd", "fibnicctl"):
