@@ -9,6 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 for s in "$root"/scripts/setup/*.sh; do [ -e "$s" ] && "$s"; done
+# A fresh Debian 12 root for the package test: debootstrap is network-bound,
+# so it runs beside the compile (the test waits for it, or retries it).
+"$root/scripts/debian-root.sh" bookworm >"${TMPDIR:-/tmp}/fibnic-debian-root.log" 2>&1 &
 
 "$root/scripts/build.sh" release
 (cd "$root/build" && ctest --output-on-failure -j 2)

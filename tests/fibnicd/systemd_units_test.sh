@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # systemd-analyze verify on the shipped unit files. The units name the
-# installed binary (/usr/local/sbin/fibnicd); verify checks that ExecStart
+# installed binary (/usr/sbin/fibnicd); verify checks that ExecStart
 # exists, so the test points a copy at the freshly built binary.
 #   systemd_units_test.sh FIBNICD_BINARY CONFIGS_DIR
 set -euo pipefail
@@ -16,7 +16,7 @@ verify() {
   if [ -n "$out" ]; then echo "$out"; echo "systemd-analyze verify warned about $1"; exit 1; fi
 }
 
-sed "s|/usr/local/sbin/fibnicd|$bin|g" "$configs/fibnicd.service" >"$tmp/fibnicd.service"
+sed "s|/usr/sbin/fibnicd|$bin|g" "$configs/fibnicd.service" >"$tmp/fibnicd.service"
 echo "== systemd-analyze verify fibnicd.service"
 verify "$tmp/fibnicd.service"
 
