@@ -1,9 +1,12 @@
-// A small blocking HTTP/1.1 client (Boost.Beast) for fibnicctl: one request
-// to the daemon's REST API with a deadline, optional bearer token.
+// A small blocking HTTP/1.1 client (Boost.Beast) for fibnicctl, ipnumactl and
+// ipnumad's peer protocol: one request with a deadline, optional bearer token
+// or extra headers, an answer no larger than body_limit.
 #pragma once
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "common/config_yaml.h"
@@ -16,12 +19,20 @@ struct HttpResult {
   std::string body;
 };
 
+// Answers of the daemons' own REST APIs (a full route dump); peers of ipnumad
+// get kPeerAnswerLimit.
+inline constexpr size_t kDefaultAnswerLimit = 256 * 1024 * 1024;
+inline constexpr size_t kPeerAnswerLimit = 64 * 1024;
+
 struct HttpRequestSpec {
   Endpoint server;
   std::string method = "GET";
   std::string target;  // "/api/v1/status?x=y", already percent-encoded
   std::string token;   // sent as "Authorization: Bearer <token>" when set
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra request headers
+  std::string bind_address;  // local source address of the connection; empty: the kernel picks
+  size_t body_limit = kDefaultAnswerLimit;  // a larger answer is an error, never read whole
   std::chrono::milliseconds timeout{5000};
 };
 

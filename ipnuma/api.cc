@@ -1,5 +1,8 @@
 #include "ipnuma/api.h"
 
+#include <charconv>
+#include <string_view>
+
 namespace fibnic::ipnuma {
 namespace {
 
@@ -41,13 +44,17 @@ StatusOr<uint64_t> Num(const json& j, const char* key, const std::string& what, 
     n = static_cast<uint64_t>(v.get<int64_t>());
   } else if (v.is_string()) {  // "0x1806a0000": physical addresses read better in hex
     const std::string s = v.get<std::string>();
-    size_t used = 0;
-    try {
-      n = std::stoull(s, &used, 0);
-    } catch (const std::exception&) {
-      used = 0;
+    // Decimal, or hex with 0x; never octal ("010" is ten).
+    std::string_view d = s;
+    int base = 10;
+    if (d.starts_with("0x") || d.starts_with("0X")) {
+      base = 16;
+      d.remove_prefix(2);
     }
-    if (used == 0 || used != s.size()) return InvalidArgument(what + ": '" + key + "' = '" + s + "' is not a number");
+    auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), n, base);
+    if (d.empty() || ec != std::errc() || end != d.data() + d.size()) {
+      return InvalidArgument(what + ": '" + key + "' = '" + s + "' is not a number (decimal, or hex with 0x)");
+    }
   } else {
     return InvalidArgument(what + ": '" + key + "' must be an unsigned integer");
   }
@@ -88,8 +95,9 @@ Status AddOperatorRoutes(web::Router& router, IpnumaService& svc) {
     return router.Add({"GET", path, Wrap([&svc, key](const web::HttpRequest&) -> StatusOr<json> {
                          json snap = svc.Snapshot();
                          if (std::string(key) == "status") {
-                           return json{{"local", snap["local"]}, {"caps", snap["caps"]}, {"pool", snap["pool"]},
-                                       {"pending", snap["pending"]}, {"errors", snap["errors"]}};
+                           return json{{"local", snap["local"]},     {"caps", snap["caps"]},
+                                       {"pool", snap["pool"]},       {"pending", snap["pending"]},
+                                       {"revocations", snap["revocations"]}, {"errors", snap["errors"]}};
                          }
                          return json{{key, snap[key]}};
                        }),
@@ -122,15 +130,13 @@ Status AddOperatorRoutes(web::Router& router, IpnumaService& svc) {
         {"responses", Responses("added")}}}));
   RETURN_IF_ERROR(router.Add(
       {"DELETE", "/api/v1/ipnuma/exports/{name}", Wrap([&svc](const web::HttpRequest& r) -> StatusOr<json> {
-         ASSIGN_OR_RETURN(uint64_t force, web::QueryUint(r, "force", 0, 0, 1));
-         RETURN_IF_ERROR(svc.RemoveExport(r.params.at("name"), force == 1));
-         return json{{"removed", r.params.at("name")}};
+         ASSIGN_OR_RETURN(std::vector<std::string> waiting, svc.RemoveExport(r.params.at("name")));
+         return json{{"removed", r.params.at("name")}, {"unacknowledged", waiting}};
        }),
-       {{"summary", "Revoke an export: peers unmap first, then the REGION is invalidated"},
+       {{"summary", "Revoke an export: the REGION is invalidated, then peers are told to unmap "
+                    "(those that do not acknowledge are told again every reconcile)"},
         {"tags", {"ipnuma"}},
-        {"parameters",
-         {{{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}},
-          {{"name", "force"}, {"in", "query"}, {"schema", {{"type", "integer"}, {"enum", {0, 1}}}}}}},
+        {"parameters", {{{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}}},
         {"responses", Responses("removed")}}}));
   RETURN_IF_ERROR(router.Add(
       {"POST", "/api/v1/ipnuma/mappings", Wrap([&svc](const web::HttpRequest& r) -> StatusOr<json> {
@@ -171,20 +177,28 @@ Status AddOperatorRoutes(web::Router& router, IpnumaService& svc) {
                       {"responses", Responses("retried")}}});
 }
 
-Status AddPeerRoutes(web::Router& router, IpnumaService& svc) {
+Status AddPeerRoutes(web::Router& router, IpnumaService& svc, PeerAuthenticator& auth) {
   for (const char* path : {kPeerGrantPath, kPeerRevokePath}) {
     RETURN_IF_ERROR(router.Add(
-        {"POST", path, Wrap([&svc, path](const web::HttpRequest& r) -> StatusOr<json> {
+        {"POST", path, Wrap([&svc, &auth, path](const web::HttpRequest& r) -> StatusOr<json> {
+           ASSIGN_OR_RETURN(uint32_t from, auth.Verify(r.method, r.path, r.body, r.headers, r.remote_address));
            ASSIGN_OR_RETURN(json b, ParseBody(r));
            const std::string what = std::string("POST ") + path;
-           ASSIGN_OR_RETURN(std::string from, Str(b, "from", what));
-           auto ip = IpAddr::Parse(from);
-           if (!ip.ok() || !ip->is_v4()) return InvalidArgument(what + ": 'from' = '" + from + "' is not an IPv4 address");
-           b.erase("from");
-           return svc.HandlePeer(path, ip->v4(), b);
+           // Older peers named themselves in the body: only their own name is accepted.
+           if (b.contains("from")) {
+             const json& f = b["from"];
+             auto ip = f.is_string() ? IpAddr::Parse(f.get<std::string>()) : StatusOr<IpAddr>(InvalidArgument(""));
+             if (!ip.ok() || !(*ip == IpAddr::V4(from))) {
+               return PermissionDenied(what + ": 'from' = " + f.dump() + " is not the authenticated peer " +
+                                       regs::Ipv4String(from));
+             }
+             b.erase("from");
+           }
+           return svc.HandlePeer(path, from, b);
          }),
          {{"summary", std::string("IP-NUMA peer protocol: ") + path},
           {"tags", {"ipnuma-peer"}},
+          {"x-fibnic-auth", false},  // signed (peer_auth.h), checked by the handler
           {"responses", Responses("answer")}}}));
   }
   return OkStatus();

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
+
+#include <sys/stat.h>
 
 namespace fibnic::ipnuma {
 namespace {
@@ -66,9 +69,20 @@ bool ValidIfName(const std::string& s) {
 
 StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc);
 
+bool IsLoopback(const IpAddr& a) { return a.is_v4() ? (a.v4() >> 24) == 127 : a == IpAddr::V6(1); }
+bool IsUnspecified(const IpAddr& a) { return a.is_v4() ? a.v4() == 0 : a == IpAddr::V6(0); }
+
 }  // namespace
 
 StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return IoError("secret file " + path + ": cannot read");
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return PermissionDenied("secret file " + path + " has mode " + mode +
+                            ": others may read it; refused (chmod 600 " + path + ")");
+  }
   std::ifstream in(path);
   if (!in) return IoError("secret file " + path + ": cannot read");
   std::string s;
@@ -155,7 +169,11 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
     uint32_t ip = V4Key(e, "address");
     e.Require("mac");
     auto m = e.Mac("mac");
-    if (ip && m) c.neighbours.entries.emplace_back(ip, *m);
+    if (m && (m->IsZero() || (m->b[0] & 1))) {
+      e.Error("mac", "'" + m->ToString() + "' is not a unicast MAC (zero, broadcast or multicast)");
+    } else if (ip && m) {
+      c.neighbours.entries.emplace_back(ip, *m);
+    }
     e.Finish();
   }
   neigh.Finish();
@@ -163,12 +181,29 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
   YamlMap api = root.Map("api");
   c.api.listen = api.Listen("listen", Endpoint{IpAddr::V4(0x7F000001), 7471});
   c.api.token_file = api.String("token_file", "");
+  if (!IsLoopback(c.api.listen.host) && c.api.token_file.empty()) {
+    api.Error("listen", "'" + c.api.listen.ToString() +
+                            "' is beyond loopback: set api.token_file too (without a token the API is "
+                            "read-only, but it shows physical addresses to everyone who can reach it)");
+  }
   api.Finish();
 
   YamlMap papi = root.Map("peer_api");
-  c.peer_api.listen = papi.Listen("listen", Endpoint{IpAddr::V4(0), 7470});
-  papi.Require("secret_file");
-  c.peer_api.secret_file = papi.String("secret_file", "");
+  // No default address: the peer API belongs on the management network, and
+  // the address is also where this node's requests to peers come from.
+  if (papi.Require("listen")) {
+    c.peer_api.listen = papi.Listen("listen", Endpoint{});
+    if (IsUnspecified(c.peer_api.listen.host)) {
+      papi.Error("listen", "'" + c.peer_api.listen.ToString() +
+                               "' listens on every interface: give the management address peers reach this node "
+                               "on (also the source address its peers check)");
+    }
+  }
+  if (papi.Has("secret_file")) {
+    papi.String("secret_file", "");
+    papi.Error("secret_file", "no longer used: each peer has its own secret (peers[].secret_file, >= 32 bytes, "
+                              "the same file content on both nodes)");
+  }
   c.peer_api.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       papi.Duration("timeout", std::chrono::seconds(2), std::chrono::milliseconds(10), std::chrono::seconds(60)));
   papi.Finish();
@@ -185,13 +220,27 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
     p.Require("api");
     const Endpoint ep = p.Listen("api", Endpoint{});
     s.api = ep.ToString();
-    const std::string sf = p.String("secret_file", c.peer_api.secret_file);
-    if (!sf.empty()) {
+    // The peer's requests come from its own peer_api.listen address, which is
+    // normally where we reach it.
+    s.source = ep.host;
+    if (!p.String("source", "").empty()) {  // read even when absent: named among the allowed keys
+      if (auto a = p.Address("source")) s.source = *a;
+    }
+    if (IsUnspecified(s.source)) {
+      p.Error(p.Has("source") ? "source" : "api",
+              "'" + s.source.ToString() + "' is no single address: set the address the peer's requests come from");
+    }
+    if (p.Require("secret_file")) {
+      const std::string sf = p.String("secret_file", "");
       auto secret = ReadSecretFile(sf);
-      if (secret.ok()) {
-        s.secret = *secret;
-      } else {
+      if (!secret.ok()) {
         p.Error("secret_file", secret.status().message());
+      } else if (secret->size() < kMinPeerSecretBytes) {
+        p.Error("secret_file", "secret file " + sf + " holds " + std::to_string(secret->size()) +
+                                   " bytes; at least " + std::to_string(kMinPeerSecretBytes) +
+                                   " are needed (e.g. openssl rand -hex 32 > " + sf + ")");
+      } else {
+        s.secret = *secret;
       }
     }
     p.Finish();

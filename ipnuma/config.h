@@ -11,6 +11,7 @@
 #include "common/config_yaml.h"
 #include "device/ipnuma_regs.h"
 #include "ipnuma/model.h"
+#include "ipnuma/peer_auth.h"
 #include "ipnuma/service.h"
 
 namespace fibnic::ipnuma {
@@ -34,8 +35,7 @@ struct ApiConfig {
 };
 
 struct PeerApiConfig {
-  Endpoint listen;
-  std::string secret_file;  // what peers must present (bearer) to this ipnumad
+  Endpoint listen;  // a management address (never 0.0.0.0); requests to peers are sent from it too
   std::chrono::milliseconds timeout{2000};  // for requests this ipnumad sends
 };
 
@@ -56,10 +56,12 @@ struct IpnumadConfig {
   std::chrono::milliseconds reconcile_interval{10000};
 };
 
-// Parses and checks the file; peer secret files are read (an unreadable one is an error).
+// Parses and checks the file; peer secret files are read (an unreadable one,
+// one others may read, or one shorter than kMinPeerSecretBytes is an error).
 StatusOr<IpnumadConfig> LoadIpnumadConfig(const std::string& path);
 StatusOr<IpnumadConfig> ParseIpnumadConfig(const std::string& text, const std::string& name);
-// The first line of a secret file, without trailing whitespace; empty is an error.
+// The first line of a secret file, without trailing whitespace; empty is an
+// error, and so is a file group or others may read or write (mode must be 0600/0400).
 StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 }  // namespace fibnic::ipnuma

@@ -4,28 +4,60 @@
 
 namespace fibnic::ipnuma {
 
+std::string EscapePeerText(std::string_view text, size_t max) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max) {
+      out += "...(" + std::to_string(text.size()) + " bytes)";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 StatusOr<nlohmann::json> HttpPeerTransport::Post(const PeerSpec& peer, const std::string& path,
                                                  const nlohmann::json& body) {
   const std::string what = "peer '" + peer.name + "' (" + peer.api + ")";
   HttpRequestSpec req;
   ASSIGN_OR_RETURN(req.server, Endpoint::Parse(peer.api));
-  nlohmann::json sent = body;
-  sent["from"] = ipnuma_regs::Ipv4String(self_ip_);
   req.method = "POST";
   req.target = path;
-  req.token = peer.secret;
-  req.body = sent.dump();
+  req.body = body.dump();
+  req.headers = SignPeerRequest(peer.secret, req.method, path, req.body, self_ip_, peer.ip, clock_());
+  req.bind_address = source_;
+  req.body_limit = kPeerAnswerLimit;
   req.timeout = timeout_;
   auto ans = HttpCall(req);
   if (!ans.ok()) return ans.status().WithContext(what);
   nlohmann::json j = nlohmann::json::parse(ans->body, nullptr, /*allow_exceptions=*/false);
   if (ans->status == 200) {
-    if (j.is_discarded() || !j.is_object()) return Internal(what + ": answer is not a JSON object");
+    if (j.is_discarded() || !j.is_object()) {
+      return Internal(what + ": answer is not a JSON object: '" + EscapePeerText(ans->body) + "'");
+    }
     return j;
   }
-  if (ans->status == 401) return Unauthenticated(what + " rejected our secret (HTTP 401)");
-  if (j.is_discarded()) return Internal(what + ": HTTP " + std::to_string(ans->status) + " " + ans->body);
-  return StatusFromErrorJson(j, what);
+  if (j.is_discarded()) {
+    return Internal(what + ": HTTP " + std::to_string(ans->status) + " '" + EscapePeerText(ans->body) + "'");
+  }
+  if (ans->status == 401) {
+    return Unauthenticated(what + " rejected our signature (HTTP 401): " +
+                           EscapePeerText(StatusFromErrorJson(j, "").message()));
+  }
+  const Status st = StatusFromErrorJson(j, what);
+  return Status(st.code(), EscapePeerText(st.message(), 512));
 }
 
 }  // namespace fibnic::ipnuma

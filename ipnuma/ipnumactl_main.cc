@@ -21,7 +21,7 @@ constexpr const char* kUsage =
     "usage: ipnumactl [--api HOST:PORT] [--token-file FILE] COMMAND\n"
     "  status | peers | exports | mappings | counters   show what ipnumad manages\n"
     "  export add NAME BASE LENGTH ALLOW                 offer [BASE, +LENGTH) to peers in ALLOW (prefix)\n"
-    "  export remove NAME [--force]                      revoke (peers unmap first)\n"
+    "  export remove NAME                                revoke (REGION invalid at once, then peers unmap)\n"
     "  map NAME PEER EXPORT OFFSET FIRST_PAGE PAGES      map local pages onto a peer's export\n"
     "  unmap NAME                                        unmap a mapping\n"
     "  reconcile                                         retry pending work now\n"
@@ -129,10 +129,9 @@ int Run(std::vector<std::string> args) {
     method = "POST";
     target = "/api/v1/ipnuma/exports";
     body = json{{"name", args[2]}, {"base", args[3]}, {"length", args[4]}, {"allow", args[5]}}.dump();
-  } else if (cmd == "export" && (args.size() == 3 || (args.size() == 4 && args[3] == "--force")) &&
-             args[1] == "remove") {
+  } else if (cmd == "export" && args.size() == 3 && args[1] == "remove") {
     method = "DELETE";
-    target = "/api/v1/ipnuma/exports/" + UrlEncode(args[2]) + (args.size() == 4 ? "?force=1" : "");
+    target = "/api/v1/ipnuma/exports/" + UrlEncode(args[2]);
   } else if (cmd == "map" && args.size() == 7) {
     method = "POST";
     target = "/api/v1/ipnuma/mappings";

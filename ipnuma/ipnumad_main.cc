@@ -95,8 +95,6 @@ int Run(const IpnumadConfig& cfg) {
   if (!pool.ok()) return fail("buffer pool", pool.status());
   auto prov = Provisioner::Open(**bar, cfg.local, *pool);
   if (!prov.ok()) return fail("device " + cfg.device.path, prov.status());
-  auto peer_secret = ReadSecretFile(cfg.peer_api.secret_file);
-  if (!peer_secret.ok()) return fail("peer_api", peer_secret.status());
   std::string api_token;
   if (!cfg.api.token_file.empty()) {
     auto t = ReadSecretFile(cfg.api.token_file);
@@ -125,14 +123,17 @@ int Run(const IpnumadConfig& cfg) {
     if (!st.ok()) return fail("kernel neighbour table", st);
     lookup = [k = kernel.get()](uint32_t ip) { return k->Lookup(ip); };
   }
-  HttpPeerTransport transport(cfg.local.ip, cfg.peer_api.timeout);
+  // Requests to peers leave from the peer API's address: the source they check.
+  HttpPeerTransport transport(cfg.local.ip, cfg.peer_api.listen.host.ToString(), cfg.peer_api.timeout);
   IpnumaService svc(std::move(*prov), transport, lookup);
+  PeerAuthenticator peer_auth(cfg.local.ip, cfg.desired.peers);
 
-  // Peers can reach us while we start (they may be reconciling too).
+  // Peers can reach us while we start (they may be reconciling too). Their
+  // requests are signed (no bearer token on this server).
   ServingThread peer_srv, op_srv;
-  st = AddPeerRoutes(peer_srv.router, svc);
+  st = AddPeerRoutes(peer_srv.router, svc, peer_auth);
   if (st.ok()) {
-    st = peer_srv.Start(ServerConfig(cfg.peer_api.listen, *peer_secret));
+    st = peer_srv.Start(ServerConfig(cfg.peer_api.listen, ""));
   }
   if (!st.ok()) return fail("peer API " + cfg.peer_api.listen.ToString(), st);
   LogInfo("peer API on " + cfg.peer_api.listen.ToString());

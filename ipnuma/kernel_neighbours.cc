@@ -46,6 +46,10 @@ void KernelNeighbours::UpsertNeighbor(const Neighbor& n) {
   if (!n.addr.is_v4()) return;
   if (!NeighUsable(n.state) || n.mac.IsZero()) return DeleteNeighbor(n.addr);
   const uint32_t ip = n.addr.v4();
+  if (n.mac.b[0] & 1) {  // group bit: no single host answers to it
+    if (log_) log_("neighbour " + n.addr.ToString() + " has broadcast/multicast MAC " + n.mac.ToString() + ": ignored");
+    return DeleteNeighbor(n.addr);
+  }
   {
     std::lock_guard lock(mu_);
     auto [it, added] = macs_.try_emplace(ip, n.mac);

@@ -3,7 +3,8 @@
 // neighbours, then their events; a re-dump with mark-and-sweep after an
 // overrun; no route is dumped or parsed, and no RIB or compiler is linked).
 // Only IPv4 neighbours on the one interface that faces the IP-NUMA NIC's
-// segment count, and only in a usable state (not INCOMPLETE/FAILED).
+// segment count, and only in a usable state (not INCOMPLETE/FAILED) with a
+// unicast MAC (a broadcast/multicast one would send every page write to all).
 //
 // A new or changed MAC reaches the service at once, which rewrites the
 // peer's PCID entry in place. An entry that fails or goes away does not

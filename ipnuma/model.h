@@ -25,7 +25,8 @@ struct PeerSpec {
   std::string name;
   uint32_t ip = 0;        // the peer NIC's IPv4 address
   std::string api;        // the peer ipnumad's peer endpoint, host:port
-  std::string secret;     // shared with that peer; signs every request both ways
+  std::string secret;     // shared with that peer only; signs every request both ways
+  IpAddr source;          // where its requests come from (its peer API address)
 };
 
 struct PeerState {
@@ -45,8 +46,7 @@ struct ExportSpec {
 
 struct ExportState {
   ExportSpec spec;
-  uint16_t slot = 0;      // REGION entry
-  bool revoking = false;  // no new grants; waiting for peers to unmap
+  uint16_t slot = 0;  // REGION entry
 };
 
 struct MappingSpec {

@@ -1,6 +1,7 @@
 #include "ipnuma/provisioner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -45,6 +46,20 @@ std::string Hex64(uint64_t v) {
   return os.str();
 }
 
+Status ValidateName(const std::string& kind, const std::string& name) {
+  const bool ok_chars = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (name.empty() || name.size() > 64 || !ok_chars || name[0] == '.' || name[0] == '-') {
+    std::string shown;
+    for (unsigned char c : name.substr(0, 64)) shown += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+    const std::string more = name.size() > 64 ? "... (" + std::to_string(name.size()) + " chars)" : "";
+    return InvalidArgument(kind + " name '" + shown + "'" + more +
+                           ": allowed 1-64 characters of A-Z a-z 0-9 . _ -, not starting with '.' or '-'");
+  }
+  return OkStatus();
+}
+
 StatusOr<std::unique_ptr<Provisioner>> Provisioner::Open(Bar& bar, const LocalNic& local, const BufferPool& pool) {
   ASSIGN_OR_RETURN(regs::Caps caps, ProbeNic(bar));
   return std::unique_ptr<Provisioner>(new Provisioner(bar, caps, local, pool));
@@ -79,7 +94,7 @@ std::optional<uint16_t> Provisioner::FreeRegionSlot() const {
 
 Status Provisioner::ValidateExport(const ExportSpec& e) const {
   const std::string what = "export '" + e.name + "'";
-  if (e.name.empty()) return InvalidArgument("export: empty name");
+  RETURN_IF_ERROR(ValidateName("export", e.name));
   if (exports_.count(e.name)) return AlreadyExists(what + " already exists");
   if (e.base % regs::kBufferAlign != 0) {
     return InvalidArgument(what + ": base " + Hex64(e.base) + " is not 64-byte aligned");
@@ -115,27 +130,20 @@ Status Provisioner::AddExport(const ExportSpec& e) {
   r.mask = PrefixMask(e.allow);
   r.flags = regs::kRegionValid;
   RETURN_IF_ERROR(writer_.WriteRegion(slot, r));
-  exports_[e.name] = ExportState{e, slot, false};
+  exports_[e.name] = ExportState{e, slot};
   return OkStatus();
 }
 
-StatusOr<std::vector<std::string>> Provisioner::BeginRevoke(const std::string& name) {
+StatusOr<std::vector<std::string>> Provisioner::Revoke(const std::string& name) {
   auto it = exports_.find(name);
   if (it == exports_.end()) return NotFound("unknown export '" + name + "'");
-  it->second.revoking = true;
   std::vector<std::string> tell;
   for (const auto& [pname, p] : peers_) {
     if (it->second.spec.allow.Contains(IpAddr::V4(p.spec.ip))) tell.push_back(pname);
   }
-  return tell;
-}
-
-Status Provisioner::FinishRevoke(const std::string& name) {
-  auto it = exports_.find(name);
-  if (it == exports_.end()) return NotFound("unknown export '" + name + "'");
   RETURN_IF_ERROR(writer_.ClearRegion(it->second.slot));
   exports_.erase(it);
-  return OkStatus();
+  return tell;
 }
 
 StatusOr<Grant> Provisioner::CheckGrant(uint32_t requester_ip, const std::string& export_name, uint64_t offset,
@@ -148,7 +156,6 @@ StatusOr<Grant> Provisioner::CheckGrant(uint32_t requester_ip, const std::string
   auto it = exports_.find(export_name);
   if (it == exports_.end()) return NotFound("unknown export '" + export_name + "'");
   const ExportState& x = it->second;
-  if (x.revoking) return FailedPrecondition("export '" + export_name + "' is being revoked");
   if (!x.spec.allow.Contains(IpAddr::V4(requester_ip))) {
     return PermissionDenied("unauthorised peer " + Ipv4String(requester_ip) + ": export '" + export_name +
                             "' allows only " + x.spec.allow.ToString());
@@ -172,6 +179,10 @@ Status Provisioner::ResolvePeer(const std::string& name, const MacAddr& mac, boo
   auto it = peers_.find(name);
   if (it == peers_.end()) return NotFound("unknown peer '" + name + "'");
   PeerState& p = it->second;
+  if (mac.IsZero() || (mac.b[0] & 1)) {
+    return InvalidArgument("peer '" + name + "': MAC " + mac.ToString() +
+                           " is not a unicast address (zero, broadcast or multicast): the PCID entry is left alone");
+  }
   if (p.resolved && p.mac == mac && p.via_gateway == via_gateway) return OkStatus();
   uint16_t id = p.pcid;
   if (!id) {
@@ -196,7 +207,7 @@ Status Provisioner::ResolvePeer(const std::string& name, const MacAddr& mac, boo
 
 Status Provisioner::ValidateMappingSpec(const MappingSpec& m) const {
   const std::string what = "mapping '" + m.name + "'";
-  if (m.name.empty()) return InvalidArgument("mapping: empty name");
+  RETURN_IF_ERROR(ValidateName("mapping", m.name));
   if (mappings_.count(m.name) || reserved_.count(m.name)) return AlreadyExists(what + " already exists");
   auto pit = peers_.find(m.peer);
   if (pit == peers_.end()) return NotFound(what + ": unknown peer '" + m.peer + "'");
@@ -245,21 +256,26 @@ Status Provisioner::CommitMapping(const std::string& name, uint64_t remote_base)
   auto it = reserved_.find(name);
   if (it == reserved_.end()) return FailedPrecondition("mapping '" + name + "' was cancelled (export revoked)");
   const MappingSpec m = it->second;
-  const uint64_t bytes = uint64_t{m.pages} * regs::kPageBytes;
-  if (remote_base % regs::kPageBytes != 0 || remote_base > regs::kPaMask || bytes - 1 > regs::kPaMask - remote_base) {
-    reserved_.erase(it);
-    return InvalidArgument("mapping '" + name + "': peer answered base " + Hex64(remote_base) +
-                           ", not a 4 KiB-aligned 48-bit range for " + std::to_string(m.pages) + " pages");
-  }
   reserved_.erase(it);
+  RETURN_IF_ERROR(CheckRemoteRange(m, remote_base));
   RETURN_IF_ERROR(WritePages(m, remote_base));
   mappings_[name] = MappingState{m, remote_base, true};
+  return OkStatus();
+}
+
+Status Provisioner::CheckRemoteRange(const MappingSpec& m, uint64_t remote_base) const {
+  const uint64_t bytes = uint64_t{m.pages} * regs::kPageBytes;
+  if (remote_base % regs::kPageBytes != 0 || remote_base > regs::kPaMask || bytes - 1 > regs::kPaMask - remote_base) {
+    return InvalidArgument("mapping '" + m.name + "': peer answered base " + Hex64(remote_base) +
+                           ", not a 4 KiB-aligned 48-bit range for " + std::to_string(m.pages) + " pages");
+  }
   return OkStatus();
 }
 
 Status Provisioner::ConfirmMapping(const std::string& name, uint64_t remote_base) {
   auto it = mappings_.find(name);
   if (it == mappings_.end()) return NotFound("unknown mapping '" + name + "'");
+  RETURN_IF_ERROR(CheckRemoteRange(it->second.spec, remote_base));
   if (it->second.remote_base != remote_base) {
     RETURN_IF_ERROR(WritePages(it->second.spec, remote_base));
     it->second.remote_base = remote_base;
@@ -322,7 +338,7 @@ StatusOr<AdoptPlan> Provisioner::Adopt(const std::vector<PeerSpec>& peers, const
     Provisioner probe(bar_, caps_, local_, pool_);  // validates exports against each other only
     for (const auto& e : exports) {
       RETURN_IF_ERROR(probe.ValidateExport(e));
-      probe.exports_[e.name] = ExportState{e, 0, false};
+      probe.exports_[e.name] = ExportState{e, 0};
     }
     probe.exports_.clear();
     probe.peers_ = new_peers;
@@ -399,10 +415,10 @@ StatusOr<AdoptPlan> Provisioner::Adopt(const std::vector<PeerSpec>& peers, const
     }
     if (match) {
       adopted.insert(match->name);
-      exports_[match->name] = ExportState{*match, s, false};
+      exports_[match->name] = ExportState{*match, s};
     } else {
       const std::string name = "leftover-slot" + std::to_string(s);
-      exports_[name] = ExportState{ExportSpec{name, r.base, r.length, CoveringPrefix(r.peer_ip, r.mask)}, s, false};
+      exports_[name] = ExportState{ExportSpec{name, r.base, r.length, CoveringPrefix(r.peer_ip, r.mask)}, s};
       plan.leftover_exports.push_back(name);
     }
   }

@@ -66,11 +66,9 @@ class Provisioner {
 
   Status ValidateExport(const ExportSpec& e) const;
   Status AddExport(const ExportSpec& e);
-  // Marks the export revoking (grants refused from now on) and returns the
-  // configured peers its ACL admits: the ones that must unmap before the REGION goes.
-  StatusOr<std::vector<std::string>> BeginRevoke(const std::string& name);
-  // Invalidates the REGION and forgets the export.
-  Status FinishRevoke(const std::string& name);
+  // Invalidates the REGION and forgets the export; returns the configured
+  // peers its ACL admits: the ones to tell to unmap.
+  StatusOr<std::vector<std::string>> Revoke(const std::string& name);
 
   // The receiving side's check of a peer's request for [offset, offset+length) of an export.
   StatusOr<Grant> CheckGrant(uint32_t requester_ip, const std::string& export_name, uint64_t offset,
@@ -98,6 +96,7 @@ class Provisioner {
   Provisioner(Bar& bar, const regs::Caps& caps, const LocalNic& local, const BufferPool& pool)
       : bar_(bar), caps_(caps), local_(local), pool_(pool), writer_(bar, caps) {}
   Status ValidateMappingSpec(const MappingSpec& m) const;
+  Status CheckRemoteRange(const MappingSpec& m, uint64_t remote_base) const;
   Status WritePages(const MappingSpec& m, uint64_t remote_base);
   std::optional<uint16_t> FreePcid() const;
   std::optional<uint16_t> FreeRegionSlot() const;
@@ -114,5 +113,8 @@ class Provisioner {
 };
 
 std::string Hex64(uint64_t v);
+// Names of exports and mappings (they appear in URL paths): 1-64 of
+// [A-Za-z0-9._-], not starting with '.' or '-'. Error names what and why.
+Status ValidateName(const std::string& kind, const std::string& name);
 
 }  // namespace fibnic::ipnuma

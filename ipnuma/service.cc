@@ -95,11 +95,12 @@ Status IpnumaService::Start(const DesiredState& desired) {
     unconfirmed_ = plan.mappings_to_confirm;
     last_errors_.clear();
   }
-  // Leftover REGIONs (not in the config): peers first, then gone, even if a
-  // peer does not answer — memory outside the config must not stay open.
+  // Leftover REGIONs (not in the config): invalid at once — memory outside
+  // the config must not stay open — then the peers are told (and told again
+  // on every reconcile until they acknowledge).
   for (const auto& name : plan.leftover_exports) {
-    Status st = RemoveExport(name, /*force=*/true);
-    if (!st.ok()) return st.WithContext("retiring leftover REGION " + name);
+    auto st = RemoveExport(name);
+    if (!st.ok()) return st.status().WithContext("retiring leftover REGION " + name);
   }
   for (const auto& e : plan.exports_to_add) RETURN_IF_ERROR(AddExport(e));
   {
@@ -112,14 +113,20 @@ Status IpnumaService::Start(const DesiredState& desired) {
 Status IpnumaService::Reconcile() {
   std::vector<MappingSpec> pending;
   std::vector<std::string> unconfirmed;
+  std::vector<PendingRevoke> revokes;
   {
     std::lock_guard lock(mu_);
     RETURN_IF_ERROR(ResolveAll());
     pending.swap(pending_);
     unconfirmed.swap(unconfirmed_);
+    revokes = revokes_;
     last_errors_.clear();
   }
   std::vector<std::string> errors;
+  for (const auto& r : revokes) {
+    auto failed = TellRevoke(r);
+    errors.insert(errors.end(), failed.begin(), failed.end());
+  }
   std::vector<MappingSpec> still_pending;
   std::vector<std::string> still_unconfirmed;
   for (const auto& name : unconfirmed) {
@@ -151,6 +158,21 @@ StatusOr<Grant> IpnumaService::AskGrant(const PeerSpec& peer, const std::string&
   ASSIGN_OR_RETURN(g.export_base, U64Field(answer, "export_base", what));
   ASSIGN_OR_RETURN(g.export_length, U64Field(answer, "export_length", what));
   ASSIGN_OR_RETURN(g.window_base, U64Field(answer, "window_base", what));
+  // The answer is only written to the page map if it is the window asked for
+  // inside a well-formed export: a refusal otherwise (the pages stay unmapped).
+  const std::string bad = what + ": grant for export '" + export_name + "' [" + Hex64(offset) + ", +" +
+                          Hex64(length) + ") answered export_base " + Hex64(g.export_base) + ", export_length " +
+                          Hex64(g.export_length) + ", window_base " + Hex64(g.window_base) + ": ";
+  if (g.export_base % regs::kBufferAlign || g.export_length == 0 || g.export_length % regs::kBufferAlign ||
+      g.export_base > regs::kPaMask || g.export_length > regs::kPaMask + 1 - g.export_base) {
+    return InvalidArgument(bad + "not a 64-byte aligned export below 2^48");
+  }
+  if (offset > g.export_length || length > g.export_length - offset) {
+    return InvalidArgument(bad + "the window does not fit the export");
+  }
+  if (g.window_base != g.export_base + offset || g.window_base % regs::kPageBytes) {
+    return InvalidArgument(bad + "window_base is not the 4 KiB aligned export_base + offset");
+  }
   return g;
 }
 
@@ -207,28 +229,57 @@ Status IpnumaService::AddExport(const ExportSpec& e) {
   return prov_->AddExport(e);
 }
 
-Status IpnumaService::RemoveExport(const std::string& name, bool force) {
-  std::vector<PeerSpec> tell;
-  json notice;
+StatusOr<std::vector<std::string>> IpnumaService::RemoveExport(const std::string& name) {
+  PendingRevoke r;
   {
     std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(std::vector<std::string> names, prov_->BeginRevoke(name));
-    for (const auto& n : names) tell.push_back(prov_->peers().at(n).spec);
-    const ExportSpec& e = prov_->exports().at(name).spec;
-    notice = json{{"export", name}, {"base", e.base}, {"length", e.length}};
+    auto it = prov_->exports().find(name);
+    if (it == prov_->exports().end()) return NotFound("unknown export '" + name + "'");
+    const ExportSpec e = it->second.spec;
+    ASSIGN_OR_RETURN(r.peers, prov_->Revoke(name));  // the REGION is invalid from here on
+    r.id = next_revoke_id_++;
+    r.notice = json{{"export", name}, {"base", e.base}, {"length", e.length}};
+    if (!r.peers.empty()) revokes_.push_back(r);
   }
-  std::vector<std::string> failed;
-  for (const auto& peer : tell) {
-    auto answer = transport_.Post(peer, kPeerRevokePath, notice);
-    if (!answer.ok()) failed.push_back("peer '" + peer.name + "': " + answer.status().ToString());
+  TellRevoke(r);
+  std::lock_guard lock(mu_);
+  for (const auto& p : revokes_) {
+    if (p.id == r.id) return p.peers;
+  }
+  return std::vector<std::string>{};
+}
+
+std::vector<std::string> IpnumaService::TellRevoke(const PendingRevoke& r) {
+  std::vector<std::string> acked, errors;
+  for (const auto& name : r.peers) {
+    std::optional<PeerSpec> peer;
+    {
+      std::lock_guard lock(mu_);
+      auto it = prov_->peers().find(name);
+      if (it != prov_->peers().end()) peer = it->second.spec;
+    }
+    if (!peer) {  // no longer a peer: nobody left to tell
+      acked.push_back(name);
+      continue;
+    }
+    auto answer = transport_.Post(*peer, kPeerRevokePath, r.notice);
+    if (answer.ok()) {
+      acked.push_back(name);
+    } else {
+      errors.push_back("revocation of export '" + r.notice["export"].get<std::string>() +
+                       "' not acknowledged by peer '" + name + "' (told again every reconcile): " +
+                       answer.status().ToString());
+    }
   }
   std::lock_guard lock(mu_);
-  if (!failed.empty() && !force) {
-    std::string msg = "export '" + name + "' kept (refusing new grants) until every peer confirms unmapping:";
-    for (const auto& f : failed) msg += " " + f + ";";
-    return Unavailable(msg + " retry, or force to invalidate the REGION anyway");
+  for (auto it = revokes_.begin(); it != revokes_.end(); ++it) {
+    if (it->id != r.id) continue;
+    std::erase_if(it->peers,
+                  [&](const std::string& p) { return std::find(acked.begin(), acked.end(), p) != acked.end(); });
+    if (it->peers.empty()) revokes_.erase(it);
+    break;
   }
-  return prov_->FinishRevoke(name);
+  return errors;
 }
 
 StatusOr<bool> IpnumaService::OnNeighbour(uint32_t ip, const MacAddr& mac) {
@@ -315,8 +366,7 @@ json IpnumaService::Snapshot() {
                             {"base", e.spec.base},
                             {"length", e.spec.length},
                             {"allow", e.spec.allow.ToString()},
-                            {"region", e.slot},
-                            {"revoking", e.revoking}});
+                            {"region", e.slot}});
   }
   j["mappings"] = json::array();
   for (const auto& [n, m] : prov_->mappings()) {
@@ -331,6 +381,13 @@ json IpnumaService::Snapshot() {
   }
   j["pending"] = json::array();
   for (const auto& m : pending_) j["pending"].push_back(m.name);
+  j["revocations"] = json::array();
+  for (const auto& r : revokes_) {
+    j["revocations"].push_back({{"export", r.notice["export"]},
+                                {"base", r.notice["base"]},
+                                {"length", r.notice["length"]},
+                                {"unacknowledged", r.peers}});
+  }
   j["errors"] = last_errors_;
   j["counters"] = counters;
   return j;

@@ -4,8 +4,11 @@
 // deadlock. The ordering guarantees of the peer agreement live here:
 //  - a mapping's pages are reserved before the grant request leaves, so a
 //    revocation that overtakes the grant answer cancels them;
-//  - an export being revoked refuses new grants at once, every peer its ACL
-//    admits is told to unmap, and only then is the REGION invalidated.
+//  - revoking an export invalidates its REGION at once (the memory stops
+//    being writable before any peer is told, IPNUMA.md), then every peer its
+//    ACL admits is told to unmap; a peer that does not acknowledge is told
+//    again on every reconcile until it does;
+//  - everything a peer answers is checked before it reaches a register.
 #pragma once
 
 #include <functional>
@@ -51,7 +54,8 @@ class IpnumaService {
   // that only a peer can fix (unreachable, refused) do not fail the start:
   // those mappings stay pending and Reconcile() retries them.
   Status Start(const DesiredState& desired);
-  // Retries pending configured mappings and unconfirmed ones found at start.
+  // Retries pending configured mappings, unconfirmed ones found at start, and
+  // revocation notices peers have not acknowledged.
   Status Reconcile();
 
   // A neighbour entry appeared or changed: peers whose frames go to ip get
@@ -61,10 +65,10 @@ class IpnumaService {
 
   // Operator requests.
   Status AddExport(const ExportSpec& e);
-  // Tells every peer the export's ACL admits to unmap, then invalidates the
-  // REGION. A peer that does not confirm keeps the export (refusing grants)
-  // unless force: then the REGION goes anyway (the NIC drops late writes).
-  Status RemoveExport(const std::string& name, bool force);
+  // Invalidates the REGION, then tells every peer the export's ACL admits to
+  // unmap. Returns the peers that have not acknowledged yet: Reconcile()
+  // tells them again until they do (meanwhile the NIC drops their writes).
+  StatusOr<std::vector<std::string>> RemoveExport(const std::string& name);
   Status AddMapping(const MappingSpec& m);
   Status RemoveMapping(const std::string& name);
 
@@ -83,6 +87,16 @@ class IpnumaService {
   Status ConfirmMapping(const std::string& name);
   StatusOr<Grant> AskGrant(const PeerSpec& peer, const std::string& export_name, uint64_t offset, uint64_t length);
 
+  // A revoked export some peers have not acknowledged yet.
+  struct PendingRevoke {
+    uint64_t id = 0;
+    nlohmann::json notice;            // {export, base, length}
+    std::vector<std::string> peers;   // not acknowledged yet
+  };
+  // Tells the revocation's peers (lock not held); keeps the ones that did not
+  // acknowledge and returns their errors.
+  std::vector<std::string> TellRevoke(const PendingRevoke& r);
+
   std::mutex mu_;
   std::unique_ptr<Provisioner> prov_;
   PeerTransport& transport_;
@@ -90,6 +104,8 @@ class IpnumaService {
   std::vector<MappingSpec> pending_;       // configured, not yet granted
   std::vector<std::string> unconfirmed_;   // found on the NIC, peer not asked yet
   std::vector<std::string> last_errors_;   // of the latest start/reconcile, for the API
+  std::vector<PendingRevoke> revokes_;     // REGION already invalid, peers still to acknowledge
+  uint64_t next_revoke_id_ = 1;
 };
 
 // JSON error body {"error":{"code":"NOT_FOUND","message":"..."}} and back.

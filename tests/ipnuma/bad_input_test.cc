@@ -84,7 +84,7 @@ TEST_F(BadInputTest, UnauthorisedPeer) {
 TEST_F(BadInputTest, UnknownExport) {
   ExpectRefused(a_->svc->AddMapping(Mapping("m", "b", "nope", 0, 10, 1)), StatusCode::kNotFound,
                 {"mapping 'm'", "unknown export 'nope'"});
-  ExpectRefused(b_->svc->RemoveExport("nope", false), StatusCode::kNotFound, {"unknown export 'nope'"});
+  ExpectRefused(b_->svc->RemoveExport("nope").status(), StatusCode::kNotFound, {"unknown export 'nope'"});
 }
 
 TEST_F(BadInputTest, GrantBeyondTheExport) {
@@ -118,7 +118,7 @@ TEST_F(BadInputTest, PcidTableFullAtStart) {
   // 3 usable PC IDs (CAPS1 says 4 entries, entry 0 reserved); 4 peers do not fit.
   DesiredState d;
   for (int i = 2; i < 6; ++i) {
-    d.peers.push_back(PeerSpec{"p" + std::to_string(i), Ip("10.0.0.0") + i, "p", "s"});
+    d.peers.push_back(PeerSpec{"p" + std::to_string(i), Ip("10.0.0.0") + i, "p", "s", IpAddr::V4(Ip("10.0.0.0") + i)});
   }
   ExpectRefused(bench_.Start(*a_, d), StatusCode::kResourceExhausted, {"4 peers", "PC ID table holds 3"});
 }
@@ -145,14 +145,18 @@ TEST(RuleCheckerSelfTest, RejectsRemapWithoutUnmapAndMappingIntoRevokedRegion) {
       << bench.checker.first_violation();
 }
 
-TEST(RuleCheckerSelfTest, RejectsRegionInvalidatedUnderAMappedPage) {
+TEST(RuleCheckerSelfTest, RejectsPageMappedIntoMemoryNoRegionAdmits) {
   Bench bench;
   Nic& a = bench.AddNic("a", "10.0.0.1", "02:00:00:00:00:01", kPoolA);
   Nic& b = bench.AddNic("b", "10.0.0.2", "02:00:00:00:00:02", kPoolB);
   bench.neighbours[Ip("10.0.0.2")] = b.local.mac;
   ASSERT_TRUE(bench.Start(b, DesiredState{{PeerOf(a)}, {Export("rx", kPoolB, 0x2000, "10.0.0.1/32")}, {}}).ok());
   ASSERT_TRUE(bench.Start(a, DesiredState{{PeerOf(b)}, {}, {Mapping("m", "b", "rx", 0, 0, 2)}}).ok());
-  EXPECT_FALSE(b.rec->Write32(regs::RegionOffset(0) + regs::kRegionFlagsWord, 0).ok());
+  ASSERT_EQ(bench.checker.first_violation(), "");
+  // Page 10 of A mapped past the end of B's only REGION.
+  const regs::PagemapEntry outside{kPoolB + 0x8000, 1};
+  ASSERT_TRUE(a.rec->Write32(regs::PagemapOffset(10), outside.lo()).ok());  // still PC ID 0: unmapped
+  EXPECT_FALSE(a.rec->Write32(regs::PagemapOffset(10) + 4, outside.hi()).ok());
   EXPECT_NE(bench.checker.first_violation().find("no VALID REGION"), std::string::npos)
       << bench.checker.first_violation();
 }

@@ -209,7 +209,8 @@ class KernelNeighboursDaemonTest : public ::testing::Test {
     char tmpl[] = "/tmp/ipnumad-neigh-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    std::ofstream(dir_ / "peer.secret") << "secret\n";
+    std::ofstream(dir_ / "peer.secret") << "a-secret-of-at-least-32-bytes-shared-with-peers\n";
+    fs::permissions(dir_ / "peer.secret", fs::perms::owner_read | fs::perms::owner_write);
     // A fresh namespace: these ports are free. Nothing listens at the peers'
     // APIs, so only PC IDs are provisioned (no mappings).
     std::ofstream(dir_ / "a.yaml")
@@ -219,12 +220,13 @@ class KernelNeighboursDaemonTest : public ::testing::Test {
         << "pool: {kind: reserved, base: 0x100000000, size: 0x100000}\n"
         << "neighbours: {source: kernel, interface: n0}\n"
         << "api: {listen: '127.0.0.1:7471'}\n"
-        << "peer_api: {listen: '127.0.0.1:7470', secret_file: " << (dir_ / "peer.secret").string()
-        << ", timeout: 100ms}\n"
+        << "peer_api: {listen: '127.0.0.1:7470', timeout: 100ms}\n"
         << "reconcile_interval: 1h\n"
         << "peers:\n"
-        << "  - {name: b, address: 10.0.0.2, api: '127.0.0.1:7480'}\n"
-        << "  - {name: c, address: 10.9.0.3, api: '127.0.0.1:7490'}\n";
+        << "  - {name: b, address: 10.0.0.2, api: '127.0.0.1:7480', secret_file: " << (dir_ / "peer.secret").string()
+        << "}\n"
+        << "  - {name: c, address: 10.9.0.3, api: '127.0.0.1:7490', secret_file: " << (dir_ / "peer.secret").string()
+        << "}\n";
   }
   void TearDown() override {
     if (pid_ > 0) {

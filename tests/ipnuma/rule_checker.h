@@ -7,8 +7,11 @@
 //    ID reuse); an in-place rewrite may hide it (VALID=0) for at most the
 //    five writes of the rewrite;
 //  - a mapped page never changes without passing through "unmapped";
-//  - across NICs: every mapped page points into a VALID REGION of the peer NIC
-//    that admits this NIC's address (nothing is mapped into a revoked region).
+//  - across NICs: a page is mapped only into memory a VALID REGION of the
+//    peer NIC admits for this NIC's address at that moment (nothing is mapped
+//    into a revoked region). A page mapped earlier may outlive the REGION:
+//    revoking takes effect before the peer is told (IPNUMA.md), and the
+//    receiving NIC drops those writes.
 #pragma once
 
 #include <map>
@@ -59,6 +62,7 @@ class RuleChecker {
       }
     }
     std::vector<bool> referenced(t.pcid.size(), false);
+    std::vector<uint32_t> newly_mapped;
     for (uint32_t p = 0; p < t.pagemap.size(); ++p) {
       const auto& now = t.pagemap[p];
       const auto& before = n.prev.pagemap[p];
@@ -78,6 +82,7 @@ class RuleChecker {
           return Internal(where + page + " mapped to PC ID " + std::to_string(now.pcid) + " whose entry is invalid");
         }
         n.page_ip[p] = e.ip;
+        newly_mapped.push_back(p);
       }
       referenced[now.pcid] = true;
     }
@@ -89,7 +94,7 @@ class RuleChecker {
       }
     }
     n.prev = std::move(t);
-    return CrossCheck(where);
+    return CrossCheck(nic, newly_mapped, where);
   }
 
 
@@ -105,24 +110,21 @@ class RuleChecker {
     std::vector<int> hidden_writes;
   };
 
-  Status CrossCheck(const std::string& where) {
-    for (size_t a = 0; a < nics_.size(); ++a) {
-      const NicTables& ta = nics_[a].prev;
-      for (uint32_t p = 0; p < ta.pagemap.size(); ++p) {
-        const auto& pe = ta.pagemap[p];
-        if (!pe.mapped()) continue;
-        const uint32_t peer_ip = ta.pcid[pe.pcid].ip;
-        for (size_t b = 0; b < nics_.size(); ++b) {
-          if (b == a || nics_[b].prev.local.local_ip != peer_ip) continue;
-          bool admitted = false;
-          for (const auto& r : nics_[b].prev.region) {
-            admitted = admitted || r.Admits(ta.local.local_ip, pe.remote_pa, regs::kPageBytes);
-          }
-          if (!admitted) {
-            return Internal(where + "NIC " + std::to_string(a) + " page " + std::to_string(p) + " maps " +
-                            regs::Ipv4String(peer_ip) + " memory 0x" + ToHex(pe.remote_pa) +
-                            " that no VALID REGION of that NIC admits");
-          }
+  Status CrossCheck(int a, const std::vector<uint32_t>& pages, const std::string& where) {
+    const NicTables& ta = nics_[a].prev;
+    for (uint32_t p : pages) {
+      const auto& pe = ta.pagemap[p];
+      const uint32_t peer_ip = ta.pcid[pe.pcid].ip;
+      for (size_t b = 0; b < nics_.size(); ++b) {
+        if (static_cast<int>(b) == a || nics_[b].prev.local.local_ip != peer_ip) continue;
+        bool admitted = false;
+        for (const auto& r : nics_[b].prev.region) {
+          admitted = admitted || r.Admits(ta.local.local_ip, pe.remote_pa, regs::kPageBytes);
+        }
+        if (!admitted) {
+          return Internal(where + "NIC " + std::to_string(a) + " page " + std::to_string(p) + " maps " +
+                          regs::Ipv4String(peer_ip) + " memory 0x" + ToHex(pe.remote_pa) +
+                          " that no VALID REGION of that NIC admits");
         }
       }
     }

@@ -1,5 +1,5 @@
 // Two ipnumad processes on loopback ports provisioning each other end to end
-// over the real peer protocol (HTTP/JSON, bearer secrets), driven through the
+// over the real peer protocol (HTTP/JSON, signed with the pair's secret), driven through the
 // REST API; the NICs are file-backed BARs that the test decodes itself with
 // the ipnuma_regs codecs and checks against the spec.
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 
 #include "common/http_client.h"
 #include "ipnuma/config.h"
+#include "ipnuma/peer_auth.h"
 #include "ipnuma/service.h"
 #include "ipnuma/nic.h"
 
@@ -31,13 +32,17 @@ namespace fs = std::filesystem;
 uint32_t Ip(const char* t) { return IpAddr::Parse(t).value().v4(); }
 
 StatusOr<HttpResult> Http(const std::string& server, const std::string& method, const std::string& target,
-                          const std::string& body, const std::string& token) {
+                          const std::string& body, const std::string& token,
+                          std::vector<std::pair<std::string, std::string>> headers = {},
+                          const std::string& bind = "") {
   HttpRequestSpec req;
   req.server = Endpoint::Parse(server).value();
   req.method = method;
   req.target = target;
   req.body = body;
   req.token = token;
+  req.headers = std::move(headers);
+  req.bind_address = bind;
   req.timeout = std::chrono::seconds(10);
   return HttpCall(req);
 }
@@ -55,6 +60,13 @@ uint16_t FreePort() {
 }
 
 void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+void WriteSecret(const fs::path& p, const std::string& text) {
+  WriteFile(p, text);
+  fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// The secret A and B share (each pair of ipnumad has its own).
+const std::string kPairSecret = "0123456789abcdef0123456789abcdef-a-b";
 
 // Runs a command; its exit status and stdout+stderr.
 std::pair<int, std::string> RunCmd(const std::string& cmd) {
@@ -128,10 +140,9 @@ class TwoDaemons : public ::testing::Test {
     fs::create_directories(dir_);
     a_ = {"a", dir_ / "a.yaml", dir_ / "a.bar", dir_ / "a.log", FreePort(), FreePort(), "token-a"};
     b_ = {"b", dir_ / "b.yaml", dir_ / "b.bar", dir_ / "b.log", FreePort(), FreePort(), "token-b"};
-    WriteFile(dir_ / "a.secret", "secret-of-a\n");
-    WriteFile(dir_ / "b.secret", "secret-of-b\n");
-    WriteFile(dir_ / "a.token", "token-a\n");
-    WriteFile(dir_ / "b.token", "token-b\n");
+    WriteSecret(dir_ / "ab.secret", kPairSecret + "\n");
+    WriteSecret(dir_ / "a.token", "token-a\n");
+    WriteSecret(dir_ / "b.token", "token-b\n");
     WriteFile(a_.config, Config(a_, b_, "10.0.0.1", "02:00:00:00:00:01", "10.0.0.2", "02:00:00:00:00:02",
                                 "0x100000000",
                                 "  - {name: tx, base: 0x100004000, length: 0x2000, allow: 10.0.0.2/32}\n",
@@ -163,11 +174,10 @@ class TwoDaemons : public ::testing::Test {
     s += std::string("neighbours: {source: static, static: [{address: ") + peer_ip + ", mac: '" + peer_mac + "'}]}\n";
     s += "api: {listen: '127.0.0.1:" + std::to_string(self.api_port) + "', token_file: " +
          (dir_ / (self.name + ".token")).string() + "}\n";
-    s += "peer_api: {listen: '127.0.0.1:" + std::to_string(self.peer_port) + "', secret_file: " +
-         (dir_ / (self.name + ".secret")).string() + ", timeout: 1s}\n";
+    s += "peer_api: {listen: '127.0.0.1:" + std::to_string(self.peer_port) + "', timeout: 1s}\n";
     s += "reconcile_interval: 200ms\n";
     s += std::string("peers:\n  - {name: ") + peer.name + ", address: " + peer_ip + ", api: '127.0.0.1:" +
-         std::to_string(peer.peer_port) + "', secret_file: " + (dir_ / (peer.name + ".secret")).string() + "}\n";
+         std::to_string(peer.peer_port) + "', secret_file: " + (dir_ / "ab.secret").string() + "}\n";
     s += "exports:\n" + exports + "mappings:\n" + mappings;
     return s;
   }
@@ -267,10 +277,12 @@ TEST_F(TwoDaemons, BadRequestsChangeNothingAndSayWhy) {
   expect(Http(peer_b, "POST", kPeerGrantPath, grant.dump(), "secret-of-a"), 401,
          "bearer token rejected");
   expect(Http(peer_b, "POST", kPeerGrantPath, grant.dump(), ""), 401, "Bearer");
-  // Right secret, but an address B does not know.
-  grant["from"] = "10.0.0.9";
-  expect(Http(peer_b, "POST", kPeerGrantPath, grant.dump(), "secret-of-b"), 403,
-         "unauthorised peer 10.0.0.9");
+  // Rightly signed, but by an address B does not know.
+  grant.erase("from");
+  expect(Http(peer_b, "POST", kPeerGrantPath, grant.dump(), "",
+              SignPeerRequest(kPairSecret, "POST", kPeerGrantPath, grant.dump(), Ip("10.0.0.9"), Ip("10.0.0.2"),
+                              SystemUnixSeconds())),
+         403, "unauthorised peer 10.0.0.9");
   // Operator API: no token, overlap, misaligned, outside pool, unknown export, page range.
   expect(a_.Call("POST", "/api/v1/ipnuma/exports", {{"name", "x"}, {"base", "0x100004000"}, {"length", 64},
                                                     {"allow", "10.0.0.0/24"}}, false),
@@ -354,6 +366,64 @@ TEST_F(TwoDaemons, IpnumactlDrivesTheApiAndDecodesBars) {
   EXPECT_FALSE(a_.Tables().pagemap[20].mapped());
 }
 
+// Over real sockets: a signed request from A's NIC address is served once
+// from A's address; the same bytes again, or from another address, are not.
+TEST_F(TwoDaemons, SignedPeerRequestsCannotBeReplayedOrSentFromElsewhere) {
+  a_.Start();
+  b_.Start();
+  ASSERT_TRUE(WaitMappings(a_, 1));
+  ASSERT_TRUE(WaitMappings(b_, 1));
+  const auto a0 = ReadBytes(a_.bar), b0 = ReadBytes(b_.bar);
+  const std::string peer_b = "127.0.0.1:" + std::to_string(b_.peer_port);
+  const std::string grant = json{{"export", "rx"}, {"offset", 0}, {"length", 4096}}.dump();
+  auto sign = [&] {
+    return SignPeerRequest(kPairSecret, "POST", kPeerGrantPath, grant, Ip("10.0.0.1"), Ip("10.0.0.2"),
+                           SystemUnixSeconds());
+  };
+  const auto headers = sign();
+  auto ans = Http(peer_b, "POST", kPeerGrantPath, grant, "", headers);
+  ASSERT_TRUE(ans.ok()) << ans.status().ToString();
+  EXPECT_EQ(ans->status, 200) << ans->body;
+  ans = Http(peer_b, "POST", kPeerGrantPath, grant, "", headers);
+  ASSERT_TRUE(ans.ok());
+  EXPECT_EQ(ans->status, 401) << ans->body;
+  EXPECT_NE(ans->body.find("nonce already used"), std::string::npos) << ans->body;
+  ans = Http(peer_b, "POST", kPeerGrantPath, grant, "", sign(), "127.0.0.2");
+  ASSERT_TRUE(ans.ok()) << ans.status().ToString();
+  EXPECT_EQ(ans->status, 403) << ans->body;
+  EXPECT_NE(ans->body.find("request came from 127.0.0.2, not from its configured source 127.0.0.1"),
+            std::string::npos)
+      << ans->body;
+  EXPECT_EQ(ReadBytes(a_.bar), a0);
+  EXPECT_EQ(ReadBytes(b_.bar), b0);
+}
+
+// A peer that is down when an export is revoked: the REGION is invalid at
+// once, the answer names the peer, and the notice is repeated until it is in.
+TEST_F(TwoDaemons, RevokeWhilePeerIsDownInvalidatesAtOnceAndCatchesUp) {
+  a_.Start();
+  b_.Start();
+  ASSERT_TRUE(WaitMappings(a_, 1));
+  ASSERT_TRUE(WaitMappings(b_, 1));
+  a_.Stop();
+  auto ans = b_.Call("DELETE", "/api/v1/ipnuma/exports/rx");
+  ASSERT_TRUE(ans.ok());
+  EXPECT_EQ(ans->status, 200) << ans->body;
+  EXPECT_EQ(json::parse(ans->body)["unacknowledged"], json::array({"a"})) << ans->body;
+  for (const auto& r : b_.Tables().region) EXPECT_NE(r.base, 0x200001000ull) << "rx still in a REGION";
+  json st = b_.Get("status");
+  ASSERT_EQ(st["revocations"].size(), 1u) << st.dump();
+  a_.Start();
+  bool drained = false;
+  for (int i = 0; i < 200 && !drained; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    drained = b_.Get("status")["revocations"] == json::array();
+  }
+  EXPECT_TRUE(drained) << b_.Get("status").dump();
+  ASSERT_TRUE(WaitMappings(a_, 0));
+  for (uint32_t p = 4; p <= 6; ++p) EXPECT_FALSE(a_.Tables().pagemap[p].mapped()) << p;
+}
+
 TEST(IpnumadConfig, CheckConfigNamesFileLineAndKey) {
   const fs::path p = fs::temp_directory_path() / ("ipnumad-bad-" + std::to_string(::getpid()) + ".yaml");
   WriteFile(p, "device: {kind: file, path: /tmp/x.bar}\nlocal:\n  address: 10.0.0.1\n  netmask: 255.255.255.0\n"
@@ -374,7 +444,7 @@ TEST(IpnumadConfig, KernelNeighboursNeedAnInterfaceName) {
   const std::string base =
       "device: {kind: file, path: /tmp/x.bar}\n"
       "local: {address: 10.0.0.1, netmask: 255.255.255.0, gateway: 10.0.0.254, mac: '02:00:00:00:00:01'}\n"
-      "pool: {kind: reserved, base: 0x1000, size: 0x1000}\npeer_api: {secret_file: /nonexistent}\n";
+      "pool: {kind: reserved, base: 0x1000, size: 0x1000}\npeer_api: {listen: '127.0.0.1:7470'}\n";
   auto good = ParseIpnumadConfig(base + "neighbours: {source: kernel, interface: eth1}\n", "t.yaml");
   ASSERT_TRUE(good.ok()) << good.status().ToString();
   EXPECT_EQ(good->neighbours.source, NeighbourConfig::Source::kKernel);

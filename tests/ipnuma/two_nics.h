@@ -115,7 +115,7 @@ inline StatusOr<nlohmann::json> DirectTransport::Post(const PeerSpec& peer, cons
   return target->svc->HandlePeer(path, self_, body);
 }
 
-inline PeerSpec PeerOf(const Nic& n) { return PeerSpec{n.name, n.local.ip, n.name, "secret-" + n.name}; }
+inline PeerSpec PeerOf(const Nic& n) { return PeerSpec{n.name, n.local.ip, n.name, "secret-" + n.name, IpAddr::V4(n.local.ip)}; }
 
 inline ExportSpec Export(const std::string& name, uint64_t base, uint64_t length, const char* allow) {
   return ExportSpec{name, base, length, Prefix::Parse(allow).value()};

@@ -201,7 +201,7 @@ Status Router::Add(RouteSpec spec) {
       return AlreadyExists("route " + spec.method + " " + spec.pattern + " registered twice");
     }
   }
-  r.needs_auth = spec.method != "GET" || spec.doc.value("x-fibnic-auth", false);
+  r.needs_auth = spec.doc.value("x-fibnic-auth", spec.method != "GET");
   r.spec = std::move(spec);
   routes_.push_back(std::move(r));
   return OkStatus();

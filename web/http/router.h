@@ -4,7 +4,9 @@
 // Every route carries its OpenAPI operation object; the router serves the
 // merged document at /api/v1/openapi.json, and it also enforces what the
 // document says: unknown query parameters are a 400, a route marked
-// "x-fibnic-auth": true (and every non-GET route) needs the bearer token.
+// "x-fibnic-auth": true (and every non-GET route) needs the bearer token;
+// "x-fibnic-auth": false leaves authentication to the handler (ipnumad's
+// signed peer API).
 #pragma once
 
 #include <chrono>
@@ -31,6 +33,8 @@ struct HttpRequest {
   std::string body;
   std::string content_type;
   bool authenticated = false;  // carried the configured bearer token
+  std::string remote_address;  // the TCP peer's IP address, as text
+  std::map<std::string, std::string> headers;  // lower-case names; the first of a repeated one
 };
 
 // A long-lived response (Server-Sent Events). The server calls Poll() every

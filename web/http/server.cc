@@ -2,6 +2,8 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <type_traits>
 #include <unordered_set>
@@ -190,6 +192,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     auto ct = req.find(http::field::content_type);
     if (ct != req.end()) r.content_type = std::string(ct->value());
+    boost::system::error_code ec;
+    const auto remote = Lowest().socket().remote_endpoint(ec);
+    if (!ec) r.remote_address = remote.address().to_string();
+    for (const auto& f : req) {
+      std::string name(f.name_string());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      r.headers.emplace(std::move(name), std::string(f.value()));
+    }
     r.body = req.body();
     try {
       return srv_->router.Dispatch(std::move(r));
