@@ -85,7 +85,7 @@ void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announ
           "hostname observer\nrouter bgp 65003\n bgp router-id 10.96.0.2\n no bgp ebgp-requires-policy\n"
           " neighbor 10.96.0.1 remote-as 65001\n neighbor 10.96.0.1 timers 3 10\n neighbor 10.96.0.1 timers connect 1\n");
   }
-  Write(host_dir_ + "/zebra.conf", "hostname router\nfpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n" +
+  Write(host_dir_ + "/zebra.conf", "hostname router\n" + opt_.zebra_conf + "fpm address 127.0.0.1 port " + std::to_string(fpm_port) + "\n" +
                                        (nhg ? "" : "no fpm use-next-hop-groups\n"));
   Write(host_dir_ + "/mgmtd.conf", "hostname router\n");
   Write(host_dir_ + "/bgpd.conf",
@@ -249,6 +249,8 @@ MacAddr FrrHarness::PeerMac() {
   EXPECT_TRUE(mac.ok()) << "peer MAC: " << text;
   return mac.ok() ? *mac : MacAddr{};
 }
+
+std::string FrrHarness::ZebraLog() { return Sh("cat " + host_dir_ + "/zebra.log"); }
 
 std::string FrrHarness::Logs() {
   return Sh("tail -n 30 " + host_dir_ + "/zebra.log " + host_dir_ + "/bgpd.log " + host_dir_ + "/staticd.log " +

@@ -23,6 +23,7 @@ namespace fibnic::testing {
 struct FrrOptions {
   std::string root;                     // the router's FRR from this root (chroot); "" = the host's
   std::vector<std::string> zebra_args;  // added to zebra's command line
+  std::string zebra_conf;               // lines added to zebra's config
   std::string router_bgp;               // lines added under the router's `router bgp`
   bool mgmtd = false;                   // FRR 10: zebra and bgpd want mgmtd
   // A second eBGP peer ("observer", AS 65003, 10.96.0.2 on r-eth2, not a
@@ -66,6 +67,7 @@ class FrrHarness {
   MacAddr PeerMac();
   std::string Vtysh(const std::string& cmd, bool peer = false);
   std::string Logs();
+  std::string ZebraLog();
 
   static PortNames Ports() { return {{"r-eth0", 1}}; }
   const std::string& dir() const { return host_dir_; }
