@@ -3,7 +3,7 @@
 // peer namespace joined by a veth pair. Every daemon gets its own config,
 // pid file and vty socket directory, so nothing collides with a system FRR.
 // The router's daemons may come from another Debian root (FrrOptions::root,
-// run with chroot: FRR 10.3 from scripts/setup/frr-trixie.sh); the peers
+// run with chroot: FRR 10.x from scripts/setup/frr-root.sh); the peers
 // are always the host's FRR.
 #pragma once
 
