@@ -209,6 +209,9 @@ Status Fibnicd::StartSources() {
     fc.ports = PortNamesOf(config_);
     fc.distance = config_.fpm.distance;
     fc.stale_hold = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold);
+    // Offload state back to zebra (read by FRR 8.5 and later, dropped by 8.4).
+    fpm_offload_ = std::make_unique<FibOffloadOracle>(*pipeline_);
+    fc.offload = fpm_offload_.get();
     fc.log = [this](const std::string& m) {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);

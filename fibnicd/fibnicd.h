@@ -19,6 +19,7 @@
 
 #include "fibnicd/device_open.h"
 #include "fibnicd/fibnicd_config.h"
+#include "fibnicd/fpm_offload_oracle.h"
 #include "fibnicd/pipeline.h"
 #include "common/sd_notifier.h"
 #include "sources/api/api_source.h"
@@ -82,6 +83,8 @@ class Fibnicd {
   std::unique_ptr<Pipeline> pipeline_;
   std::shared_ptr<web::FibView> view_;
   web::Telemetry telemetry_;
+  // The FPM source's offload replies ask it; declared before the sources.
+  std::unique_ptr<FibOffloadOracle> fpm_offload_;
   SourceRegistry sources_;
   FileSource* file_ = nullptr;      // in sources_; re-read on SIGHUP
   ApiSource* api_source_ = nullptr; // in sources_ when the web API is on

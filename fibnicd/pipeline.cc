@@ -202,19 +202,37 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
 void Pipeline::Barrier(std::function<void()> done) {
   uint64_t seq = queue_.NextSeq();
   boost::asio::post(io_, [this, seq, done = std::move(done)]() mutable {
-    barriers_.push_back({seq, std::move(done)});
+    barriers_.push_back({seq, std::move(done), nullptr});
+    CheckBarriers();
+  });
+}
+
+void Pipeline::AfterCommit(std::function<void(bool, const Fib&)> done) {
+  uint64_t seq = queue_.NextSeq();
+  boost::asio::post(io_, [this, seq, done = std::move(done)]() mutable {
+    barriers_.push_back({seq, nullptr, std::move(done)});
     CheckBarriers();
   });
 }
 
 void Pipeline::CheckBarriers() {
-  if (initial_ || need_resync_ || barriers_.empty()) return;
+  if (initial_ || barriers_.empty()) return;
+  // While the device is failing only AfterCommit waits are released (as failed).
+  const bool failing = need_resync_;
   uint64_t oldest = queue_.OldestSeq();
   std::vector<BarrierWait> ready;
-  auto it = std::partition(barriers_.begin(), barriers_.end(), [&](const BarrierWait& b) { return b.seq > oldest; });
+  auto it = std::partition(barriers_.begin(), barriers_.end(), [&](const BarrierWait& b) {
+    return b.seq > oldest || (failing && !b.after_commit);
+  });
   std::move(it, barriers_.end(), std::back_inserter(ready));
   barriers_.erase(it, barriers_.end());
-  for (auto& b : ready) b.done();
+  for (auto& b : ready) {
+    if (b.after_commit) {
+      b.after_commit(!failing, *fib_);
+    } else {
+      b.done();
+    }
+  }
 }
 
 void Pipeline::SetBatchPolicy(BatchPolicy batching) {

@@ -107,6 +107,10 @@ class Pipeline {
   // Calls done (on the pipeline thread) once every update queued before this
   // call is on the device.
   void Barrier(std::function<void()> done);
+  // The same, but also called — with on_device false — once a push of
+  // those updates failed (a Barrier waits for the device to recover):
+  // done(on_device, fib) on the pipeline thread (offload replies to zebra).
+  void AfterCommit(std::function<void(bool on_device, const Fib&)> done);
   void SetBatchPolicy(BatchPolicy batching);
   // Pushes what is still queued, then stops the thread. The device keeps its
   // tables. Idempotent.
@@ -154,6 +158,7 @@ class Pipeline {
   struct BarrierWait {
     uint64_t seq;
     std::function<void()> done;
+    std::function<void(bool, const Fib&)> after_commit;  // instead of done (AfterCommit)
   };
   std::vector<BarrierWait> barriers_;
   std::function<void(const BatchReport&)> observer_;

@@ -9,9 +9,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 for s in "$root"/scripts/setup/*.sh; do [ -e "$s" ] && "$s"; done
-# A fresh Debian 12 root for the package test: debootstrap is network-bound,
-# so it runs beside the compile (the test waits for it, or retries it).
-"$root/scripts/debian-root.sh" bookworm >"${TMPDIR:-/tmp}/fibnic-debian-root.log" 2>&1 &
+# Debian roots for tests: a fresh Debian 12 for the package test, FRR from
+# Debian 13 and testing for the offload-reply test. debootstrap is
+# network-bound, so they are made beside the compile (each test waits for its
+# root under a lock, or retries it and says why it failed).
+log=${TMPDIR:-/tmp}/fibnic-roots.log
+"$root/scripts/debian-root.sh" bookworm >"$log.bookworm" 2>&1 &
+"$root/scripts/frr-root.sh" trixie >"$log.trixie" 2>&1 &
+"$root/scripts/frr-root.sh" forky >"$log.forky" 2>&1 &
 
 "$root/scripts/build.sh" release
 (cd "$root/build" && ctest --output-on-failure -j 2)

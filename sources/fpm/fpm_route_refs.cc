@@ -82,6 +82,8 @@ void PutIn(std::vector<E>& slots, size_t& size, const K& key, const FpmRouteRef&
   key.Into(e);
   e.set = ref.set;
   e.stale = ref.stale;
+  e.protocol = ref.protocol;
+  e.replied = ref.replied;
 }
 
 template <typename E, typename K>
@@ -89,7 +91,7 @@ std::optional<FpmRouteRef> FindIn(const std::vector<E>& slots, const K& key) {
   if (slots.empty()) return std::nullopt;
   const E& e = slots[Probe(slots, key)];
   if (e.len == kEmptyLen) return std::nullopt;
-  return FpmRouteRef{e.set, e.stale};
+  return FpmRouteRef{e.set, e.stale, e.protocol, e.replied};
 }
 
 // Linear probing's backward-shift deletion: later entries of the cluster

@@ -19,8 +19,10 @@
 namespace fibnic {
 
 struct FpmRouteRef {
-  uint32_t set = 0;      // FpmSetId (fpm_table.h)
-  bool stale = false;    // marked at a reconnect, cleared when zebra re-sends it
+  uint32_t set = 0;       // FpmSetId (fpm_table.h)
+  bool stale = false;     // marked at a reconnect, cleared when zebra re-sends it
+  uint8_t protocol = 0;   // rtm_protocol zebra sent (its replies must carry it)
+  uint8_t replied = 0;    // FpmOffload last replied; 0 = zebra waits for one
   bool operator==(const FpmRouteRef&) const = default;
 };
 
@@ -49,6 +51,24 @@ class FpmRouteRefs {
       if (e.len != kEmpty) fn(Prefix::V6((static_cast<U128>(e.hi) << 64) | e.lo, e.len), e.set, e.stale);
     }
   }
+  // Up to `max` routes from position `cursor` on (0 = the start), with their
+  // refs (fn(prefix, FpmRouteRef&) may change `replied`); returns where the
+  // next call goes on, 0 once the walk is through. For walks spread over
+  // time: routes put or erased meanwhile may be missed or seen twice.
+  template <typename Fn>
+  size_t Walk(size_t cursor, size_t max, Fn&& fn) {
+    size_t i = cursor;
+    for (; i < v4_.slots.size() + v6_.slots.size() && max != 0; ++i) {
+      if (i < v4_.slots.size()) {
+        V4& e = v4_.slots[i];
+        if (e.len != kEmpty) --max, Visit(Prefix::V4(e.addr, e.len), e, fn);
+      } else {
+        V6& e = v6_.slots[i - v4_.slots.size()];
+        if (e.len != kEmpty) --max, Visit(Prefix::V6((static_cast<U128>(e.hi) << 64) | e.lo, e.len), e, fn);
+      }
+    }
+    return i == v4_.slots.size() + v6_.slots.size() ? 0 : i;
+  }
   size_t memory() const { return v4_.slots.capacity() * sizeof(V4) + v6_.slots.capacity() * sizeof(V6); }
 
  private:
@@ -58,13 +78,23 @@ class FpmRouteRefs {
     uint32_t set = 0;
     uint8_t len = kEmpty;
     bool stale = false;
+    uint8_t protocol = 0;
+    uint8_t replied = 0;
   };
   struct V6 {
     uint64_t hi = 0, lo = 0;
     uint32_t set = 0;
     uint8_t len = kEmpty;
     bool stale = false;
+    uint8_t protocol = 0;
+    uint8_t replied = 0;
   };
+  template <typename E, typename Fn>
+  static void Visit(const Prefix& p, E& e, Fn& fn) {
+    FpmRouteRef ref{e.set, e.stale, e.protocol, e.replied};
+    fn(p, ref);
+    e.replied = ref.replied;
+  }
   static_assert(sizeof(V4) == 12 && sizeof(V6) == 24);
   template <typename E>
   struct Table {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sources/fpm/fpm_frame.h"
+#include "sources/fpm/fpm_offload.h"
 #include "sources/source_log.h"
 #include "sources/fpm/fpm_table.h"
 
@@ -18,13 +19,22 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io, RouteSink& sink, FpmSourceConfig c)
       : cfg(std::move(c)),
         ports(cfg.ports),
-        table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); }, FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols}),
+        table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); },
+              FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols, cfg.offload ? kSentMax : 0}),
         acceptor(io),
         sweep_timer(io),
         ports_timer(io),
         buf(64 * 1024) {
     ports.UseSystemNames(cfg.port_name_max_age);
+    if (cfg.offload) {
+      replies = std::make_shared<FpmReplies>(
+          io, table, *cfg.offload,
+          FpmReplyConfig{cfg.table, 4096, cfg.offload_buffer, cfg.replay_quiet, cfg.offload_walk_every,
+                         [this](const std::string& m) { Log(m); }});
+    }
   }
+  // Routes remembered for replies between two questions (more: a walk finds them).
+  static constexpr size_t kSentMax = 16384;
 
   void Log(const std::string& msg) { SourceLog(cfg.log, "fpm", msg); }
   void Error(const std::string& msg) { SourceError(cfg.log, "fpm", stats, msg); }
@@ -70,6 +80,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   void Stop() {
     stopped = true;
     ports_timer.cancel();
+    if (replies) replies->Stop();
     boost::system::error_code ec;
     acceptor.close(ec);
     CloseConnection();
@@ -106,12 +117,14 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     Log("zebra connected from " + peer + "; " + std::to_string(table.stale_count()) +
         " routes/groups stale until replayed");
     ArmSweep(cfg.stale_hold);
+    if (replies) replies->Connected(conn);
     DoRead(conn_id);
   }
 
   void CloseConnection() {
     sweep_timer.cancel();
     if (!conn) return;
+    if (replies) replies->Closed();
     boost::system::error_code ec;
     conn->shutdown(tcp::socket::shutdown_both, ec);
     conn->close(ec);
@@ -142,6 +155,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         self->CloseConnection();
         return;
       }
+      if (self->replies) self->replies->FramesApplied();
       self->DoRead(id);
     });
   }
@@ -174,6 +188,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   Clock::time_point connected_at, last_frame;
   bool stopped = true;
   FpmSourceStats stats;
+  std::shared_ptr<FpmReplies> replies;  // offload replies, when cfg.offload
 };
 
 FpmSource::FpmSource(asio::io_context& io, RouteSink& sink, FpmSourceConfig config)
@@ -192,13 +207,20 @@ uint16_t FpmSource::port() const {
 
 nlohmann::json FpmSource::StatsJson() const {
   const FpmSourceStats s = stats();
-  return {{"connected", s.connected},     {"peer", s.peer},
+  nlohmann::json j = {{"connected", s.connected},     {"peer", s.peer},
           {"connections", s.connections}, {"frames", s.frames},
           {"messages", s.messages},       {"ignored", s.ignored},
           {"routes", s.routes},           {"nexthop_groups", s.nexthop_groups},
           {"route_updates", s.route_updates}, {"errors", s.errors},
           {"resyncs", s.resyncs},         {"stale_swept", s.stale_swept},
           {"stale_pending", s.stale_pending}, {"last_error", s.last_error}};
+  if (impl_->replies) {  // only when replying (cfg.offload)
+    j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},
+              {"offload_trapped", s.offload.trapped},     {"offload_failed", s.offload.failed},
+              {"offload_questions", s.offload.questions}, {"offload_walks", s.offload.walks},
+              {"offload_overruns", s.offload.overruns}});
+  }
+  return j;
 }
 
 FpmSourceStats FpmSource::stats() const {
@@ -212,6 +234,7 @@ FpmSourceStats FpmSource::stats() const {
   s.route_updates = c.route_updates;
   s.stale_swept = c.stale_swept;
   s.stale_pending = impl_->table.stale_count();
+  if (impl_->replies) s.offload = impl_->replies->counts();
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
 #include "sources/source.h"
+#include "sources/fpm/fpm_reply.h"
 
 namespace boost::asio {
 class io_context;
@@ -45,6 +46,11 @@ struct FpmSourceConfig {
   // How long an interface index → name answer is trusted.
   std::chrono::milliseconds port_name_max_age{5000};
   std::function<void(const std::string&)> log;  // default: stderr
+  // Offload replies to zebra (fpm_offload.h; FRR 8.5+ reads them, 8.4
+  // discards them): the states come from here. nullptr: no replies.
+  FpmOffloadOracle* offload = nullptr;
+  std::chrono::milliseconds offload_walk_every{10000};
+  size_t offload_buffer = 1 << 20;  // bytes of replies waiting for zebra
 };
 
 struct FpmSourceStats {
@@ -62,6 +68,7 @@ struct FpmSourceStats {
   uint64_t stale_swept = 0;
   uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
   std::string last_error;
+  FpmReplyCounts offload;        // replies to zebra
 };
 
 class FpmSource : public Source {

@@ -115,7 +115,12 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
     return;
   }
   const uint32_t set = SetOf(r);  // taken before the old one is released: a replay keeps its set
-  refs_.Put(p, FpmRouteRef{set, false});
+  refs_.Put(p, FpmRouteRef{set, false, r.protocol, 0});
+  if (sent_.size() < options_.sent_max) {
+    sent_.push_back(p);
+  } else if (options_.sent_max != 0) {
+    sent_overflow_ = true;
+  }
   if (now) Release(now->set);
 }
 
@@ -263,8 +268,18 @@ void FpmTable::Finish(FrameWork& work) {
   }
 }
 
+bool FpmTable::TakeSent(std::vector<Prefix>& out) {
+  out.swap(sent_);
+  sent_.clear();
+  const bool complete = !sent_overflow_;
+  sent_overflow_ = false;
+  return complete;
+}
+
 void FpmTable::MarkAllStale() {
   refs_.ForEach([](const Prefix&, uint32_t, bool& stale) { stale = true; });
+  // A new zebra knows nothing of earlier replies.
+  refs_.Walk(0, refs_.size(), [](const Prefix&, FpmRouteRef& ref) { ref.replied = 0; });
   for (auto& [id, n] : nhgs_) n.stale = true;
 }
 

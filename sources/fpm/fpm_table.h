@@ -35,6 +35,9 @@ struct FpmTableOptions {
   // behind. They are the kernel source's. A route of an ignored protocol
   // replacing one we hold counts as its deletion.
   std::set<uint8_t> ignore_protocols = {2};  // RTPROT_KERNEL
+  // Offload replies (fpm_offload.h): remember which routes zebra sent, up to
+  // this many between two TakeSent() calls (0 = none are remembered).
+  size_t sent_max = 0;
 };
 
 struct FpmTableCounts {
@@ -59,6 +62,12 @@ class FpmTable {
   size_t stale_count() const;
 
   size_t routes() const { return refs_.size(); }
+  // For the offload replies (fpm_offload.h), which own FpmRouteRef::replied:
+  // zebra's routes, and those it sent (added, changed or replayed; each waits
+  // for a reply, `replied` is reset) since the last call — up to `sent_max`;
+  // returns false when more came (then walk for `replied == 0`).
+  FpmRouteRefs& refs() { return refs_; }
+  bool TakeSent(std::vector<Prefix>& out);
   size_t nexthop_groups() const { return nhgs_.size(); }
   const FpmTableCounts& counts() const { return counts_; }
   // Re-evaluates every route (after a port-map change); emits what changed.
@@ -112,6 +121,8 @@ class FpmTable {
   // What each set's routes were last given to the RIB as, per family
   // (key: set << 1 | v6): all routes of a set carry the same paths.
   std::unordered_map<uint64_t, std::vector<NextHop>> emitted_;
+  std::vector<Prefix> sent_;  // see TakeSent
+  bool sent_overflow_ = false;
   FpmTableCounts counts_;
 };
 

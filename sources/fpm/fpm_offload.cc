@@ -1,0 +1,140 @@
+#include "sources/fpm/fpm_offload.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "sources/fpm/fpm_table.h"
+
+namespace fibnic {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+FpmReplies::FpmReplies(asio::io_context& io, FpmTable& table, FpmOffloadOracle& oracle, FpmReplyConfig config)
+    : io_(io), table_(table), oracle_(oracle), cfg_(std::move(config)), timer_(io) {}
+
+void FpmReplies::Connected(std::shared_ptr<asio::ip::tcp::socket> socket) {
+  Closed();
+  socket_ = std::move(socket);
+  last_frame_ = last_full_walk_ = Clock::now();
+  commits_walked_ = oracle_.commits();
+  Tick();
+}
+
+void FpmReplies::Closed() {
+  ++conn_;
+  socket_.reset();
+  asking_ = walking_ = want_walk_ = want_walk_all_ = false;
+  out_ = {};
+  writing_.reset();
+  timer_.cancel();
+}
+
+void FpmReplies::Stop() {
+  stopped_ = true;
+  Closed();
+}
+
+void FpmReplies::FramesApplied() {
+  last_frame_ = Clock::now();
+  Ask();
+}
+
+void FpmReplies::Tick() {
+  if (stopped_ || !socket_) return;
+  const auto now = Clock::now();
+  // States can change without a frame (a neighbour resolved, slots moved,
+  // the device recovered): at a quiet point after commits, look at every route.
+  if (now - last_frame_ >= cfg_.quiet && !walking_ && oracle_.commits() != commits_walked_ &&
+      now - last_full_walk_ >= cfg_.walk_every) {
+    want_walk_all_ = true;
+  }
+  Ask();
+  timer_.expires_after(cfg_.quiet);
+  timer_.async_wait([self = shared_from_this(), conn = conn_](const boost::system::error_code& ec) {
+    if (!ec && conn == self->conn_) self->Tick();
+  });
+}
+
+void FpmReplies::Ask() {
+  if (asking_ || stopped_ || !socket_) return;
+  std::vector<Prefix> ask;
+  if (!table_.TakeSent(ask)) want_walk_ = true;  // more were sent than remembered: walk for them
+  if (ask.empty() && !walking_) {
+    const bool quiet = Clock::now() - last_frame_ >= cfg_.quiet;
+    if (want_walk_all_ && quiet) {
+      walking_ = walk_all_ = true;
+      want_walk_all_ = want_walk_ = false;
+      commits_walked_ = oracle_.commits();
+      last_full_walk_ = Clock::now();
+      ++counts_.walks;
+    } else if (want_walk_) {
+      walking_ = true;
+      walk_all_ = want_walk_ = false;
+    }
+    walk_cursor_ = 0;
+  }
+  while (ask.empty() && walking_) {
+    walk_cursor_ = table_.refs().Walk(walk_cursor_, cfg_.ask_max, [&](const Prefix& p, FpmRouteRef& ref) {
+      if (!ref.stale && (walk_all_ || ref.replied == 0)) ask.push_back(p);
+    });
+    if (walk_cursor_ == 0) walking_ = false;
+  }
+  if (ask.empty()) return;
+  asking_ = true;
+  ++counts_.questions;
+  auto asked = std::make_shared<const std::vector<Prefix>>(ask);
+  oracle_.Ask(std::move(ask), [self = shared_from_this(), conn = conn_, asked](std::vector<FpmOffload> states) {
+    asio::post(self->io_, [self, conn, asked, states = std::move(states)] { self->OnAnswer(conn, *asked, states); });
+  });
+}
+
+void FpmReplies::OnAnswer(uint64_t conn, const std::vector<Prefix>& asked, const std::vector<FpmOffload>& states) {
+  if (stopped_ || conn != conn_) return;  // a zebra that has gone; the new one replays
+  asking_ = false;
+  FpmRouteRefs& refs = table_.refs();
+  for (size_t i = 0; i < asked.size() && i < states.size(); ++i) {
+    const FpmOffload state = states[i];
+    if (state == FpmOffload::kNone) continue;
+    std::optional<FpmRouteRef> ref = refs.Find(asked[i]);
+    // Gone, or held over from an earlier zebra: nothing to tell this one.
+    if (!ref || ref->stale || ref->replied == static_cast<uint8_t>(state)) continue;
+    if (!Append(asked[i], ref->protocol, state)) continue;
+    ref->replied = static_cast<uint8_t>(state);
+    refs.Put(asked[i], *ref);
+  }
+  Flush();
+  Ask();
+}
+
+bool FpmReplies::Append(const Prefix& p, uint8_t protocol, FpmOffload state) {
+  if (out_.size() + FpmReplySize(p.family()) > cfg_.buffer_limit) {
+    // zebra reads slower than states change: keep the route's old `replied`
+    // and send it from the walk at the next quiet point.
+    if (!want_walk_all_ && cfg_.log) cfg_.log("offload replies: zebra is not reading; the rest follows at a quiet point");
+    ++counts_.overruns;
+    want_walk_all_ = true;
+    return false;
+  }
+  AppendFpmReply(out_, p, cfg_.table, protocol, state);
+  ++counts_.replies;
+  if (state == FpmOffload::kOffloaded) ++counts_.offloaded;
+  if (state == FpmOffload::kTrapped) ++counts_.trapped;
+  if (state == FpmOffload::kFailed) ++counts_.failed;
+  return true;
+}
+
+void FpmReplies::Flush() {
+  if (writing_ || out_.empty() || !socket_) return;
+  writing_ = std::make_shared<std::vector<uint8_t>>();
+  writing_->swap(out_);
+  asio::async_write(*socket_, asio::buffer(*writing_),
+                    [self = shared_from_this(), conn = conn_, buf = writing_](const boost::system::error_code& ec, size_t) {
+                      if (conn != self->conn_) return;
+                      self->writing_.reset();
+                      if (ec) return;  // the read side sees the connection go
+                      self->Flush();
+                    });
+}
+
+}  // namespace fibnic

@@ -1,0 +1,273 @@
+// Offload replies to zebra, end to end over TCP: a client playing zebra sends
+// routes through a real FpmSource whose states come from a scripted oracle,
+// and reads what comes back — one FPM frame per reply, RTM_NEWROUTE with
+// NLM_F_REQUEST, zebra's protocol and table, the state's flags. Checked: a
+// reply per route sent (also when re-sent unchanged, and after a reconnect
+// for every replayed route), none while nothing changed, a changed state
+// found by the walk after a commit, a failed push, and a zebra that does not
+// read (bounded buffer, overruns counted, the rest sent at the next quiet
+// point).
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "sources/fpm/fpm_source.h"
+#include "tests/sources/netns_util.h"
+#include "tests/sources/recording_sink.h"
+#include "tests/sources/test_util.h"
+
+namespace fibnic {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::InlineRoute;
+using testing::P;
+using testing::Via;
+
+// States as a test scripts them; every question is answered at once.
+class ScriptedOracle : public FpmOffloadOracle {
+ public:
+  void Ask(std::vector<Prefix> prefixes, std::function<void(std::vector<FpmOffload>)> answer) override {
+    std::vector<FpmOffload> out;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const Prefix& p : prefixes) {
+        auto it = states.find(p);
+        out.push_back(failing ? FpmOffload::kFailed : it == states.end() ? FpmOffload::kOffloaded : it->second);
+      }
+      ++questions;
+    }
+    answer(std::move(out));
+  }
+  uint64_t commits() const override { return commit_count.load(); }
+  void Set(const std::string& p, FpmOffload s) {
+    std::lock_guard<std::mutex> lock(mu);
+    states[P(p)] = s;
+  }
+
+  std::mutex mu;
+  std::map<Prefix, FpmOffload> states;
+  bool failing = false;
+  int questions = 0;
+  std::atomic<uint64_t> commit_count{0};
+};
+
+struct Reply {
+  Prefix prefix;
+  uint16_t nlmsg_flags = 0;
+  uint8_t protocol = 0;
+  uint32_t table = 0;
+  uint32_t rtm_flags = 0;
+};
+
+// zebra's side of the connection (plain blocking socket).
+class FakeZebra {
+ public:
+  explicit FakeZebra(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    timeval tv{0, 100000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~FakeZebra() { close(fd_); }
+  void Send(const NlRoute& r) {
+    const auto msg = BuildRouteMessage(r);
+    const auto frame = EncodeFpmFrame(msg.data(), msg.size());
+    ASSERT_EQ(write(fd_, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+  }
+  // Replies read until `n` have come or `limit` passed.
+  std::vector<Reply> Read(size_t n, std::chrono::milliseconds limit = 5s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (replies_.size() < n && std::chrono::steady_clock::now() < end) {
+      uint8_t buf[4096];
+      const ssize_t got = read(fd_, buf, sizeof buf);
+      if (got > 0) pending_.insert(pending_.end(), buf, buf + got);
+      Parse();
+    }
+    std::vector<Reply> out;
+    out.swap(replies_);
+    return out;
+  }
+
+ private:
+  void Parse() {
+    while (pending_.size() >= kFpmHeaderLen) {
+      const size_t len = size_t{pending_[2]} << 8 | pending_[3];
+      ASSERT_EQ(pending_[0], kFpmVersion);
+      ASSERT_EQ(pending_[1], kFpmTypeNetlink);
+      if (len < kFpmHeaderLen + sizeof(nlmsghdr)) {
+        ADD_FAILURE() << "reply frame of " << len << " bytes";
+        pending_.clear();
+        return;
+      }
+      if (pending_.size() < len) return;
+      std::vector<uint32_t> aligned((len + 3) / 4);
+      std::memcpy(aligned.data(), pending_.data() + kFpmHeaderLen, len - kFpmHeaderLen);
+      const auto* h = reinterpret_cast<const nlmsghdr*>(aligned.data());
+      // zebra reads one netlink message per frame: it must fill the frame.
+      EXPECT_EQ(h->nlmsg_len, len - kFpmHeaderLen);
+      EXPECT_EQ(h->nlmsg_type, RTM_NEWROUTE);
+      auto m = ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(aligned.data()), h->nlmsg_len);
+      EXPECT_TRUE(m.ok()) << m.status().ToString();
+      if (m.ok()) replies_.push_back({m->route.prefix, h->nlmsg_flags, m->route.protocol, m->route.table, m->route.flags});
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(len));
+    }
+  }
+  int fd_ = -1;
+  std::vector<uint8_t> pending_;
+  std::vector<Reply> replies_;
+};
+
+NlRoute Bgp(const std::string& prefix) { return InlineRoute(prefix, {Via("192.0.2.1", 10)}); }
+
+class FpmOffloadTest : public ::testing::Test {
+ protected:
+  void Start(size_t buffer = 1 << 20) {
+    FpmSourceConfig cfg;
+    cfg.port = 0;
+    cfg.replay_quiet = 100ms;
+    cfg.stale_hold = 10s;
+    cfg.offload = &oracle;
+    cfg.offload_walk_every = 200ms;
+    cfg.offload_buffer = buffer;
+    cfg.log = [](const std::string&) {};
+    source = std::make_unique<FpmSource>(io, sink, cfg);
+    ASSERT_TRUE(source->Start().ok());
+    thread = std::thread([this] { io.run(); });
+  }
+  void TearDown() override {
+    if (source) boost::asio::post(io, [this] { source->Stop(); });
+    work.reset();
+    io.stop();
+    if (thread.joinable()) thread.join();
+  }
+  FpmSourceStats Stats() {
+    std::promise<FpmSourceStats> p;
+    boost::asio::post(io, [&] { p.set_value(source->stats()); });
+    return p.get_future().get();
+  }
+
+  ScriptedOracle oracle;
+  testing::RecordingSink sink;
+  boost::asio::io_context io;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
+  std::thread thread;
+  std::unique_ptr<FpmSource> source;
+};
+
+TEST_F(FpmOffloadTest, OneReplyPerRouteSentCarryingZebrasProtocolAndTheState) {
+  Start();
+  oracle.Set("10.2.0.0/16", FpmOffload::kTrapped);
+  oracle.Set("2001:db8::/32", FpmOffload::kOffloaded);
+  FakeZebra zebra(source->port());
+  NlRoute ospf = Bgp("10.2.0.0/16");
+  ospf.protocol = RTPROT_OSPF;
+  zebra.Send(Bgp("10.1.0.0/16"));
+  zebra.Send(ospf);
+  zebra.Send(InlineRoute("2001:db8::/32", {Via("fe80::1", 10)}));
+  auto replies = zebra.Read(3);
+  ASSERT_EQ(replies.size(), 3u);
+  std::map<Prefix, Reply> by;
+  for (const Reply& r : replies) by[r.prefix] = r;
+  ASSERT_EQ(by.size(), 3u);
+  for (const auto& [p, r] : by) {
+    EXPECT_TRUE(r.nlmsg_flags & NLM_F_REQUEST) << p.ToString();
+    EXPECT_EQ(r.table, 254u) << p.ToString();
+  }
+  EXPECT_EQ(by[P("10.1.0.0/16")].protocol, RTPROT_BGP);
+  EXPECT_EQ(by[P("10.1.0.0/16")].rtm_flags, unsigned{RTM_F_OFFLOAD});
+  EXPECT_EQ(by[P("10.2.0.0/16")].protocol, RTPROT_OSPF);
+  EXPECT_EQ(by[P("10.2.0.0/16")].rtm_flags, unsigned{RTM_F_OFFLOAD | RTM_F_TRAP});
+  EXPECT_EQ(by[P("2001:db8::/32")].rtm_flags, unsigned{RTM_F_OFFLOAD});
+
+  // Nothing changed, nothing committed: no reply, however long we wait.
+  EXPECT_TRUE(zebra.Read(1, 600ms).empty());
+  // zebra re-sends a route unchanged (it waits for a reply again): one reply.
+  zebra.Send(Bgp("10.1.0.0/16"));
+  replies = zebra.Read(2, 1s);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].prefix, P("10.1.0.0/16"));
+
+  // A state changes without a frame (a neighbour went): after a commit, the
+  // walk at the next quiet point tells zebra — that route only.
+  oracle.Set("10.1.0.0/16", FpmOffload::kTrapped);
+  ++oracle.commit_count;
+  replies = zebra.Read(2, 2s);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].prefix, P("10.1.0.0/16"));
+  EXPECT_EQ(replies[0].rtm_flags, unsigned{RTM_F_OFFLOAD | RTM_F_TRAP});
+
+  // A failed push: the routes asked about then are reported failed.
+  {
+    std::lock_guard<std::mutex> lock(oracle.mu);
+    oracle.failing = true;
+  }
+  zebra.Send(Bgp("10.3.0.0/16"));
+  replies = zebra.Read(1);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].rtm_flags, unsigned{RTM_F_OFFLOAD_FAILED});
+  const auto st = Stats();
+  EXPECT_EQ(st.offload.failed, 1u);
+  EXPECT_EQ(st.offload.overruns, 0u);
+  EXPECT_GE(st.offload.walks, 1u);
+}
+
+TEST_F(FpmOffloadTest, ReconnectRepliesForEveryReplayedRoute) {
+  Start();
+  {
+    FakeZebra zebra(source->port());
+    for (int i = 0; i < 50; ++i) zebra.Send(Bgp("10.0." + std::to_string(i) + ".0/24"));
+    EXPECT_EQ(zebra.Read(50).size(), 50u);
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return !Stats().connected; }, 5s));
+  // The new zebra replays 40 of them, unchanged: each one gets its reply.
+  FakeZebra zebra(source->port());
+  for (int i = 0; i < 40; ++i) zebra.Send(Bgp("10.0." + std::to_string(i) + ".0/24"));
+  auto replies = zebra.Read(41, 2s);
+  EXPECT_EQ(replies.size(), 40u);
+  std::set<Prefix> seen;
+  for (const Reply& r : replies) seen.insert(r.prefix);
+  EXPECT_EQ(seen.size(), 40u);
+  EXPECT_FALSE(seen.count(P("10.0.45.0/24"))) << "a route this zebra did not send";
+}
+
+TEST_F(FpmOffloadTest, ZebraNotReadingOverrunsABoundedBufferThenCatchesUp) {
+  // Room for ~80 replies per buffer; zebra sends 3000 routes while it does
+  // not read. Once it reads again, every route has its reply.
+  Start(/*buffer=*/4000);
+  FakeZebra zebra(source->port());
+  for (int i = 0; i < 3000; ++i) zebra.Send(Bgp("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24"));
+  std::set<Prefix> seen;
+  const auto end = std::chrono::steady_clock::now() + 20s;
+  while (seen.size() < 3000 && std::chrono::steady_clock::now() < end) {
+    for (const Reply& r : zebra.Read(3000, 200ms)) seen.insert(r.prefix);
+  }
+  EXPECT_EQ(seen.size(), 3000u);
+  const auto st = Stats();
+  std::cout << "replies " << st.offload.replies << ", overruns " << st.offload.overruns << ", walks "
+            << st.offload.walks << ", questions " << st.offload.questions << std::endl;
+  EXPECT_GT(st.offload.overruns, 0u) << "the buffer never filled: the test did not test it";
+  EXPECT_EQ(st.offload.replies, 3000u) << "a route replied twice";
+}
+
+}  // namespace
+}  // namespace fibnic
