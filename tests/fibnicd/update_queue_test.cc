@@ -85,7 +85,7 @@ TEST(UpdateQueue, NeighborsCoalesceByAddress) {
   UpdateQueue q(nullptr);
   IpAddr a = *IpAddr::Parse("2001:db8::1");
   q.UpsertNeighbor(Neighbor{a, *MacAddr::Parse("02:00:00:00:00:01"), 1, NeighState::kReachable});
-  q.DeleteNeighbor(a);
+  q.DeleteNeighbor(a, 1);
   UpdateBatch b = q.Take(10);
   ASSERT_EQ(b.updates.size(), 1u);
   EXPECT_EQ(b.updates[0].kind, PendingUpdate::Kind::kDeleteNeighbor);
