@@ -10,8 +10,10 @@
 // valid entry forwards. Seeds are printed; FIBSYNC_SEED replays one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -219,7 +221,7 @@ TEST_P(AdjacencyRandom, EveryWriteSafeAndSharedAdjacenciesForward) {
   std::vector<uint8_t> bar = EncodeBar(fib.image());
 
   uint64_t steps = 0, checks = 0, retires = 0, owed = 0, shared = 0;
-  for (int round = 0; round < 120; ++round) {
+  for (int round = 0; round < 200; ++round) {
     const AdjWorld before = world;
     for (int n = 1 + static_cast<int>(gen.rng()() % 3); n > 0; --n) RandomChange(gen, world, fib, generation);
     const DeviceImage old_image = fib.image();
