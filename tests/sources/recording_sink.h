@@ -32,7 +32,7 @@ class RecordingSink : public RibSink {
   void DeleteNeighbor(const IpAddr& a, PortId port) override {
     std::lock_guard lk(mu_);
     on_ports_.erase({a, port});
-    log_.push_back("neigh-delete " + a.ToString() + " port " + std::to_string(port));
+    log_.push_back("neigh-delete " + a.ToString());
   }
 
   std::map<Prefix, Route> routes() const { std::lock_guard lk(mu_); return routes_; }
