@@ -114,6 +114,7 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
     }
     return;
   }
+  if (!now || now->stale) ++counts_.replayed;
   const uint32_t set = SetOf(r);  // taken before the old one is released: a replay keeps its set
   refs_.Put(p, FpmRouteRef{set, false});
   if (now) Release(now->set);
@@ -122,6 +123,7 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
 void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   const uint32_t id = n.id;
   auto it = nhgs_.find(id);
+  if (!n.del && (it == nhgs_.end() || it->second.stale)) ++counts_.replayed;
   if (it != nhgs_.end()) {
     for (const auto& m : it->second.nh.group) {
       auto p = parents_.find(m.id);
@@ -300,6 +302,18 @@ size_t FpmTable::SweepStale() {
   Finish(work);
   counts_.stale_swept += removed;
   return removed;
+}
+
+bool FpmTable::DropStale(const Prefix& p) {
+  const std::optional<FpmRouteRef> now = refs_.Find(p);
+  if (!now || !now->stale) return false;
+  FrameWork work;
+  work.touched.emplace(p, now);
+  refs_.Erase(p);
+  Release(now->set);
+  Finish(work);
+  ++counts_.kernel_dropped;
+  return true;
 }
 
 void FpmTable::ReevaluateAll() {

@@ -43,6 +43,10 @@ struct FpmTableCounts {
   uint64_t route_updates = 0;    // upserts + deletes given to the RIB
   uint64_t punted_updates = 0;   // of those, upserts with the ToHost path
   uint64_t stale_swept = 0;      // routes + groups removed by sweeps
+  // Routes and groups a frame brought that the table did not hold, or held
+  // stale: the progress of a replay (updates of what is held are not).
+  uint64_t replayed = 0;
+  uint64_t kernel_dropped = 0;   // stale routes dropped because the kernel deleted them
 };
 
 class FpmTable {
@@ -57,6 +61,12 @@ class FpmTable {
   void MarkAllStale();
   size_t SweepStale();  // returns routes + groups removed
   size_t stale_count() const;
+  // The kernel deleted zebra's route for p (zebra deletes from the kernel
+  // first, then tells FPM). A stale copy — zebra away, or not replayed since
+  // it came back — is dropped at once: the host no longer forwards along
+  // it. A copy zebra has sent since it (re)connected stays; zebra's own
+  // word on it follows over FPM. Returns whether a route was dropped.
+  bool DropStale(const Prefix& p);
 
   size_t routes() const { return refs_.size(); }
   size_t nexthop_groups() const { return nhgs_.size(); }

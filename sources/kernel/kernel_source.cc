@@ -76,6 +76,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.tables = c.tables;
     o.distance = c.distance;
     o.ignore_protocols = c.ignore_protocols;
+    o.ignored_route = c.ignored_route;
     if (c.ignore_frr_routes) {
       for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);
     }

@@ -54,6 +54,10 @@ int KernelTable::TableRank(uint32_t table) const {
 
 Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
+  if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
+      options_.ignore_protocols.count(m.route.protocol)) {
+    options_.ignored_route(m.route.prefix, m.route.table, m.route.del);
+  }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
     ++counts_.ignored;
