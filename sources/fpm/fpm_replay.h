@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -41,10 +42,10 @@ class FpmReplayWatch {
   }
   // Why it is over, for the log.
   std::string Why(Clock::time_point now) const {
-    using std::chrono::duration_cast;
-    using ms = std::chrono::milliseconds;
     const auto secs = [](Clock::duration d) {
-      return std::to_string(static_cast<double>(duration_cast<ms>(d).count()) / 1000.0).substr(0, 6) + " s";
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+      return std::string(buf);
     };
     if (now >= last_replayed_ + hold_) return "nothing replayed for " + secs(now - last_replayed_);
     return "stale_hold_max (" + secs(ceiling_) + ") reached with zebra still replaying, last " +

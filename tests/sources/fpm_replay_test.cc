@@ -48,7 +48,7 @@ TEST(FpmReplayWatch, OverOnlyOnceNothingWasReplayedForTheHold) {
   EXPECT_EQ(*w.DueAt(), last + 3s);
   EXPECT_FALSE(w.Over(last + 2999ms));
   EXPECT_TRUE(w.Over(last + 3s));
-  EXPECT_NE(w.Why(last + 3s).find("nothing replayed for 3.0"), std::string::npos) << w.Why(last + 3s);
+  EXPECT_NE(w.Why(last + 3s).find("nothing replayed for 3.0 s"), std::string::npos) << w.Why(last + 3s);
   w.Disconnected();
   EXPECT_FALSE(w.Over(last + 1h));
 }
