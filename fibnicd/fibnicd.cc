@@ -198,6 +198,9 @@ Status Fibnicd::StartSources() {
       kc.ignored_route = [this](const Prefix& p, uint32_t table, bool deleted) {
         if (fpm_) fpm_->KernelRoute(p, table, deleted);
       };
+      kc.ignored_nexthop_deleted = [this](uint32_t id) {
+        if (fpm_) fpm_->KernelNexthopDeleted(id);
+      };
     }
     kc.log = [this](const std::string& m) {
       LogInfo("kernel: " + m);

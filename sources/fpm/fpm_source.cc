@@ -87,6 +87,23 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     table.DropStale(p);
   }
 
+  void KernelNexthopDeleted(uint32_t id) {
+    if (stats.connected && !stats.replaying) return;  // nothing is stale
+    const bool first = nexthops_deleted.empty();
+    nexthops_deleted.insert(id);
+    if (!first) return;
+    // After the rest of this burst (zebra deletes many at once).
+    asio::post(acceptor.get_executor(), [self = shared_from_this()] {
+      std::set<uint32_t> ids;
+      ids.swap(self->nexthops_deleted);
+      const size_t n = self->table.DropStaleUsing(ids);
+      if (n != 0) {
+        self->Log("the kernel deleted " + std::to_string(ids.size()) + " of zebra's next-hop objects: dropped " +
+                  std::to_string(n) + " stale routes using them");
+      }
+    });
+  }
+
   void DoAccept() {
     acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
       if (self->stopped) return;
@@ -198,6 +215,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   FpmReplayWatch watch;
   bool initial_over = false;            // start-up: a replay was over, or initial_wait passed
   bool kernel_has_zebra_routes = false;  // the kernel said so (KernelRoute)
+  std::set<uint32_t> nexthops_deleted;   // KernelNexthopDeleted, not yet applied
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
   uint64_t conn_id = 0;
@@ -216,6 +234,7 @@ Status FpmSource::Start() { return impl_->Start(); }
 void FpmSource::Stop() { impl_->Stop(); }
 bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
 void FpmSource::KernelRoute(const Prefix& p, uint32_t table, bool deleted) { impl_->KernelRoute(p, table, deleted); }
+void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
 
 uint16_t FpmSource::port() const {
   boost::system::error_code ec;

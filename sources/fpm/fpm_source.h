@@ -90,6 +90,10 @@ class FpmSource : public Source {
   // the kernel source: a deletion drops our stale copy of it (see
   // FpmTable::DropStale); an addition tells start-up there is a table to wait for.
   void KernelRoute(const Prefix& p, uint32_t table, bool deleted);
+  // The kernel deleted zebra's next-hop object `id` (and, without a route
+  // message, the routes using it): stale routes naming it are dropped, in
+  // one pass per burst of deletions (FpmTable::DropStaleUsing).
+  void KernelNexthopDeleted(uint32_t id);
   nlohmann::json StatsJson() const override;
   FpmSourceStats stats() const;
   uint16_t port() const;  // the bound port (after Start)

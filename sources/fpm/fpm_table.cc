@@ -316,6 +316,25 @@ bool FpmTable::DropStale(const Prefix& p) {
   return true;
 }
 
+size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
+  bool used = false;
+  for (uint32_t id : ids) used = used || users_.count(id);
+  if (!used) return 0;
+  std::vector<std::pair<Prefix, uint32_t>> gone;
+  refs_.ForEach([&](const Prefix& p, uint32_t set, bool stale) {
+    if (stale && !(set & kInlineBit) && ids.count(set)) gone.emplace_back(p, set);
+  });
+  FrameWork work;
+  for (const auto& [p, set] : gone) {
+    work.touched.emplace(p, FpmRouteRef{set, true});
+    refs_.Erase(p);
+    Release(set);
+  }
+  Finish(work);
+  counts_.kernel_dropped += gone.size();
+  return gone.size();
+}
+
 void FpmTable::ReevaluateAll() {
   // Answers depend on the port map only through each set: recompute the
   // sets, then give the RIB the routes of those whose answer changed.

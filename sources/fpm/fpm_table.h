@@ -67,6 +67,10 @@ class FpmTable {
   // it. A copy zebra has sent since it (re)connected stays; zebra's own
   // word on it follows over FPM. Returns whether a route was dropped.
   bool DropStale(const Prefix& p);
+  // The kernel deleted zebra's next-hop objects `ids`, and with them, silently,
+  // the kernel routes using them: their stale routes are dropped (one pass
+  // over the routes, only when a route names one). Returns how many.
+  size_t DropStaleUsing(const std::set<uint32_t>& ids);
 
   size_t routes() const { return refs_.size(); }
   size_t nexthop_groups() const { return nhgs_.size(); }

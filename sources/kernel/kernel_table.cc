@@ -1,6 +1,7 @@
 #include "sources/kernel/kernel_table.h"
 
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
@@ -40,6 +41,14 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWRULE:
     case RTM_DELRULE:
       return ApplyRule(msg);
+    case RTM_DELNEXTHOP:
+      if (options_.ignored_nexthop_deleted && msg->nlmsg_len >= NLMSG_LENGTH(sizeof(nhmsg)) &&
+          options_.ignore_protocols.count(static_cast<const nhmsg*>(NLMSG_DATA(msg))->nh_protocol)) {
+        auto m = ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len);
+        if (m.ok() && m->kind == NlMessage::Kind::kNexthop) options_.ignored_nexthop_deleted(m->nexthop.id);
+      }
+      ++counts_.ignored;
+      return OkStatus();
     default:
       ++counts_.ignored;
       return OkStatus();

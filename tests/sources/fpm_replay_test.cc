@@ -207,6 +207,34 @@ TEST_F(FpmSourceReplay, KernelDeletionWhileZebraIsAwayTakesTheRouteOff) {
   EXPECT_EQ(Stats().stale_pending, 1u);
 }
 
+// The same for a deleted next-hop object (zebra's next-hop group mode): the
+// kernel drops the routes using it without a route message.
+TEST_F(FpmSourceReplay, KernelNexthopDeletionWhileZebraIsAwayTakesItsRoutesOff) {
+  FpmSourceConfig cfg;
+  cfg.stale_hold = 300ms;
+  Start(cfg);
+  {
+    FakeZebra z(source->port());
+    NlNexthop g;
+    g.id = 19;
+    g.path = Via("192.0.2.1", 10);
+    z.Send(BuildNexthopMessage(g));
+    NlRoute r = InlineRoute("10.1.0.0/16", {});
+    r.nh_id = 19;
+    z.Send(BuildRouteMessage(r));
+    z.Route("10.2.0.0/16");
+    ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 2 && !Stats().replaying; }, 5s));
+    OnLoop([&] { source->KernelNexthopDeleted(19); });  // zebra is there: its word follows over FPM
+    OnLoop([] {});  // after the posted drop
+    EXPECT_TRUE(Has("10.1.0.0/16"));
+    z.Close();
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return !Stats().connected; }, 5s));
+  OnLoop([&] { source->KernelNexthopDeleted(19); });
+  ASSERT_TRUE(testing::WaitFor([&] { return !Has("10.1.0.0/16"); }, 2s));
+  EXPECT_TRUE(Has("10.2.0.0/16"));
+}
+
 // Start-up (issue #14 6(a)): with zebra's routes in the kernel, the FPM
 // source's initial state is in once zebra's replay is over; without them
 // at once; and initial_wait bounds the wait, saying why.
@@ -269,6 +297,24 @@ TEST(KernelIgnoredRoutes, DeletionsOfFrrRoutesAreReported) {
   EXPECT_EQ(seen, (std::vector<std::tuple<Prefix, uint32_t, bool>>{{P("203.0.113.0/24"), 254, false},
                                                                   {P("203.0.113.0/24"), 254, true}}));
   EXPECT_TRUE(sink.routes().empty());
+  // zebra's next-hop object deleted (nhmsg.nh_protocol = RTPROT_ZEBRA); not
+  // one of another protocol.
+  std::vector<uint32_t> deleted;
+  KernelTableOptions n = o;
+  n.ignored_nexthop_deleted = [&](uint32_t id) { deleted.push_back(id); };
+  KernelTable with_objects(sink, PortNames{{"k0", 0}}, n, nullptr);
+  for (uint8_t protocol : {uint8_t{RTPROT_ZEBRA}, uint8_t{RTPROT_BOOT}}) {
+    NlNexthop g;
+    g.del = true;
+    g.id = protocol;
+    g.path = Via("10.0.0.2", 10);
+    auto m = BuildNexthopMessage(g);
+    m[sizeof(nlmsghdr) + 2] = protocol;  // nhmsg.nh_protocol
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    ASSERT_TRUE(with_objects.Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
+  }
+  EXPECT_EQ(deleted, (std::vector<uint32_t>{RTPROT_ZEBRA}));
 }
 
 }  // namespace

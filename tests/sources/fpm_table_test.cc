@@ -172,6 +172,31 @@ TEST_F(FpmTableTest, KernelDeletionDropsOnlyStaleCopies) {
   EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
 }
 
+// The kernel deleting zebra's next-hop object takes the routes using it
+// away without a route message: their stale copies go with it.
+TEST_F(FpmTableTest, KernelNexthopDeletionDropsStaleRoutesUsingIt) {
+  NlNexthop g;
+  g.id = 7;
+  g.path = Via("192.0.2.1", 10);
+  auto by_object = [](const char* p, uint32_t id) {
+    NlRoute r = InlineRoute(p, {});
+    r.nh_id = id;
+    return BuildRouteMessage(r);
+  };
+  NlNexthop h = g;
+  h.id = 8;
+  ASSERT_TRUE(Frame({BuildNexthopMessage(g), BuildNexthopMessage(h), by_object("10.1.0.0/16", 7),
+                     by_object("10.2.0.0/16", 7), by_object("10.3.0.0/16", 8)})
+                  .ok());
+  sink.TakeLog();
+  EXPECT_EQ(table.DropStaleUsing({7}), 0u);  // not stale
+  table.MarkAllStale();
+  ASSERT_TRUE(Frame({by_object("10.2.0.0/16", 7)}).ok());  // replayed
+  EXPECT_EQ(table.DropStaleUsing({7, 99}), 1u);
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.1.0.0/16"}));
+  EXPECT_EQ(table.routes(), 2u);
+}
+
 TEST_F(FpmTableTest, ZebraSystemRoutesAreLeftToTheKernelSource) {
   ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.9.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
   // zebra now prefers a connected/kernel route (RTPROT_KERNEL) for the
