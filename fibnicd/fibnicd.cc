@@ -190,7 +190,18 @@ Status Fibnicd::StartSources() {
     kc.tables = config_.kernel.tables;
     kc.distance = config_.kernel.distance;
     // With FPM on, zebra's routes come from FRR directly: do not count them twice.
+    // The kernel still says when zebra deletes one (a restarted zebra
+    // deleting what it no longer has) and whether zebra has routes installed
+    // at start-up: the FPM source follows both.
     kc.ignore_frr_routes = config_.fpm.enabled;
+    if (config_.fpm.enabled) {
+      kc.ignored_route = [this](const Prefix& p, uint32_t table, bool deleted) {
+        if (fpm_) fpm_->KernelRoute(p, table, deleted);
+      };
+      kc.ignored_nexthop_deleted = [this](uint32_t id) {
+        if (fpm_) fpm_->KernelNexthopDeleted(id);
+      };
+    }
     kc.log = [this](const std::string& m) {
       LogInfo("kernel: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "kernel: " + m);
@@ -201,7 +212,6 @@ Status Fibnicd::StartSources() {
     file_ = &sources_.Add(std::make_unique<FileSource>(pipeline_->sink(), config_.file.routes, config_.file.neighbors,
                                                        config_.file.distance, device_.caps.ports));
   }
-  FpmSource* fpm = nullptr;
   if (config_.fpm.enabled) {
     FpmSourceConfig fc;
     fc.address = config_.fpm.listen.host.ToString();
@@ -212,11 +222,13 @@ Status Fibnicd::StartSources() {
     // Offload state back to zebra (read by FRR 8.5 and later, dropped by 8.4).
     fpm_offload_ = std::make_unique<FibOffloadOracle>(*pipeline_);
     fc.offload = fpm_offload_.get();
+    fc.stale_hold_max = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold_max);
+    fc.initial_wait = std::chrono::duration_cast<std::chrono::milliseconds>(config_.fpm.initial_wait);
     fc.log = [this](const std::string& m) {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
     };
-    fpm = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
+    fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
   }
   if (config_.web.enabled) {
     api_source_ = &sources_.Add(std::make_unique<ApiSource>(pipeline_->sink()));
@@ -226,7 +238,7 @@ Status Fibnicd::StartSources() {
     LogInfo("file source: " + std::to_string(file_->stats().routes) + " routes, " +
             std::to_string(file_->stats().neighbors) + " neighbors");
   }
-  if (fpm) LogInfo("FPM source listening on " + config_.fpm.listen.host.ToString() + ":" + std::to_string(fpm->port()));
+  if (fpm_) LogInfo("FPM source listening on " + config_.fpm.listen.host.ToString() + ":" + std::to_string(fpm_->port()));
   return OkStatus();
 }
 
@@ -268,6 +280,11 @@ void Fibnicd::WaitInitialDump() {
   // The kernel source dumps asynchronously on this loop (the sources are
   // asked on the loop that owns them).
   if (!sources_.initial_sync_done()) {
+    if (fpm_ && !fpm_->initial_sync_done() && !said_waiting_for_zebra_) {
+      said_waiting_for_zebra_ = true;
+      LogInfo("the kernel holds zebra's routes: the device is written once zebra has replayed them over FPM "
+              "(at the latest after sources.fpm.initial_wait)");
+    }
     initial_wait_.expires_after(std::chrono::milliseconds(5));
     initial_wait_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) WaitInitialDump();
@@ -344,7 +361,8 @@ void Fibnicd::Reload() {
       applied += " logging";
     } else if (section == "policies" && next->policies.ecmp == config_.policies.ecmp &&
                next->policies.slot_hysteresis == config_.policies.slot_hysteresis &&
-               next->policies.stale_hold == config_.policies.stale_hold) {
+               next->policies.stale_hold == config_.policies.stale_hold &&
+               next->policies.stale_hold_max == config_.policies.stale_hold_max) {
       // Batching is the pipeline's own; everything else in policies shapes the Fib.
       config_.policies = next->policies;
       pipeline_->SetBatchPolicy(BatchingOf(config_));

@@ -33,6 +33,8 @@
 
 namespace fibnic {
 
+class FpmSource;
+
 struct FibnicdOptions {
   // Where the config came from: a file, or nullopt for the embedded default.
   std::optional<std::string> config_path;
@@ -88,6 +90,8 @@ class Fibnicd {
   SourceRegistry sources_;
   FileSource* file_ = nullptr;      // in sources_; re-read on SIGHUP
   ApiSource* api_source_ = nullptr; // in sources_ when the web API is on
+  FpmSource* fpm_ = nullptr;        // in sources_ when FPM is on
+  bool said_waiting_for_zebra_ = false;
   // Declared before the server and the API: their timers and sockets belong
   // to it and must be destroyed while it still exists.
   boost::asio::io_context web_io_;

@@ -10,6 +10,7 @@ namespace {
 
 using std::chrono::hours;
 using std::chrono::milliseconds;
+using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 
@@ -112,6 +113,7 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
   f->enabled = fm.Bool("enabled", false);
   f->listen = fm.Listen("listen", f->listen);
   f->distance = fm.Int<uint8_t>("distance", 10, {0, 255});
+  f->initial_wait = fm.Duration("initial_wait", seconds(120), seconds(0), hours(1));
   fm.Finish();
 
   YamlMap sm = m.Map("file");
@@ -129,7 +131,10 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
 void ReadPolicies(YamlMap m, FibnicdConfig::Policies* p) {
   p->ecmp = m.Enum("ecmp", 0, {"first", "punt"}) == 0 ? EcmpPolicy::kFirst : EcmpPolicy::kPunt;
   p->slot_hysteresis = m.Double("slot_hysteresis", 1.25, 1.0, 100.0);
-  p->stale_hold = m.Duration("stale_hold", seconds(30), seconds(0), hours(1));
+  p->stale_hold = m.Duration("stale_hold", seconds(30), seconds(1), hours(1));
+  p->stale_hold_max = m.Duration("stale_hold_max", minutes(10), seconds(1), hours(24));
+  if (p->stale_hold_max < p->stale_hold)
+    m.Error("stale_hold_max", "is shorter than stale_hold; allowed: at least stale_hold (the ceiling of the replay's wait)");
   p->batch_delay = m.Duration("batch_delay", milliseconds(1), nanoseconds(0), seconds(1));
   p->batch_max = m.Int<uint32_t>("batch_max", 100000, {1, 10'000'000});
   m.Finish();

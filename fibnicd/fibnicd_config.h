@@ -60,6 +60,9 @@ struct FibnicdConfig {
     bool enabled = false;
     Endpoint listen{IpAddr::V4(0x7F000001), 2620};
     uint8_t distance = 10;
+    // Start-up with zebra's routes in the kernel: the device is first written
+    // once zebra's replay is over, or after this long (0 = do not wait).
+    std::chrono::nanoseconds initial_wait = std::chrono::seconds(120);
     bool operator==(const Fpm&) const = default;
   };
 
@@ -74,8 +77,11 @@ struct FibnicdConfig {
   struct Policies {
     EcmpPolicy ecmp = EcmpPolicy::kFirst;
     double slot_hysteresis = 1.25;
-    // FPM: after zebra reconnects, routes it has not replayed within this time are removed.
+    // FPM: zebra's replay after a (re)connect is over once nothing was
+    // replayed for stale_hold, at the latest stale_hold_max after the connect;
+    // then what it did not replay is removed.
     std::chrono::nanoseconds stale_hold = std::chrono::seconds(30);
+    std::chrono::nanoseconds stale_hold_max = std::chrono::minutes(10);
     // Batching of updates into one commit + push.
     std::chrono::nanoseconds batch_delay = std::chrono::milliseconds(1);
     uint32_t batch_max = 100000;

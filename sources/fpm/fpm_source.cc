@@ -6,6 +6,7 @@
 
 #include "sources/fpm/fpm_frame.h"
 #include "sources/fpm/fpm_offload.h"
+#include "sources/fpm/fpm_replay.h"
 #include "sources/source_log.h"
 #include "sources/fpm/fpm_table.h"
 
@@ -24,12 +25,14 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         acceptor(io),
         sweep_timer(io),
         ports_timer(io),
+        initial_timer(io),
+        watch(cfg.stale_hold, cfg.stale_hold_max),
         buf(64 * 1024) {
     ports.UseSystemNames(cfg.port_name_max_age);
     if (cfg.offload) {
       replies = std::make_shared<FpmReplies>(
           io, table, *cfg.offload,
-          FpmReplyConfig{cfg.table, 4096, cfg.offload_buffer, cfg.replay_quiet, cfg.offload_walk_every,
+          FpmReplyConfig{cfg.table, 4096, cfg.offload_buffer, cfg.offload_quiet, cfg.offload_walk_every,
                          [this](const std::string& m) { Log(m); }});
     }
   }
@@ -41,6 +44,9 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
 
   Status Start() {
     RETURN_IF_ERROR(ValidatePortNames(cfg.ports));
+    if (cfg.stale_hold_max < cfg.stale_hold)
+      return InvalidArgument("fpm: stale_hold_max (" + std::to_string(cfg.stale_hold_max.count()) +
+                             " ms) is shorter than stale_hold (" + std::to_string(cfg.stale_hold.count()) + " ms)");
     boost::system::error_code ec;
     const auto addr = asio::ip::make_address(cfg.address, ec);
     if (ec) return InvalidArgument("fpm: bad listen address '" + cfg.address + "'");
@@ -57,6 +63,18 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     Log("listening on " + cfg.address + ":" + std::to_string(acceptor.local_endpoint().port()));
     DoAccept();
     ArmPortsCheck();
+    if (cfg.initial_wait.count() > 0) {
+      initial_timer.expires_after(cfg.initial_wait);
+      initial_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (ec || self->initial_over) return;
+        self->initial_over = true;
+        if (self->kernel_has_zebra_routes) {
+          self->Log("start-up: " + std::string(self->stats.connected ? "zebra's replay is not over" : "zebra has not connected") +
+                    " after initial_wait (" + std::to_string(self->cfg.initial_wait.count()) +
+                    " ms); the device is written without the rest of zebra's routes");
+        }
+      });
+    }
     return OkStatus();
   }
 
@@ -83,7 +101,38 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     if (replies) replies->Stop();
     boost::system::error_code ec;
     acceptor.close(ec);
+    initial_timer.cancel();
     CloseConnection();
+  }
+
+  bool InitialStateIn() const {
+    return cfg.initial_wait.count() == 0 || !kernel_has_zebra_routes || initial_over;
+  }
+
+  void KernelRoute(const Prefix& p, uint32_t table_id, bool deleted) {
+    if (table_id != cfg.table) return;
+    if (!deleted) {
+      kernel_has_zebra_routes = true;
+      return;
+    }
+    table.DropStale(p);
+  }
+
+  void KernelNexthopDeleted(uint32_t id) {
+    if (stats.connected && !stats.replaying) return;  // nothing is stale
+    const bool first = nexthops_deleted.empty();
+    nexthops_deleted.insert(id);
+    if (!first) return;
+    // After the rest of this burst (zebra deletes many at once).
+    asio::post(acceptor.get_executor(), [self = shared_from_this()] {
+      std::set<uint32_t> ids;
+      ids.swap(self->nexthops_deleted);
+      const size_t n = self->table.DropStaleUsing(ids);
+      if (n != 0) {
+        self->Log("the kernel deleted " + std::to_string(ids.size()) + " of zebra's next-hop objects: dropped " +
+                  std::to_string(n) + " stale routes using them");
+      }
+    });
   }
 
   void DoAccept() {
@@ -113,10 +162,11 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     stats.peer = peer;
     if (++stats.connections > 1) ++stats.resyncs;
     table.MarkAllStale();
-    connected_at = last_frame = Clock::now();
+    watch.Connected(Clock::now());
+    stats.replaying = true;
     Log("zebra connected from " + peer + "; " + std::to_string(table.stale_count()) +
         " routes/groups stale until replayed");
-    ArmSweep(cfg.stale_hold);
+    ArmSweep();
     if (replies) replies->Connected(conn);
     DoRead(conn_id);
   }
@@ -125,6 +175,11 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     sweep_timer.cancel();
     if (!conn) return;
     if (replies) replies->Closed();
+    // zebra is away: what it told us is stale until it replays it, and the
+    // kernel's deletions meanwhile take it away (KernelRoute).
+    watch.Disconnected();
+    stats.replaying = false;
+    table.MarkAllStale();
     boost::system::error_code ec;
     conn->shutdown(tcp::socket::shutdown_both, ec);
     conn->close(ec);
@@ -146,7 +201,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         self->CloseConnection();
         return;
       }
-      self->last_frame = Clock::now();
+      const uint64_t replayed = self->table.counts().replayed;
       Status st = self->reader.Feed(self->buf.data(), n, [&](const uint8_t* payload, size_t len, uint64_t) {
         return self->table.ApplyFrame(payload, len);
       });
@@ -156,21 +211,32 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         return;
       }
       if (self->replies) self->replies->FramesApplied();
+      if (self->table.counts().replayed != replayed) self->watch.Replayed(Clock::now());
       self->DoRead(id);
     });
   }
 
-  void ArmSweep(Clock::duration delay) {
-    sweep_timer.expires_after(delay);
+  // Wakes when the replay would be over; the replay may have moved the
+  // moment on meanwhile (FpmReplayWatch::Replayed), then it sleeps again.
+  void ArmSweep() {
+    const auto due = watch.DueAt();
+    if (!due) return;
+    sweep_timer.expires_at(*due);
     sweep_timer.async_wait([self = shared_from_this(), id = conn_id](boost::system::error_code ec) {
       if (ec || id != self->conn_id) return;
       const auto now = Clock::now();
-      if (now - self->last_frame < self->cfg.replay_quiet && now - self->connected_at < 4 * self->cfg.stale_hold) {
-        self->ArmSweep(self->cfg.replay_quiet);  // replay still streaming
+      if (!self->watch.Over(now)) {
+        self->ArmSweep();
         return;
       }
+      self->stats.replaying = false;
       const size_t n = self->table.SweepStale();
-      if (n != 0) self->Log("swept " + std::to_string(n) + " routes/groups zebra did not replay");
+      self->Log("replay over (" + self->watch.Why(now) + "); swept " + std::to_string(n) +
+                " routes/groups zebra did not replay");
+      if (!self->initial_over) {
+        self->initial_over = true;
+        self->initial_timer.cancel();
+      }
     });
   }
 
@@ -180,12 +246,16 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   tcp::acceptor acceptor;
   asio::steady_timer sweep_timer;
   asio::steady_timer ports_timer;
+  asio::steady_timer initial_timer;  // initial_wait
+  FpmReplayWatch watch;
+  bool initial_over = false;            // start-up: a replay was over, or initial_wait passed
+  bool kernel_has_zebra_routes = false;  // the kernel said so (KernelRoute)
+  std::set<uint32_t> nexthops_deleted;   // KernelNexthopDeleted, not yet applied
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
   uint64_t conn_id = 0;
   FpmFrameReader reader;
   uint64_t frames_before = 0;  // frames of earlier connections
-  Clock::time_point connected_at, last_frame;
   bool stopped = true;
   FpmSourceStats stats;
   std::shared_ptr<FpmReplies> replies;  // offload replies, when cfg.offload
@@ -198,6 +268,9 @@ FpmSource::~FpmSource() { impl_->Stop(); }
 
 Status FpmSource::Start() { return impl_->Start(); }
 void FpmSource::Stop() { impl_->Stop(); }
+bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
+void FpmSource::KernelRoute(const Prefix& p, uint32_t table, bool deleted) { impl_->KernelRoute(p, table, deleted); }
+void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
 
 uint16_t FpmSource::port() const {
   boost::system::error_code ec;
@@ -235,6 +308,7 @@ FpmSourceStats FpmSource::stats() const {
   s.stale_swept = c.stale_swept;
   s.stale_pending = impl_->table.stale_count();
   if (impl_->replies) s.offload = impl_->replies->counts();
+  s.kernel_dropped = c.kernel_dropped;
   return s;
 }
 

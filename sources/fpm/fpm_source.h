@@ -3,11 +3,11 @@
 // One zebra at a time: a new connection replaces the old one (zebra only
 // reconnects after it gave up on the previous one).
 //
-// Reconnect = full replay with no end marker and no deletes: on every
-// connection all routes and groups are marked stale, and the stale ones are
-// swept once the replay has gone quiet (see FpmSourceConfig::stale_hold).
-// While zebra is away nothing is removed: the host keeps forwarding with
-// what it had, and so does the FIBNIC.
+// Reconnect = full replay with no end marker and no deletes: when zebra goes
+// away and when it connects all routes and groups are marked stale, and the
+// stale ones are swept once the replay is over (fpm_replay.h). Meanwhile
+// the kernel's word decides: a stale route whose kernel copy zebra deleted
+// goes at once (KernelRoute), the others keep forwarding as the host does.
 #pragma once
 
 #include <chrono>
@@ -39,10 +39,15 @@ struct FpmSourceConfig {
   // RTPROT_KERNEL, zebra's connected/kernel routes, whose deletions it
   // never sends over FPM; the kernel source provides them.
   std::set<uint8_t> ignore_protocols = {2};
-  // Sweep stale routes no earlier than this after a connect, and only once no
-  // frame arrived for `replay_quiet` (or at 4 x stale_hold at the latest).
+  // The replay after a connect is over, and what it did not bring is swept,
+  // once nothing was replayed for stale_hold — at the latest stale_hold_max
+  // after the connect (FpmReplayWatch). stale_hold_max >= stale_hold.
   std::chrono::milliseconds stale_hold{30000};
-  std::chrono::milliseconds replay_quiet{1000};
+  std::chrono::milliseconds stale_hold_max{600000};
+  // Start-up: when the kernel holds zebra's routes (KernelRoute), the initial
+  // state is in only once zebra connected and its replay is over, or after
+  // this long (logged). 0: never wait.
+  std::chrono::milliseconds initial_wait{0};
   // How long an interface index → name answer is trusted.
   std::chrono::milliseconds port_name_max_age{5000};
   std::function<void(const std::string&)> log;  // default: stderr
@@ -50,6 +55,8 @@ struct FpmSourceConfig {
   // discards them): the states come from here. nullptr: no replies.
   FpmOffloadOracle* offload = nullptr;
   std::chrono::milliseconds offload_walk_every{10000};
+  // A quiet point for that walk: no frame from zebra for this long.
+  std::chrono::milliseconds offload_quiet{1000};
   size_t offload_buffer = 1 << 20;  // bytes of replies waiting for zebra
 };
 
@@ -67,6 +74,8 @@ struct FpmSourceStats {
   uint64_t resyncs = 0;          // replays (connections after the first)
   uint64_t stale_swept = 0;
   uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
+  uint64_t kernel_dropped = 0;   // stale routes dropped as the kernel deleted them
+  bool replaying = false;        // connected, replay not over yet
   std::string last_error;
   FpmReplyCounts offload;        // replies to zebra
 };
@@ -83,9 +92,17 @@ class FpmSource : public Source {
   const char* name() const override { return "fpm"; }
   Status Start() override;  // binds and listens
   void Stop() override;     // closes listener and connection; routes stay in the RIB
-  // At once: zebra replays its table whenever it connects, with no end
-  // marker, and the device is not held back until it does.
-  bool initial_sync_done() const override { return true; }
+  // With initial_wait set and zebra's routes in the kernel: once zebra's
+  // replay is over (or initial_wait has passed). Otherwise at once.
+  bool initial_sync_done() const override;
+  // The kernel's view of a route zebra installed (any FRR protocol), from
+  // the kernel source: a deletion drops our stale copy of it (see
+  // FpmTable::DropStale); an addition tells start-up there is a table to wait for.
+  void KernelRoute(const Prefix& p, uint32_t table, bool deleted);
+  // The kernel deleted zebra's next-hop object `id` (and, without a route
+  // message, the routes using it): stale routes naming it are dropped, in
+  // one pass per burst of deletions (FpmTable::DropStaleUsing).
+  void KernelNexthopDeleted(uint32_t id);
   nlohmann::json StatsJson() const override;
   FpmSourceStats stats() const;
   uint16_t port() const;  // the bound port (after Start)

@@ -114,6 +114,7 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
     }
     return;
   }
+  if (!now || now->stale) ++counts_.replayed;
   const uint32_t set = SetOf(r);  // taken before the old one is released: a replay keeps its set
   refs_.Put(p, FpmRouteRef{set, false, r.protocol, 0});
   if (sent_.size() < options_.sent_max) {
@@ -127,6 +128,7 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
 void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   const uint32_t id = n.id;
   auto it = nhgs_.find(id);
+  if (!n.del && (it == nhgs_.end() || it->second.stale)) ++counts_.replayed;
   if (it != nhgs_.end()) {
     for (const auto& m : it->second.nh.group) {
       auto p = parents_.find(m.id);
@@ -326,6 +328,37 @@ size_t FpmTable::SweepStale() {
   Finish(work);
   counts_.stale_swept += removed;
   return removed;
+}
+
+bool FpmTable::DropStale(const Prefix& p) {
+  const std::optional<FpmRouteRef> now = refs_.Find(p);
+  if (!now || !now->stale) return false;
+  FrameWork work;
+  work.touched.emplace(p, now);
+  refs_.Erase(p);
+  Release(now->set);
+  Finish(work);
+  ++counts_.kernel_dropped;
+  return true;
+}
+
+size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
+  bool used = false;
+  for (uint32_t id : ids) used = used || users_.count(id);
+  if (!used) return 0;
+  std::vector<std::pair<Prefix, uint32_t>> gone;
+  refs_.ForEach([&](const Prefix& p, uint32_t set, bool stale) {
+    if (stale && !(set & kInlineBit) && ids.count(set)) gone.emplace_back(p, set);
+  });
+  FrameWork work;
+  for (const auto& [p, set] : gone) {
+    work.touched.emplace(p, FpmRouteRef{set, true});
+    refs_.Erase(p);
+    Release(set);
+  }
+  Finish(work);
+  counts_.kernel_dropped += gone.size();
+  return gone.size();
 }
 
 void FpmTable::ReevaluateAll() {

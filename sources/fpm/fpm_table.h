@@ -46,6 +46,10 @@ struct FpmTableCounts {
   uint64_t route_updates = 0;    // upserts + deletes given to the RIB
   uint64_t punted_updates = 0;   // of those, upserts with the ToHost path
   uint64_t stale_swept = 0;      // routes + groups removed by sweeps
+  // Routes and groups a frame brought that the table did not hold, or held
+  // stale: the progress of a replay (updates of what is held are not).
+  uint64_t replayed = 0;
+  uint64_t kernel_dropped = 0;   // stale routes dropped because the kernel deleted them
 };
 
 class FpmTable {
@@ -60,6 +64,16 @@ class FpmTable {
   void MarkAllStale();
   size_t SweepStale();  // returns routes + groups removed
   size_t stale_count() const;
+  // The kernel deleted zebra's route for p (zebra deletes from the kernel
+  // first, then tells FPM). A stale copy — zebra away, or not replayed since
+  // it came back — is dropped at once: the host no longer forwards along
+  // it. A copy zebra has sent since it (re)connected stays; zebra's own
+  // word on it follows over FPM. Returns whether a route was dropped.
+  bool DropStale(const Prefix& p);
+  // The kernel deleted zebra's next-hop objects `ids`, and with them, silently,
+  // the kernel routes using them: their stale routes are dropped (one pass
+  // over the routes, only when a route names one). Returns how many.
+  size_t DropStaleUsing(const std::set<uint32_t>& ids);
 
   size_t routes() const { return refs_.size(); }
   // For the offload replies (fpm_offload.h), which own FpmRouteRef::replied:

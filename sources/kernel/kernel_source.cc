@@ -76,6 +76,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.tables = c.tables;
     o.distance = c.distance;
     o.ignore_protocols = c.ignore_protocols;
+    o.ignored_route = c.ignored_route;
+    o.ignored_nexthop_deleted = c.ignored_nexthop_deleted;
     if (c.ignore_frr_routes) {
       for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);
     }
@@ -96,6 +98,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     int err = routes() ? nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
                                                    RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, 0)
                        : nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, 0);
+    if (err >= 0 && routes() && cfg.ignored_nexthop_deleted) err = nl_socket_add_memberships(ev_sock.get(), RTNLGRP_NEXTHOP, 0);
     if (err < 0) {
       return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
     }

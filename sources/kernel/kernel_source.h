@@ -41,6 +41,8 @@ struct KernelSourceConfig {
   // FrrRouteProtocols() in addition to ignore_protocols.
   bool ignore_frr_routes = false;
   std::set<uint8_t> ignore_protocols;
+  std::function<void(const Prefix&, uint32_t table, bool deleted)> ignored_route;  // KernelTableOptions::ignored_route
+  std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};
   int rcvbuf_bytes = 32 << 20;  // event socket receive buffer (SO_RCVBUFFORCE when root)

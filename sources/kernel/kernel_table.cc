@@ -1,6 +1,7 @@
 #include "sources/kernel/kernel_table.h"
 
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
@@ -42,6 +43,14 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWRULE:
     case RTM_DELRULE:
       return ApplyRule(msg);
+    case RTM_DELNEXTHOP:
+      if (options_.ignored_nexthop_deleted && msg->nlmsg_len >= NLMSG_LENGTH(sizeof(nhmsg)) &&
+          options_.ignore_protocols.count(static_cast<const nhmsg*>(NLMSG_DATA(msg))->nh_protocol)) {
+        auto m = ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len);
+        if (m.ok() && m->kind == NlMessage::Kind::kNexthop) options_.ignored_nexthop_deleted(m->nexthop.id);
+      }
+      ++counts_.ignored;
+      return OkStatus();
     default:
       ++counts_.ignored;
       return OkStatus();
@@ -56,6 +65,10 @@ int KernelTable::TableRank(uint32_t table) const {
 
 Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
+  if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
+      options_.ignore_protocols.count(m.route.protocol)) {
+    options_.ignored_route(m.route.prefix, m.route.table, m.route.del);
+  }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
     ++counts_.ignored;

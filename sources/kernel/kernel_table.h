@@ -47,6 +47,12 @@ struct KernelTableOptions {
   // the FPM source is on (zebra installs them in the kernel too). Their
   // gateways are still resolved.
   std::set<uint8_t> ignore_protocols;
+  // Told of every route of an ignored protocol, in any table, as it comes
+  // and goes (with FPM on: zebra's kernel deletions, FpmSource::KernelRoute).
+  std::function<void(const Prefix&, uint32_t table, bool deleted)> ignored_route;
+  // Told of the deletion of a next-hop object of an ignored protocol: it
+  // takes the routes using it out of the kernel without a route message.
+  std::function<void(uint32_t id)> ignored_nexthop_deleted;
 };
 
 // rtm_protocol values FRR's zebra installs routes with (zebra, babel, bgp,

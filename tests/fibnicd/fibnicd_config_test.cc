@@ -131,6 +131,24 @@ TEST(FibnicdConfig, CrossKeyRules) {
   EXPECT_TRUE(FromText("device: {backend: pci, bdf: '0000:03:00.0'}\n").ok());
 }
 
+// Issue #16: the FPM replay's hold, its ceiling and the start-up wait.
+TEST(FibnicdConfig, FpmReplayTimes) {
+  auto c = FromText("sources: {fpm: {enabled: true, initial_wait: 45s}}\npolicies: {stale_hold: 5s, stale_hold_max: 2m}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->fpm.initial_wait, std::chrono::seconds(45));
+  EXPECT_EQ(c->policies.stale_hold, std::chrono::seconds(5));
+  EXPECT_EQ(c->policies.stale_hold_max, std::chrono::minutes(2));
+  auto d = FromText("policies: {}\n");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->fpm.initial_wait, std::chrono::seconds(120));
+  EXPECT_EQ(d->policies.stale_hold_max, std::chrono::minutes(10));
+  EXPECT_THAT(FromText("policies: {stale_hold: 5m, stale_hold_max: 1m}\n").status().message(),
+              HasSubstr("policies.stale_hold_max: is shorter than stale_hold"));
+  EXPECT_THAT(FromText("policies: {stale_hold: 0s}\n").status().message(), HasSubstr("policies.stale_hold"));
+  EXPECT_THAT(FromText("sources: {fpm: {initial_wait: 2h}}\n").status().message(),
+              HasSubstr("sources.fpm.initial_wait"));
+}
+
 TEST(FibnicdConfig, ChangedSectionsNamesWhatDiffers) {
   auto a = FromText("web: {listen: 127.0.0.1:9000}\n");
   auto b = FromText("logging: {level: debug}\nweb: {listen: 127.0.0.1:9000}\n");

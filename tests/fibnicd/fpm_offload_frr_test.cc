@@ -56,7 +56,7 @@ class FpmOffloadFrrTest : public ::testing::Test {
     FpmSourceConfig cfg;
     cfg.port = 0;
     cfg.ports = FrrHarness::Ports();
-    cfg.replay_quiet = 300ms;
+    cfg.offload_quiet = 300ms;
     cfg.offload = &oracle;
     cfg.offload_walk_every = 1s;
     cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };

@@ -83,7 +83,6 @@ class FpmFrrTest : public ::testing::TestWithParam<bool> {
     cfg.port = 0;
     cfg.ports = FrrHarness::Ports();
     cfg.stale_hold = 20s;  // longer than bgpd's reconnect to a restarted zebra
-    cfg.replay_quiet = 500ms;
     cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
     source = std::make_unique<FpmSource>(io, tee, cfg);
     ASSERT_TRUE(source->Start().ok());

@@ -144,7 +144,7 @@ class FpmOffloadTest : public ::testing::Test {
   void Start(size_t buffer = 1 << 20) {
     FpmSourceConfig cfg;
     cfg.port = 0;
-    cfg.replay_quiet = 100ms;
+    cfg.offload_quiet = 100ms;
     cfg.stale_hold = 10s;
     cfg.offload = &oracle;
     cfg.offload_walk_every = 200ms;

@@ -125,6 +125,78 @@ TEST_F(FpmTableTest, ReplaySweepsOnlyWhatWasNotReplayed) {
   EXPECT_EQ(table.stale_count(), 0u);
 }
 
+// Issue #16: what counts as a replay's progress (FpmReplayWatch): routes
+// and groups the table did not hold, or held stale — not updates of routes
+// already replayed (BGP churn after the replay must not hold it open).
+TEST_F(FpmTableTest, ReplayProgressIsNewOrStaleNotChurn) {
+  auto route = [](const char* p, const char* gw) { return BuildRouteMessage(InlineRoute(p, {Via(gw, 10)})); };
+  ASSERT_TRUE(Frame({route("10.1.0.0/16", "192.0.2.1"), route("10.2.0.0/16", "192.0.2.1")}).ok());
+  EXPECT_EQ(table.counts().replayed, 2u);
+  ASSERT_TRUE(Frame({route("10.1.0.0/16", "192.0.2.2")}).ok());  // churn on a held route
+  EXPECT_EQ(table.counts().replayed, 2u);
+  table.MarkAllStale();
+  ASSERT_TRUE(Frame({route("10.1.0.0/16", "192.0.2.2")}).ok());  // replayed
+  EXPECT_EQ(table.counts().replayed, 3u);
+  ASSERT_TRUE(Frame({route("10.1.0.0/16", "192.0.2.1")}).ok());  // churn again
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.2.0.0/16", {}, true))}).ok());  // a delete
+  EXPECT_EQ(table.counts().replayed, 3u);
+  NlNexthop g;
+  g.id = 7;
+  g.path = Via("192.0.2.1", 10);
+  ASSERT_TRUE(Frame({BuildNexthopMessage(g)}).ok());
+  EXPECT_EQ(table.counts().replayed, 4u);
+  ASSERT_TRUE(Frame({BuildNexthopMessage(g)}).ok());
+  EXPECT_EQ(table.counts().replayed, 4u);
+}
+
+// Issue #16: the kernel deleted zebra's route. A stale copy (zebra away or
+// not replayed yet) goes at once; one zebra has sent since it came back
+// stays — zebra's own word on it comes over FPM.
+TEST_F(FpmTableTest, KernelDeletionDropsOnlyStaleCopies) {
+  auto route = [](const char* p) { return BuildRouteMessage(InlineRoute(p, {Via("192.0.2.1", 10)})); };
+  ASSERT_TRUE(Frame({route("10.1.0.0/16"), route("10.2.0.0/16")}).ok());
+  sink.TakeLog();
+  EXPECT_FALSE(table.DropStale(P("10.1.0.0/16")));  // not stale: zebra is there and sent it
+  EXPECT_FALSE(table.DropStale(P("10.9.0.0/16")));  // not held
+  EXPECT_TRUE(sink.TakeLog().empty());
+  table.MarkAllStale();
+  ASSERT_TRUE(Frame({route("10.2.0.0/16")}).ok());  // replayed
+  EXPECT_TRUE(table.DropStale(P("10.1.0.0/16")));
+  EXPECT_FALSE(table.DropStale(P("10.2.0.0/16")));
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.1.0.0/16"}));
+  EXPECT_EQ(table.routes(), 1u);
+  EXPECT_EQ(table.counts().kernel_dropped, 1u);
+  EXPECT_EQ(table.SweepStale(), 0u);
+  // zebra sends it again later: it is back.
+  ASSERT_TRUE(Frame({route("10.1.0.0/16")}).ok());
+  EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
+}
+
+// The kernel deleting zebra's next-hop object takes the routes using it
+// away without a route message: their stale copies go with it.
+TEST_F(FpmTableTest, KernelNexthopDeletionDropsStaleRoutesUsingIt) {
+  NlNexthop g;
+  g.id = 7;
+  g.path = Via("192.0.2.1", 10);
+  auto by_object = [](const char* p, uint32_t id) {
+    NlRoute r = InlineRoute(p, {});
+    r.nh_id = id;
+    return BuildRouteMessage(r);
+  };
+  NlNexthop h = g;
+  h.id = 8;
+  ASSERT_TRUE(Frame({BuildNexthopMessage(g), BuildNexthopMessage(h), by_object("10.1.0.0/16", 7),
+                     by_object("10.2.0.0/16", 7), by_object("10.3.0.0/16", 8)})
+                  .ok());
+  sink.TakeLog();
+  EXPECT_EQ(table.DropStaleUsing({7}), 0u);  // not stale
+  table.MarkAllStale();
+  ASSERT_TRUE(Frame({by_object("10.2.0.0/16", 7)}).ok());  // replayed
+  EXPECT_EQ(table.DropStaleUsing({7, 99}), 1u);
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.1.0.0/16"}));
+  EXPECT_EQ(table.routes(), 2u);
+}
+
 TEST_F(FpmTableTest, ZebraSystemRoutesAreLeftToTheKernelSource) {
   ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.9.0.0/16", {Via("192.0.2.1", 10)}))}).ok());
   // zebra now prefers a connected/kernel route (RTPROT_KERNEL) for the
