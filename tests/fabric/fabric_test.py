@@ -25,6 +25,7 @@ Environment: FABRIC_KEEP=1 keeps the namespaces and logs of a failing run."""
 import ipaddress
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from kernel_oracle import KernelOracle, USABLE_NUD, acceptable  # noqa: E402
 
 FIBNICD, FIBNICCTL, KDIFF_BAR = sys.argv[1:4]
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs", "frr")
 TAG = "clos-%d" % os.getpid()
 SPINES = ["s0", "s1"]
 # Leaf → next-hop mode of its zebra (None: not under test, announces only).
@@ -66,28 +68,33 @@ def leaf_prefixes(leaf):
 
 
 def frr_conf(name):
+    """configs/frr/fabric-{leaf,spine}.conf made this router's: its name, AS,
+    router-id and prefixes, the next-hop mode of a leaf under test; and, for
+    the test only, a 1 s connect retry and prefixes announced without a route."""
     spine = name in SPINES
     mode = LEAVES.get(name)
-    ifaces = ["lf%d" % i for i in range(len(LEAVES))] if spine else ["sp%d" % j for j in range(len(SPINES))]
-    asn = 65100 if spine else 65001 + int(name[1:])
-    rid = "10.255.%d.%d" % (1 if spine else 2, int(name[1:]) + 1)
-    out = ["hostname " + name]
-    if mode:
-        out.append("fpm address 127.0.0.1 port 2620")
-    if mode == "inline":
-        out += ["no zebra nexthop kernel enable", "no fpm use-next-hop-groups"]
-    for ifc in ifaces:
-        out += ["interface " + ifc, " ipv6 nd ra-interval 1", " no ipv6 nd suppress-ra", "exit"]
-    out += ["router bgp %d" % asn, " bgp router-id " + rid, " no bgp ebgp-requires-policy",
-            " no bgp network import-check", " bgp bestpath as-path multipath-relax", " timers bgp 3 9",
-            " neighbor fabric peer-group", " neighbor fabric remote-as external",
-            " neighbor fabric timers connect 1", " neighbor fabric advertisement-interval 0"]
-    out += [" neighbor %s interface peer-group fabric" % ifc for ifc in ifaces]
+    i = int(name[1:])
+    path = os.path.join(CONFIGS, "fabric-spine.conf" if spine else "fabric-leaf.conf")
+    text = open(path).read()
     v4, v6 = ([], []) if spine else leaf_prefixes(name)
-    out += [" address-family ipv4 unicast"] + ["  network " + p for p in v4] + [" exit-address-family"]
-    out += [" address-family ipv6 unicast", "  neighbor fabric activate"] + ["  network " + p for p in v6]
-    out += [" exit-address-family"]
-    return "\n".join(out) + "\n"
+    subs = [(r"(?m)^hostname .*$", "hostname " + name),
+            (r"(?m)^router bgp \d+$", "router bgp %d" % (65100 if spine else 65001 + i)),
+            (r"(?m)^ bgp router-id .*$", " bgp router-id 10.255.%d.%d\n no bgp network import-check"
+             % (1 if spine else 2, i + 1)),
+            (r"(?m)^( neighbor fabric remote-as external\n)", r"\1 neighbor fabric timers connect 1\n"),
+            (r"(?m)^ address-family ipv4 unicast\n(  network .*\n)*",
+             " address-family ipv4 unicast\n" + "".join("  network %s\n" % p for p in v4)),
+            (r"(?m)^  neighbor fabric activate\n(  network .*\n)*",
+             "  neighbor fabric activate\n" + "".join("  network %s\n" % p for p in v6))]
+    if not spine and not mode:
+        subs.append((r"(?m)^fpm address .*\n", ""))
+    if mode == "inline":
+        subs.append((r"(?m)^!(no zebra nexthop kernel enable|no fpm use-next-hop-groups)$", r"\1"))
+    for pattern, repl in subs:
+        text, n = re.subn(pattern, repl, text)
+        if n == 0:
+            raise RuntimeError("%s: no line matches %r (the test edits that file)" % (path, pattern))
+    return text
 
 
 class Fabric:
@@ -118,11 +125,11 @@ class Fabric:
             os.mkdir(d)
         for i, leaf in enumerate(LEAVES):
             for j, spine in enumerate(SPINES):
-                sh("ip", "link", "add", "sp%d" % j, "netns", ns(leaf), "address", "02:1e:%02x:00:00:%02x" % (i, j),
-                   "type", "veth", "peer", "name", "lf%d" % i, "netns", ns(spine),
-                   "address", "02:5b:%02x:00:00:%02x" % (j, i))
-                nsx(leaf, "ip", "link", "set", "sp%d" % j, "up")
-                nsx(spine, "ip", "link", "set", "lf%d" % i, "up")
+                sh("ip", "link", "add", "swp%d" % (j + 1), "netns", ns(leaf), "address",
+                   "02:1e:%02x:00:00:%02x" % (i, j), "type", "veth", "peer", "name", "swp%d" % (i + 1),
+                   "netns", ns(spine), "address", "02:5b:%02x:00:00:%02x" % (j, i))
+                nsx(leaf, "ip", "link", "set", "swp%d" % (j + 1), "up")
+                nsx(spine, "ip", "link", "set", "swp%d" % (i + 1), "up")
         for leaf, mode in LEAVES.items():
             if mode:
                 self.start_fibnicd(leaf)
@@ -141,7 +148,7 @@ class Fabric:
         cfg = os.path.join(self.work, leaf, "fibnicd.yaml")
         with open(cfg, "w") as f:
             f.write("device: {backend: file, path: %s, code_bits: 2}\n"
-                    "ports:\n  - {interface: sp0, port: 0}\n  - {interface: sp1, port: 1}\n"
+                    "ports:\n  - {interface: swp1, port: 0}\n  - {interface: swp2, port: 1}\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
                     "  fpm: {enabled: true, listen: 127.0.0.1:2620}\n"
                     "policies: {batch_delay: 1ms}\nweb: {listen: 127.0.0.1:8080}\n" % self.bar_path(leaf))
@@ -252,7 +259,7 @@ class Fabric:
         self.quiesce(leaf)
         paths = self.kernel_paths(leaf)
         neigh, index = self.neighbours(leaf)
-        port_of = {index["sp0"]: 0, index["sp1"]: 1}.get
+        port_of = {index["swp1"]: 0, index["swp2"]: 1}.get
         exp = self.expected(leaf)
         dev = self.device(leaf, [a for _, a in exp])
         problems, forwarded, owed = [], 0, 0
@@ -331,35 +338,35 @@ def main():
             if failed:
                 failures.append(name)
 
-        phase("settled", {"sp0", "sp1"})
+        phase("settled", {"swp1", "swp2"})
         print("converged in %.1f s" % (time.time() - t0))
 
         for i, leaf in enumerate(LEAVES):
             if LEAVES[leaf]:
-                nsx("s0", "ip", "link", "set", "lf%d" % i, "down")
-        phase("spine 0 links down", {"sp1"})
+                nsx("s0", "ip", "link", "set", "swp%d" % (i + 1), "down")
+        phase("spine 0 links down", {"swp2"})
         for i, leaf in enumerate(LEAVES):
             if LEAVES[leaf]:
-                nsx("s0", "ip", "link", "set", "lf%d" % i, "up")
-        phase("spine 0 links up", {"sp0", "sp1"})
+                nsx("s0", "ip", "link", "set", "swp%d" % (i + 1), "up")
+        phase("spine 0 links up", {"swp1", "swp2"})
 
         new_macs = {}
         for i, leaf in enumerate(LEAVES):
             if LEAVES[leaf]:
                 new_macs[leaf] = "02:5b:01:ff:00:%02x" % i
-                nsx("s1", "ip", "link", "set", "lf%d" % i, "address", new_macs[leaf])
+                nsx("s1", "ip", "link", "set", "swp%d" % (i + 1), "address", new_macs[leaf])
         for leaf in under_test:
             def moved():
                 neigh, index = fab.neighbours(leaf)
-                macs = {m for (i, _), m in neigh.items() if i == index["sp1"]}
+                macs = {m for (i, _), m in neigh.items() if i == index["swp2"]}
                 return new_macs[leaf] in macs
             wait(SETTLE, "%s learns spine 1's new MAC %s" % (leaf, new_macs[leaf]), moved)
-        phase("spine 1 MAC changed", {"sp0", "sp1"})
-        for leaf in under_test:
+        phase("spine 1 MAC changed", {"swp1", "swp2"})
+        for leaf in (l for l in under_test if LEAVES[l] == "inline"):
             neigh, index = fab.neighbours(leaf)
-            stale = sorted(a for (i, a), m in neigh.items() if i == index["sp1"] and m.startswith("02:5b:01:00"))
-            if stale:
-                print("    note: %s's kernel still sends %s on sp1 to the old MAC" % (leaf, ", ".join(stale)))
+            if neigh.get((index["swp2"], "169.254.0.1"), "").startswith("02:5b:01:00"):
+                print("    note: zebra left %s's 169.254.0.1 on swp2 at spine 1's old MAC: its kernel and device "
+                      "keep sending there (FRR 8.4, docs/fabric.md)" % leaf)
         if failures:
             raise AssertionError("the device disagrees with the kernel or punts in: " + ", ".join(failures))
         print("fabric test: passed in %.1f s" % (time.time() - t0))
