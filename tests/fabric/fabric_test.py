@@ -380,8 +380,9 @@ def main():
             log = os.path.join(fab.work, leaf, "fibnicd.log")
             print("--- %s fibnicd.log (tail)" % leaf)
             print("".join(open(log).readlines()[-15:]))
-            print("--- %s ip route / neigh" % leaf)
-            print(nsx(leaf, "ip", "route", check=False) + nsx(leaf, "ip", "neigh", check=False))
+            print("--- %s ip route (head) / ip neigh" % leaf)
+            print("".join(nsx(leaf, "ip", "route", check=False).splitlines(True)[:12]) +
+                  nsx(leaf, "ip", "neigh", check=False))
     finally:
         fab.close(keep=not ok and os.environ.get("FABRIC_KEEP") == "1")
     return 0 if ok else 1
