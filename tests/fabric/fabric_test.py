@@ -17,11 +17,12 @@ FPM next-hop objects), l1 the inline mode (`no zebra nexthop kernel enable`,
 The oracle is each leaf's own kernel: for every BGP-learned route, the decoded
 BAR (kdiff_bar) must forward to a port and MAC the kernel itself uses for the
 destination (RTM_GETROUTE, all ECMP paths, + its neighbour table) — or punt,
-but in a settled fabric every route must be forwarded (offloaded). Checked
-settled, after spine 0's links to the leaves go down, after they come back,
-and after spine 1's interfaces change MAC address.
+but in a settled fabric every route the device can hold must be forwarded
+(offloaded). Checked settled; with spine 0's links to the leaves down; after
+spine 1, then the only path, changes its interfaces' MACs; with spine 0's
+links back up; after spine 0 (the ECMP path fibnicd picks) changes its MACs.
 
-Environment: FABRIC_KEEP=1 keeps the namespaces and logs of a failing run."""
+Environment: FABRIC_KEEP=1 keeps the logs and configs of a failing run."""
 import ipaddress
 import json
 import os
@@ -104,6 +105,7 @@ class Fabric:
         self.procs = []
         self.oracles = {}
         self.bars = {}
+        self.per_port = {}  # FIBNIC port → routes forwarded there, in the last check
         self.names = SPINES + list(LEAVES)
 
     def spawn(self, name, log, *cmd):
@@ -169,7 +171,7 @@ class Fabric:
                   "-P", "0"]
         fpm = ["-M", "dplane_fpm_nl"] if LEAVES.get(name) else []
         self.spawn(name, "zebra.log", "/usr/lib/frr/zebra", "-i", d + "/zebra.pid", *common, *fpm)
-        wait(10, "zebra on " + name, lambda: os.path.exists(d + "/zebra.vty"))
+        wait(20, "zebra on " + name, lambda: os.path.exists(d + "/zebra.vty"))
         self.spawn(name, "bgpd.log", "/usr/lib/frr/bgpd", "-i", d + "/bgpd.pid", *common)
 
     def close(self, keep):
@@ -263,6 +265,7 @@ class Fabric:
         exp = self.expected(leaf)
         dev = self.device(leaf, [a for _, a in exp])
         problems, forwarded, owed = [], 0, 0
+        self.per_port = {}
         for (prefix, addr), d in zip(exp, dev):
             hops = paths[addr]
             net = ipaddress.ip_network(prefix)
@@ -283,6 +286,7 @@ class Fabric:
                 problems.append("%s: punted (not offloaded): %s" % (prefix, "; ".join(why)))
             elif d is not None:
                 forwarded += held
+                self.per_port[d[0]] = self.per_port.get(d[0], 0) + 1
             owed += held
         return owed, forwarded, problems
 
@@ -331,7 +335,8 @@ def main():
                         break
                     time.sleep(0.5)
                 print("%-20s %s (%-6s): %d of %d BGP routes offloaded (+%d longer than /24 or /64, punted), "
-                      "%d problems" % (name, leaf, LEAVES[leaf], fwd, n, len(fab.expected(leaf)) - n, len(problems)))
+                      "ports %s, %d problems" % (name, leaf, LEAVES[leaf], fwd, n, len(fab.expected(leaf)) - n,
+                                                 dict(sorted(fab.per_port.items())), len(problems)))
                 for p in problems[:8]:
                     print("    " + p)
                 failed |= bool(problems)
@@ -341,32 +346,45 @@ def main():
         phase("settled", {"swp1", "swp2"})
         print("converged in %.1f s" % (time.time() - t0))
 
-        for i, leaf in enumerate(LEAVES):
-            if LEAVES[leaf]:
-                nsx("s0", "ip", "link", "set", "swp%d" % (i + 1), "down")
-        phase("spine 0 links down", {"swp2"})
-        for i, leaf in enumerate(LEAVES):
-            if LEAVES[leaf]:
-                nsx("s0", "ip", "link", "set", "swp%d" % (i + 1), "up")
-        phase("spine 0 links up", {"swp1", "swp2"})
+        def links(spine, state):
+            for i, leaf in enumerate(LEAVES):
+                if LEAVES[leaf]:
+                    nsx(spine, "ip", "link", "set", "swp%d" % (i + 1), state)
 
-        new_macs = {}
-        for i, leaf in enumerate(LEAVES):
-            if LEAVES[leaf]:
-                new_macs[leaf] = "02:5b:01:ff:00:%02x" % i
-                nsx("s1", "ip", "link", "set", "swp%d" % (i + 1), "address", new_macs[leaf])
-        for leaf in under_test:
-            def moved():
+        def change_mac(j):
+            """Spine j's interfaces to the leaves under test take new MACs; wait
+            until each leaf's kernel has learned them (the spine's unsolicited NA)."""
+            new = {}
+            for i, leaf in enumerate(LEAVES):
+                if LEAVES[leaf]:
+                    new[leaf] = "02:5b:%02x:ff:00:%02x" % (j, i)
+                    nsx(SPINES[j], "ip", "link", "set", "swp%d" % (i + 1), "address", new[leaf])
+            for leaf in under_test:
+                def learned():
+                    neigh, index = fab.neighbours(leaf)
+                    return new[leaf] in {m for (i, _), m in neigh.items() if i == index["swp%d" % (j + 1)]}
+                wait(SETTLE, "%s learns spine %d's new MAC %s" % (leaf, j, new[leaf]), learned)
+
+        def inline_note(j):
+            for leaf in (l for l in under_test if LEAVES[l] == "inline"):
                 neigh, index = fab.neighbours(leaf)
-                macs = {m for (i, _), m in neigh.items() if i == index["swp2"]}
-                return new_macs[leaf] in macs
-            wait(SETTLE, "%s learns spine 1's new MAC %s" % (leaf, new_macs[leaf]), moved)
-        phase("spine 1 MAC changed", {"swp1", "swp2"})
-        for leaf in (l for l in under_test if LEAVES[l] == "inline"):
-            neigh, index = fab.neighbours(leaf)
-            if neigh.get((index["swp2"], "169.254.0.1"), "").startswith("02:5b:01:00"):
-                print("    note: zebra left %s's 169.254.0.1 on swp2 at spine 1's old MAC: its kernel and device "
-                      "keep sending there (FRR 8.4, docs/fabric.md)" % leaf)
+                if neigh.get((index["swp%d" % (j + 1)], "169.254.0.1"), "").startswith("02:5b:%02x:00" % j):
+                    print("    note: zebra left %s's 169.254.0.1 on swp%d at spine %d's old MAC: its kernel and "
+                          "device keep sending there (FRR 8.4, docs/fabric.md)" % (leaf, j + 1, j))
+
+        # Spine 1 becomes the only path, then changes MAC: every route must follow it.
+        links("s0", "down")
+        phase("spine 0 links down", {"swp2"})
+        change_mac(1)
+        phase("spine 1 MAC changed", {"swp2"})
+        inline_note(1)
+        links("s0", "up")
+        phase("spine 0 links up", {"swp1", "swp2"})
+        # Both paths up; the MAC of spine 0 (the path of lowest address, which
+        # fibnicd picks for an ECMP route) changes.
+        change_mac(0)
+        phase("spine 0 MAC changed", {"swp1", "swp2"})
+        inline_note(0)
         if failures:
             raise AssertionError("the device disagrees with the kernel or punts in: " + ", ".join(failures))
         print("fabric test: passed in %.1f s" % (time.time() - t0))
