@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kdiff"))
 from kernel_oracle import KernelOracle, USABLE_NUD, acceptable  # noqa: E402
 
