@@ -132,8 +132,9 @@ TEST(RealTable6, SampledDestinationsMatchReferenceLpm) {
 // gives router k an IPv4 and an IPv6 gateway with one MAC on one port. With
 // 2-bit codes the three (MAC, port) adjacencies fit the three next-hop
 // entries, so both families of every router can be forwarded; IPv6 is held as
-// far as the 32-entry TCAM allows. Before next-hops became adjacencies the
-// IPv4 gateways took all three codes: IPv4 as below, IPv6 nothing.
+// far as the 32-entry TCAM allows (as many routes as the IPv6 part alone
+// gets). Before next-hops became adjacencies the IPv4 gateways took all three
+// codes: IPv4 as below, IPv6 nothing.
 constexpr uint64_t kV4OffloadedBefore = 857100;  // IPv4 routes offloaded, main at 50b67a6
 constexpr uint64_t kV4ForwardedBefore = 11995792;  // /24 sweep addresses forwarded, the same
 TEST(RealTableDualStack, RoutersShareTheirCodeAcrossFamilies) {
@@ -155,6 +156,18 @@ TEST(RealTableDualStack, RoutersShareTheirCodeAcrossFamilies) {
 
   FibConfig cfg;
   cfg.caps = regs::Caps::Model2Bit();
+  // What the TCAM allows: the IPv6 part alone, whose gateways own every code.
+  uint64_t v6_alone = 0;
+  {
+    const Files files6 = MakeRoutes(3, "6");
+    Fib fib6(cfg);
+    RouteFileStats stats6;
+    ASSERT_TRUE(LoadRouteFileInto(fib6, files6.routes.string(), &stats6).ok());
+    ASSERT_TRUE(LoadNeighborFileInto(fib6, files6.neigh.string(), &stats6).ok());
+    fib6.Commit();
+    v6_alone = fib6.Counts().routes[1][static_cast<int>(OffloadState::kOffloaded)];
+    fs::remove_all(files6.dir);
+  }
   Fib fib(cfg);
   RouteFileStats stats;
   ASSERT_TRUE(LoadRouteFileInto(fib, files.routes.string(), &stats).ok());
@@ -175,11 +188,12 @@ TEST(RealTableDualStack, RoutersShareTheirCodeAcrossFamilies) {
   std::cout << "dual stack, 3 routers, 2-bit codes: IPv4 " << v4 << " of " << stats.lines[0]
             << " routes offloaded (before adjacencies: " << kV4OffloadedBefore << "), /24 sweep forwards " << r.forwarded
             << " of " << r.addresses << " addresses; IPv6 " << v6 << " of " << stats.lines[1]
-            << " routes offloaded (before: 0), sampled " << r6.addresses << " destinations (seed " << seed
+            << " routes offloaded (before: 0; the IPv6 part alone: " << v6_alone << "), sampled " << r6.addresses << " destinations (seed " << seed
             << "), forwarded " << r6.forwarded << "\n";
   EXPECT_GE(v4, kV4OffloadedBefore);
   EXPECT_GE(r.forwarded, kV4ForwardedBefore);
   EXPECT_GT(v6, 0u);
+  EXPECT_EQ(v6, v6_alone);
   EXPECT_GT(r6.forwarded, 0u);
   fs::remove_all(files.dir);
 }
