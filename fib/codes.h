@@ -28,16 +28,24 @@ struct CommitCodes {
   // owner_changes[c]: code c gets another owner (or none) this commit, so its
   // NEXTHOP entry is not valid for the new owner before the main delta.
   std::vector<bool> owner_changes;
-  // retired[c]: code c had an owner that loses it: zeroed everywhere and its
-  // entry retired in the retire delta (a subset of owner_changes).
+  // retired[c]: code c had an owner that loses it, or its entry becomes
+  // valid for another MAC while some group's space moves off it: zeroed
+  // everywhere and its entry retired in the retire delta (a subset of
+  // owner_changes).
   std::vector<bool> retired;
   bool any_retired = false;
+  // entry_changes[c]: code c's NEXTHOP entry is written in the main delta
+  // (another owner, a MAC followed in place, VALID flipped).
+  std::vector<bool> entry_changes;
 
   // A group's code while the retire delta lands: its final code, or 0 when
-  // that code changes owner (nothing may name it before its entry is valid).
+  // that code changes owner, or when the group moves onto a code whose entry
+  // the main delta rewrites (nothing may name an entry before it is valid
+  // for what names it).
   uint8_t RetirePhaseCode(NhgId g) const {
     const uint8_t c = after.GroupCode(g);
-    return owner_changes[c] ? 0 : c;
+    if (owner_changes[c]) return 0;
+    return entry_changes[c] && before.GroupCode(g) != c ? 0 : c;
   }
 };
 

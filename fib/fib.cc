@@ -120,7 +120,7 @@ const FibConfig& Fib::config() const { return impl_->cfg; }
 void Fib::UpsertRoute(const Route& route) { impl_->UpsertRoute(route); }
 void Fib::DeleteRoute(const Prefix& prefix, RouteSource source) { impl_->DeleteRoute(prefix, source); }
 void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
-void Fib::DeleteNeighbor(const IpAddr& addr) { impl_->DeleteNeighbor(addr); }
+void Fib::DeleteNeighbor(const IpAddr& addr, PortId port) { impl_->DeleteNeighbor(addr, port); }
 RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
 DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->AdoptDevice(device); }

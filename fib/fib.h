@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fib/adjacency.h"
 #include "fib/offload_state.h"
 #include "rib/route.h"
 #include "device/fibnic_image.h"
@@ -44,6 +45,9 @@ struct RouteInfo {
   // IPv4: the route's own /24s (not covered by more-specifics) and how many punt.
   uint32_t slash24_total = 0;
   uint32_t slash24_punted = 0;
+  // What the reason means here, in words (GetRoute only): "no neighbour
+  // fe80::1 on port 1", "neighbour 10.0.0.1 on port 0 is failed", ...
+  std::string why;
 };
 
 // What the RIB says for one destination (the reference answer).
@@ -51,14 +55,17 @@ struct RibAnswer {
   std::optional<Prefix> matched;  // longest matching best route, if any
   std::optional<NextHop> path;    // the path hardware should use (nullopt = punt)
   PuntReason reason = PuntReason::kNone;
+  std::string why;                   // the reason in words, as in RouteInfo
   std::optional<Neighbor> neighbor;  // the resolved neighbour of path (gateway or destination)
 };
 
 struct SlotInfo {
-  int code = 0;                  // 1 .. caps.slots()
-  std::optional<NextHop> owner;  // nullopt = free
-  regs::NexthopEntry entry;      // as in the image
-  uint64_t weight = 0;           // address space it covers (IPv4 /24s + IPv6 routes)
+  int code = 0;                          // 1 .. caps.slots()
+  std::optional<Adjacency> adjacency;    // what the code names; nullopt = free
+  std::vector<NextHop> next_hops;        // the next-hops whose space it codes, in order
+  std::optional<NextHop> owner;          // the first of next_hops (nullopt = free)
+  regs::NexthopEntry entry;              // as in the image
+  uint64_t weight = 0;                   // address space it covers (IPv4 /24s + IPv6 routes)
 };
 
 // What AdoptDevice() took over from the device.
@@ -99,7 +106,8 @@ class Fib {
   void UpsertRoute(const Route& route);
   void DeleteRoute(const Prefix& prefix, RouteSource source);
   void UpsertNeighbor(const Neighbor& n);
-  void DeleteNeighbor(const IpAddr& addr);
+  // A neighbour is (address, port): fe80::1 on port 1 is not fe80::1 on port 0.
+  void DeleteNeighbor(const IpAddr& addr, PortId port);
   // Ports' own MACs (source MAC of rewritten frames).
   void SetPortMac(PortId port, const MacAddr& mac);
   RibSink& sink();
@@ -108,7 +116,8 @@ class Fib {
   // NEIGH CAM placement from what the device holds (hwif readback), so an
   // unchanged table compiles to the device's own image. A NEXTHOP entry names
   // its owner by MAC+port (a gateway next-hop whose neighbour has that MAC on
-  // that port) or CONNECTED+port; call it once routes and neighbours are in.
+  // that port: its adjacency) or CONNECTED+port; call it once routes and
+  // neighbours are in.
   // Owners not found are not adopted (the normal policy applies), and it only
   // influences numbering — the first Commit() still compiles everything and
   // Sync writes what differs. Ignored after a Commit() or for other caps.

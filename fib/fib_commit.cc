@@ -3,6 +3,7 @@
 // new; each table compiler — NEXTHOP entries, SRAM4, TCAM6, NEIGH CAM —
 // writes its part of both deltas from them.
 #include <algorithm>
+#include <unordered_map>
 
 #include "fib/fib_impl.h"
 
@@ -118,11 +119,15 @@ void Fib::Impl::CompileNeighCam(DeviceDelta& retire, DeviceDelta& main) {
 
 // Usable neighbours whose longest-match route answers with a coded connected
 // next-hop that has a connected path on the neighbour's port (IPv6: and the
-// compiled TCAM answers the neighbour's address with that code).
+// compiled TCAM answers the neighbour's address with that code). The CAM is
+// keyed by address: of one address on several such ports, the one on the
+// answer's port (else the lowest port) is entered.
 std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
   std::vector<CamWant> out;
-  for (const auto& [addr, rec] : resolver.neighbors()) {
+  std::unordered_map<IpAddr, std::pair<size_t, bool>> seen;  // address → (index in out, on the answer's port)
+  for (const auto& [key, rec] : resolver.neighbors()) {
     const Neighbor& n = rec.n;
+    const IpAddr& addr = n.addr;
     if (!NeighUsable(n.state)) continue;
     // The CAM keys IPv4 neighbours as ::ffff:a.b.c.d: an IPv6 neighbour with
     // such an address would answer IPv4 lookups of a.b.c.d (issue #14, bug 4).
@@ -150,7 +155,16 @@ std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
       const NextHop& p = nht.Get(id);
       on_path |= p.connected() && p.port == n.port;
     }
-    if (on_path && n.port < cfg.caps.ports) out.push_back({addr, n.mac, n.port, rec.touch});
+    if (!on_path || n.port >= cfg.caps.ports) continue;
+    const CamWant want{addr, n.mac, n.port, rec.touch};
+    const bool on_answer = n.port == nh.port;
+    auto [it, fresh] = seen.try_emplace(addr, out.size(), on_answer);
+    if (fresh) {
+      out.push_back(want);
+    } else if (on_answer > it->second.second || (on_answer == it->second.second && n.port < out[it->second.first].port)) {
+      out[it->second.first] = want;
+      it->second.second = on_answer;
+    }
   }
   return out;
 }

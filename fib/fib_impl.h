@@ -33,7 +33,7 @@ struct Fib::Impl : public RibSink {
   void UpsertRoute(const Route& route) override;
   void DeleteRoute(const Prefix& prefix, RouteSource source) override;
   void UpsertNeighbor(const Neighbor& n) override { resolver.UpsertNeighbor(n); }
-  void DeleteNeighbor(const IpAddr& addr) override { resolver.DeleteNeighbor(addr); }
+  void DeleteNeighbor(const IpAddr& addr, PortId port) override { resolver.DeleteNeighbor(addr, port); }
   // Applies the IPv4 queue (see pending_v4) to the RIB and the SRAM compiler.
   void Settle();
   void Apply(const Prefix& p, const RibChange& ch);
@@ -54,6 +54,8 @@ struct Fib::Impl : public RibSink {
   std::optional<std::pair<Prefix, RibCand>> MatchV6(const IpAddr& dst) const;
   uint8_t TcamCodeOf(const IpAddr& dst) const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
+  // A group's punt reason in words: the next-hop it concerns and what is missing.
+  std::string WhyGroup(NhgId g, PuntReason reason) const;
   template <typename Key, typename ToKey, typename ToPrefix>
   void List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix, const std::function<bool(const RouteInfo&)>& fn) const;
   std::array<uint64_t, 3> CountV4() const;

@@ -86,6 +86,20 @@ RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
   return info;
 }
 
+std::string Fib::Impl::WhyGroup(NhgId g, PuntReason reason) const {
+  if (reason != PuntReason::kUnresolved && reason != PuntReason::kNoSlot && reason != PuntReason::kToHost) return "";
+  const auto a = resolver.AnswerOf(g);
+  if (a.nh >= 0) return resolver.Why(nht.Get(static_cast<NhId>(a.nh)), reason);
+  // Multipath without an answer: every device path is unresolved or uncoded.
+  std::string out;
+  for (NhId id : nht.Paths(g)) {
+    const std::string why = resolver.Why(nht.Get(id), reason);
+    if (why.empty()) continue;
+    out += (out.empty() ? "" : "; ") + why;
+  }
+  return out;
+}
+
 // Collects the keys of the selected routes, then orders only as much as fn
 // consumes: each round selects the next smallest chunk (linear) and sorts it,
 // so a page of 100 routes never sorts the table, and the chunks double so a
@@ -204,11 +218,13 @@ RibAnswer Fib::Lookup(const IpAddr& dst) const {
   const auto a = m.resolver.AnswerOf(best->nhg);
   if (a.nh < 0) {
     ans.reason = a.reason;
+    ans.why = m.WhyGroup(best->nhg, a.reason);
     return ans;
   }
   const NextHop nh = m.nht.Get(static_cast<NhId>(a.nh));
-  if (const Neighbor* n = m.resolver.FindNeighbor(nh.connected() ? dst : *nh.gateway)) ans.neighbor = *n;
+  if (const Neighbor* n = m.resolver.FindNeighbor(nh.connected() ? dst : *nh.gateway, nh.port)) ans.neighbor = *n;
   ans.reason = m.resolver.GroupPuntReason(best->nhg);
+  ans.why = m.WhyGroup(best->nhg, ans.reason);
   if (ans.reason == PuntReason::kNone && !dst.is_v4() && m.TcamCodeOf(dst) != m.resolver.CodeOf(nh)) {
     const PuntReason why = m.tcam6.compiler().StateOf(*ans.matched).reason;
     ans.reason = why != PuntReason::kNone ? why : PuntReason::kTcamFull;
@@ -223,6 +239,7 @@ std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
   bool first = true;
   for (const auto& c : impl_->rib.Candidates(prefix)) {
     out.push_back(impl_->Info(prefix, c, first));
+    out.back().why = impl_->WhyGroup(c.nhg, out.back().reason);
     first = false;
   }
   return out;
@@ -259,7 +276,8 @@ void Fib::ForEachRoute(const RouteQuery& q, const std::function<bool(const Route
 std::vector<Neighbor> Fib::Neighbors() const {
   std::vector<Neighbor> out;
   for (const auto& [a, rec] : impl_->resolver.neighbors()) out.push_back(rec.n);
-  std::sort(out.begin(), out.end(), [](const Neighbor& x, const Neighbor& y) { return x.addr < y.addr; });
+  std::sort(out.begin(), out.end(),
+            [](const Neighbor& x, const Neighbor& y) { return x.addr != y.addr ? x.addr < y.addr : x.port < y.port; });
   return out;
 }
 
@@ -270,7 +288,9 @@ std::vector<SlotInfo> Fib::Slots() const {
   for (size_t i = 0; i < owners.size(); ++i) {
     SlotInfo s;
     s.code = static_cast<int>(i + 1);
-    s.owner = owners[i];
+    s.adjacency = owners[i];
+    if (owners[i]) s.next_hops = m.resolver.NextHopsOf(s.code);
+    if (!s.next_hops.empty()) s.owner = s.next_hops.front();
     s.entry = m.image.nexthop[i + 1];
     s.weight = m.resolver.owner_weight(s.code);
     out.push_back(s);

@@ -1,33 +1,84 @@
 #include "fib/resolver.h"
 
 #include <algorithm>
+#include <set>
 
 #include "fib/slot_policy.h"
 
 namespace fibnic {
 
 Resolver::Resolver(const FibConfig& config, const NexthopTable& nht)
-    : config_(config), nht_(nht), owners_(static_cast<size_t>(config.caps.slots())) {}
+    : config_(config),
+      nht_(nht),
+      owners_(static_cast<size_t>(config.caps.slots())),
+      valid_(static_cast<size_t>(config.caps.slots()), false) {}
 
-void Resolver::UpsertNeighbor(const Neighbor& n) { neigh_[n.addr] = NeighborRec{n, ++touch_clock_}; }
+void Resolver::UpsertNeighbor(const Neighbor& n) { neigh_[NeighborKey{n.addr, n.port}] = NeighborRec{n, ++touch_clock_}; }
 
-void Resolver::DeleteNeighbor(const IpAddr& addr) { neigh_.erase(addr); }
+void Resolver::DeleteNeighbor(const IpAddr& addr, PortId port) { neigh_.erase(NeighborKey{addr, port}); }
 
-const Neighbor* Resolver::FindNeighbor(const IpAddr& addr) const {
-  auto it = neigh_.find(addr);
+const Neighbor* Resolver::FindNeighbor(const IpAddr& addr, PortId port) const {
+  auto it = neigh_.find(NeighborKey{addr, port});
   return it == neigh_.end() ? nullptr : &it->second.n;
 }
 
 const Neighbor* Resolver::GatewayNeighbor(const NextHop& nh) const {
-  const Neighbor* n = FindNeighbor(*nh.gateway);
-  return n && NeighUsable(n->state) && n->port == nh.port ? n : nullptr;
+  const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
+  return n && NeighUsable(n->state) ? n : nullptr;
+}
+
+std::optional<Adjacency> Resolver::CurrentAdjacency(const NextHop& nh) const {
+  if (!OnDevicePort(nh)) return std::nullopt;
+  if (nh.connected()) return Adjacency::Connected(nh.port);
+  if (const Neighbor* n = GatewayNeighbor(nh)) return Adjacency::Gateway(nh.port, n->mac);
+  return std::nullopt;
+}
+
+std::optional<Adjacency> Resolver::AdjacencyOf(const NextHop& nh) const {
+  if (auto a = CurrentAdjacency(nh)) return a;
+  if (auto it = bound_.find(nh); it != bound_.end() && OnDevicePort(nh)) return it->second;
+  return std::nullopt;
+}
+
+int Resolver::CodeOfAdjacency(const Adjacency& a) const {
+  for (size_t i = 0; i < owners_.size(); ++i) {
+    if (owners_[i] == a) return static_cast<int>(i + 1);
+  }
+  return 0;
 }
 
 uint8_t Resolver::CodeOf(const NextHop& nh) const {
-  for (size_t i = 0; i < owners_.size(); ++i) {
-    if (owners_[i] == nh) return static_cast<uint8_t>(i + 1);
+  if (auto a = CurrentAdjacency(nh)) return static_cast<uint8_t>(CodeOfAdjacency(*a));
+  // Unresolved: its last adjacency's code punts it only while that entry is
+  // VALID=0; once another next-hop makes it valid, this one's space must not
+  // name it (the kernel would not send there either).
+  auto it = bound_.find(nh);
+  if (it == bound_.end() || !OnDevicePort(nh)) return 0;
+  const int c = CodeOfAdjacency(it->second);
+  return c != 0 && !valid_[static_cast<size_t>(c - 1)] ? static_cast<uint8_t>(c) : 0;
+}
+
+std::string Resolver::Why(const NextHop& nh, PuntReason reason) const {
+  const std::string port = " on port " + std::to_string(nh.port);
+  switch (reason) {
+    case PuntReason::kToHost:
+      return nh.to_host() ? "the path is the host's (local, blackhole or not through a FIBNIC port)"
+                          : "port " + std::to_string(nh.port) + " is not a device port";
+    case PuntReason::kUnresolved: {
+      if (nh.connected()) return "";
+      const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
+      if (!n) return "no neighbour " + nh.gateway->ToString() + port;
+      return "neighbour " + nh.gateway->ToString() + port + " is " + NeighStateName(n->state);
+    }
+    case PuntReason::kNoSlot: {
+      auto a = AdjacencyOf(nh);
+      if (!a) return "";
+      return "adjacency " + a->ToString() + " holds no code (all " + std::to_string(owners_.size()) +
+             " held by heavier adjacencies)";
+    }
+    default:
+      return "";
   }
-  return 0;
 }
 
 Resolver::Answer Resolver::AnswerOf(NhgId g) const {
@@ -69,54 +120,125 @@ std::optional<NhId> Resolver::WeightOwner(NhgId g) const {
   return std::nullopt;
 }
 
+void Resolver::FollowMacChanges() {
+  std::set<Adjacency> resolved_now;
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id)) continue;
+    if (auto a = CurrentAdjacency(nht_.Get(id))) resolved_now.insert(*a);
+  }
+  for (auto& owner : owners_) {
+    if (!owner || owner->connected || resolved_now.count(*owner)) continue;
+    // Every live next-hop last bound to it now resolves to one same MAC on
+    // its port that holds no code: the code follows (one in-place entry
+    // write instead of a retire and a rewrite of all its space).
+    std::optional<Adjacency> to;
+    bool one = true, any = false;
+    for (const auto& [nh, was] : bound_) {
+      if (was != *owner) continue;
+      const auto id = nht_.Find(nh);
+      if (!id || !nht_.NhLive(*id)) continue;
+      auto now = CurrentAdjacency(nh);
+      if (!now || (to && *now != *to)) {
+        one = false;
+        break;
+      }
+      to = now;
+      any = true;
+    }
+    if (any && one && CodeOfAdjacency(*to) == 0) owner = *to;
+  }
+}
+
+std::vector<bool> Resolver::ValidNow() const {
+  std::vector<bool> valid(owners_.size(), false);
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id)) continue;
+    if (auto a = CurrentAdjacency(nht_.Get(id))) {
+      if (const int c = CodeOfAdjacency(*a)) valid[static_cast<size_t>(c - 1)] = true;
+    }
+  }
+  return valid;
+}
+
 CommitCodes Resolver::Resolve(const std::vector<GroupWeight>& weights) {
   const int slots = config_.caps.slots();
-  // Weights per next-hop. IPv4 /24s rank first; IPv6 routes (up to /64) only
-  // order next-hops with equal IPv4 space, so IPv6 takes the slots IPv4 does
-  // not need (docs/fib.md).
-  std::unordered_map<NhId, uint64_t> weight, weight6;
+  const auto owners_before = owners_;  // what the entries hold now
+  const std::vector<bool> valid_before = valid_;
+  FollowMacChanges();
+  const auto owners_followed = owners_;
+  // Each live next-hop's adjacency: the one it resolves to, else its last.
+  std::map<NextHop, Adjacency> bound;
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id)) continue;
+    if (auto a = AdjacencyOf(nht_.Get(id))) bound.emplace(nht_.Get(id), *a);
+  }
+  bound_ = std::move(bound);
+
+  // Weights per adjacency. IPv4 /24s rank first; IPv6 routes (up to /64) only
+  // order adjacencies with equal IPv4 space, so IPv6 takes the slots IPv4
+  // does not need (docs/fib.md).
+  std::map<Adjacency, std::pair<uint64_t, uint64_t>> weight;  // (/24s, IPv6 routes)
   for (NhgId g = 1; g < nht_.group_bound() && g < weights.size(); ++g) {
     if (!nht_.GroupLive(g)) continue;
     const GroupWeight& w = weights[g];
     if (w.slash24s == 0 && w.v6_routes == 0) continue;
     if (auto owner = WeightOwner(g)) {
-      if (w.slash24s) weight[*owner] += w.slash24s;
-      if (w.v6_routes) weight6[*owner] += w.v6_routes;
+      if (auto a = AdjacencyOf(nht_.Get(*owner))) {
+        auto& [w4, w6] = weight[*a];
+        w4 += w.slash24s;
+        w6 += w.v6_routes;
+      }
     }
+  }
+  std::set<Adjacency> resolved;
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id)) continue;
+    if (auto a = CurrentAdjacency(nht_.Get(id))) resolved.insert(*a);
   }
   constexpr int kV6Bits = 24;  // 2^24 /24s << 24 stays exact in the policy's double arithmetic
   constexpr uint64_t kV6Cap = (uint64_t{1} << (kV6Bits - 1)) - 1;  // any IPv4 weight beats it by > hysteresis
+  std::map<Adjacency, NextHop> first;  // each adjacency's lowest next-hop (bound_ is ordered)
+  for (const auto& [nh, adj] : bound_) first.emplace(adj, nh);
   std::vector<SlotCandidate> cands;
-  for (const auto& [id, w] : weight) {
-    auto it = weight6.find(id);
-    const uint64_t w6 = it == weight6.end() ? 0 : std::min(it->second, kV6Cap);
-    cands.push_back({nht_.Get(id), (w << kV6Bits) + w6, Resolved(nht_.Get(id))});
+  for (const auto& [adj, w] : weight) {
+    cands.push_back({adj, (w.first << kV6Bits) + std::min(w.second, kV6Cap), resolved.count(adj) != 0, first.at(adj)});
   }
-  for (const auto& [id, w6] : weight6) {
-    if (!weight.count(id)) cands.push_back({nht_.Get(id), std::min(w6, kV6Cap), Resolved(nht_.Get(id))});
+  owners_ = AssignSlots(owners_, cands, config_.slot_hysteresis);
+  valid_ = ValidNow();
+  owner_weight_.assign(owners_.size(), 0);
+  for (int c = 1; c <= slots; ++c) {
+    if (!owners_[c - 1]) continue;
+    if (auto it = weight.find(*owners_[c - 1]); it != weight.end()) owner_weight_[c - 1] = it->second.first + it->second.second;
   }
-  const auto new_owners = AssignSlots(owners_, cands, config_.slot_hysteresis);
 
   CommitCodes out;
   out.owner_changes.assign(size_t(slots) + 1, false);
   out.retired.assign(size_t(slots) + 1, false);
+  out.entry_changes.assign(size_t(slots) + 1, false);
   for (int c = 1; c <= slots; ++c) {
-    const auto& was = owners_[c - 1];
-    out.owner_changes[c] = was != new_owners[c - 1];
-    if (was && was != new_owners[c - 1]) out.retired[c] = out.any_retired = true;
-  }
-  owners_ = new_owners;
-  owner_weight_.assign(owners_.size(), 0);
-  for (int c = 1; c <= slots; ++c) {
-    if (!owners_[c - 1]) continue;
-    if (auto id = nht_.Find(*owners_[c - 1])) {
-      if (auto it = weight.find(*id); it != weight.end()) owner_weight_[c - 1] += it->second;
-      if (auto it = weight6.find(*id); it != weight6.end()) owner_weight_[c - 1] += it->second;
-    }
+    const auto& was = owners_followed[c - 1];
+    const auto& now = owners_[c - 1];
+    out.owner_changes[c] = was != now;
+    if (was && was != now) out.retired[c] = out.any_retired = true;
+    out.entry_changes[c] = owners_before[c - 1] != now || valid_before[c - 1] != valid_[c - 1];
   }
   out.before = std::move(codes_);
   codes_ = CodesNow();
   out.after = codes_;
+  // A code whose entry becomes valid for a MAC while some group's space moves
+  // off it (a next-hop left behind unresolved, a MAC followed in place by
+  // the others): that space still names the code until its words are
+  // rewritten, so the code is zeroed everywhere first, as for a new owner.
+  std::vector<bool> moving_off(size_t(slots) + 1, false);
+  for (NhgId g = 1; g < out.before.group_answer.size(); ++g) {
+    const uint8_t b = out.before.GroupCode(g);
+    if (b != 0 && out.after.GroupCode(g) != b) moving_off[b] = true;
+  }
+  for (int c = 1; c <= slots; ++c) {
+    if (moving_off[c] && out.entry_changes[c] && valid_[c - 1] && !out.retired[c]) {
+      out.retired[c] = out.owner_changes[c] = out.any_retired = true;
+    }
+  }
   return out;
 }
 
@@ -124,9 +246,8 @@ CommitCodes Resolver::Resolve(const std::vector<GroupWeight>& weights) {
 GroupCodes Resolver::CodesNow() const {
   GroupCodes now;
   now.nh_code.assign(nht_.nh_bound(), 0);
-  for (size_t i = 0; i < owners_.size(); ++i) {
-    if (!owners_[i]) continue;
-    if (auto id = nht_.Find(*owners_[i])) now.nh_code[*id] = static_cast<uint8_t>(i + 1);
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (nht_.NhLive(id)) now.nh_code[id] = CodeOf(nht_.Get(id));
   }
   now.group_answer.assign(nht_.group_bound(), -1);
   for (NhgId g = 1; g < nht_.group_bound(); ++g) {
@@ -136,49 +257,57 @@ GroupCodes Resolver::CodesNow() const {
 }
 
 std::optional<regs::NexthopEntry> Resolver::EntryFor(int code, const regs::NexthopEntry& current) const {
+  (void)current;  // an adjacency's entry is its own (MAC, port), valid or not
   const auto& owner = owners_[static_cast<size_t>(code - 1)];
   if (!owner) return std::nullopt;
-  const NextHop& nh = *owner;
   regs::NexthopEntry e;
-  e.port = nh.port;
-  if (nh.connected()) {
+  e.port = owner->port;
+  if (owner->connected) {
     e.flags = regs::kNexthopValid | regs::kNexthopConnected;
     return e;
   }
-  if (const Neighbor* n = GatewayNeighbor(nh)) {
-    e.dst_mac = n->mac;
-    e.flags = regs::kNexthopValid;
-  } else {
-    // Unresolved owner keeps its slot: same fields, VALID=0.
-    e.dst_mac = current.port == nh.port ? current.dst_mac : MacAddr{};
-  }
+  e.dst_mac = owner->mac;
+  // Unresolved adjacency keeps its slot: same fields, VALID=0.
+  if (valid_[static_cast<size_t>(code - 1)]) e.flags = regs::kNexthopValid;
   return e;
 }
 
 int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop) {
-  auto describes = [&](const NextHop& nh, const regs::NexthopEntry& e) {
-    if (!OnDevicePort(nh) || nh.port != e.port) return false;
-    if (nh.connected()) return e.connected();
-    if (e.connected()) return false;
-    const Neighbor* n = FindNeighbor(*nh.gateway);
-    return n && n->port == e.port && n->mac == e.dst_mac;
-  };
   int adopted = 0;
   for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
     const regs::NexthopEntry& e = device_nexthop[static_cast<size_t>(c)];
-    if (e == regs::NexthopEntry{}) continue;
-    std::optional<NextHop> pick;
+    if (e == regs::NexthopEntry{} || e.port >= config_.caps.ports) continue;
+    const Adjacency adj = e.connected() ? Adjacency::Connected(e.port) : Adjacency::Gateway(e.port, e.dst_mac);
+    if (CodeOfAdjacency(adj) != 0) continue;  // a lower code names it already
+    // Its next-hops: connected on the port, or gateways whose neighbour on
+    // the port (any state) has the MAC; they are bound to it from now on.
+    bool named = false;
     for (NhId id = 0; id < nht_.nh_bound(); ++id) {
       if (!nht_.NhLive(id)) continue;
       const NextHop& nh = nht_.Get(id);
-      if (!describes(nh, e) || CodeOf(nh) != 0 || (pick && !(nh < *pick))) continue;
-      pick = nh;
+      if (!OnDevicePort(nh) || nh.port != e.port || nh.connected() != adj.connected) continue;
+      if (!nh.connected()) {
+        const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
+        if (!n || n->mac != e.dst_mac) continue;
+        bound_[nh] = adj;
+      }
+      named = true;
     }
-    if (!pick) continue;
-    owners_[static_cast<size_t>(c - 1)] = pick;
+    if (!named) continue;
+    owners_[static_cast<size_t>(c - 1)] = adj;
     ++adopted;
   }
+  valid_ = ValidNow();
   return adopted;
+}
+
+std::vector<NextHop> Resolver::NextHopsOf(int code) const {
+  std::vector<NextHop> out;
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (nht_.NhLive(id) && CodeOf(nht_.Get(id)) == code) out.push_back(nht_.Get(id));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 uint64_t Resolver::owner_weight(int code) const {

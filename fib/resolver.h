@@ -8,23 +8,29 @@
 // nothing of /24 cells or TCAM entries: a test feeds it groups (a
 // NexthopTable), neighbours and weights and reads the codes.
 //
-// Policy (docs/fib.md "Answers and slots"): a single path answers with
-// itself (a to-host path punts); multipath answers with the lowest-address
-// path that is resolved and holds a code (EcmpPolicy::kFirst) or punts. A
-// gateway is resolved when its neighbour is usable on the path's port. Slots
-// go by weight: IPv4 /24s first, IPv6 routes only order next-hops of equal
-// IPv4 space (fib/slot_policy.h: hysteresis, free slots, weight 0 frees).
+// Policy (docs/fib.md "Answers and slots", "Adjacency codes"): a single path
+// answers with itself (a to-host path punts); multipath answers with the
+// lowest-address path that is resolved and holds a code (EcmpPolicy::kFirst)
+// or punts. A gateway is resolved when its neighbour — the gateway address on
+// the path's port — is usable. A code names an adjacency (MAC, port) or
+// CONNECTED+port: every resolved next-hop with the same (MAC, port) shares it.
+// Slots go by the adjacency's weight: IPv4 /24s first, IPv6 routes only order
+// adjacencies of equal IPv4 space (fib/slot_policy.h: hysteresis, free slots,
+// weight 0 frees).
 //
 // Slot owners are this class's own business: the rest of the Fib sees codes
 // (CodeOf, CommitCodes, EntryFor), so what owns a slot can change here alone.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "device/fibnic_image.h"
+#include "fib/adjacency.h"
 #include "fib/codes.h"
 #include "fib/fib.h"
 #include "rib/nexthop_table.h"
@@ -37,15 +43,24 @@ class Resolver {
   // slot_hysteresis of config are used.
   Resolver(const FibConfig& config, const NexthopTable& nht);
 
-  // --- neighbours -------------------------------------------------------------
+  // --- neighbours (keyed by address and port) --------------------------------
+  struct NeighborKey {
+    IpAddr addr;
+    PortId port = 0;
+    bool operator==(const NeighborKey&) const = default;
+  };
+  struct NeighborKeyHash {
+    size_t operator()(const NeighborKey& k) const noexcept { return std::hash<IpAddr>()(k.addr) * 31 + k.port; }
+  };
   struct NeighborRec {
     Neighbor n;
     uint64_t touch = 0;  // larger = more recently updated (the NEIGH CAM's LRU)
   };
+  using NeighborMap = std::unordered_map<NeighborKey, NeighborRec, NeighborKeyHash>;
   void UpsertNeighbor(const Neighbor& n);
-  void DeleteNeighbor(const IpAddr& addr);
-  const Neighbor* FindNeighbor(const IpAddr& addr) const;  // any state
-  const std::unordered_map<IpAddr, NeighborRec>& neighbors() const { return neigh_; }
+  void DeleteNeighbor(const IpAddr& addr, PortId port);
+  const Neighbor* FindNeighbor(const IpAddr& addr, PortId port) const;  // any state
+  const NeighborMap& neighbors() const { return neigh_; }
 
   // --- answers (live neighbours, codes as of the last Resolve) ----------------
   // What the hardware should do for a group: use next-hop `nh` (-1 = punt, why).
@@ -59,7 +74,14 @@ class Resolver {
   // A path through one of the device's ports (not to the host).
   bool OnDevicePort(const NextHop& nh) const { return !nh.to_host() && nh.port < config_.caps.ports; }
   bool Resolved(const NextHop& nh) const { return OnDevicePort(nh) && (nh.connected() || GatewayNeighbor(nh)); }
-  uint8_t CodeOf(const NextHop& nh) const;  // 0 = none
+  // The code a next-hop's space is written with (0 = none): its adjacency's
+  // code while it resolves to it; an unresolved next-hop keeps its last
+  // adjacency's code only while no other next-hop resolves to that adjacency
+  // (its entry is then VALID=0: one write punts all its space, one restores).
+  uint8_t CodeOf(const NextHop& nh) const;
+  // What a punt reason means for this next-hop, in words ("no neighbour
+  // fe80::1 on port 1", "neighbour 10.0.0.1 on port 0 is failed", ...).
+  std::string Why(const NextHop& nh, PuntReason reason) const;
 
   // --- per commit -------------------------------------------------------------
   struct GroupWeight {
@@ -73,31 +95,46 @@ class Resolver {
   // the code is free). An unresolved owner keeps its fields, VALID=0.
   std::optional<regs::NexthopEntry> EntryFor(int code, const regs::NexthopEntry& current) const;
 
-  // Warm start, before the first Resolve: gives each code the live next-hop
-  // its device entry describes (CONNECTED+port, or MAC+port: a gateway whose
-  // neighbour, in any state, has that MAC on that port; among equals each
-  // code takes the lowest not yet taken). Returns the codes adopted.
+  // Warm start, before the first Resolve: gives each code the adjacency its
+  // device entry names (CONNECTED+port, or MAC+port) when a live next-hop
+  // has it (connected on that port, or a gateway whose neighbour on that
+  // port, in any state, has that MAC); two entries naming one adjacency: the
+  // lower code takes it. Returns the codes adopted.
   int Adopt(const std::vector<regs::NexthopEntry>& device_nexthop);
 
   // --- reporting ----------------------------------------------------------------
-  const std::vector<std::optional<NextHop>>& owners() const { return owners_; }  // by code - 1
+  const std::vector<std::optional<Adjacency>>& owners() const { return owners_; }  // by code - 1
+  // The live next-hops whose space code c is written with (CodeOf), in order.
+  std::vector<NextHop> NextHopsOf(int code) const;
   uint64_t owner_weight(int code) const;  // unscaled /24s + IPv6 routes, as of the last Resolve
   int slots_used() const;
 
  private:
   // The neighbour that resolves a gateway next-hop (usable, on the path's port).
   const Neighbor* GatewayNeighbor(const NextHop& nh) const;
+  // The adjacency a next-hop resolves to now (nullopt: unresolved or not on a device port).
+  std::optional<Adjacency> CurrentAdjacency(const NextHop& nh) const;
+  // Its current adjacency, else the last one it resolved to (its weight
+  // stays there, so an adjacency whose neighbours all fail keeps its code).
+  std::optional<Adjacency> AdjacencyOf(const NextHop& nh) const;
+  int CodeOfAdjacency(const Adjacency& a) const;  // 0 = none
   // The next-hop a group's weight is credited to when slots are chosen.
   std::optional<NhId> WeightOwner(NhgId g) const;
+  // A neighbour of every old member of a code that lost all of them moved
+  // to one new MAC: the code follows (its entry is rewritten in place).
+  void FollowMacChanges();
+  std::vector<bool> ValidNow() const;  // by code - 1: some live next-hop resolves to its owner
   GroupCodes CodesNow() const;
 
   FibConfig config_;
   const NexthopTable& nht_;
-  std::unordered_map<IpAddr, NeighborRec> neigh_;
+  NeighborMap neigh_;
   uint64_t touch_clock_ = 0;
-  std::vector<std::optional<NextHop>> owners_;  // by code - 1
-  std::vector<uint64_t> owner_weight_;          // by code - 1, as of the last Resolve
-  GroupCodes codes_;                            // as of the last Resolve
+  std::vector<std::optional<Adjacency>> owners_;  // by code - 1
+  std::vector<bool> valid_;                       // by code - 1, as of the last Resolve (or Adopt)
+  std::map<NextHop, Adjacency> bound_;            // each live next-hop's last adjacency
+  std::vector<uint64_t> owner_weight_;            // by code - 1, as of the last Resolve
+  GroupCodes codes_;                              // as of the last Resolve
 };
 
 }  // namespace fibnic

@@ -1,7 +1,8 @@
-// Which next-hops own the hardware codes (slots 1 .. 2^bits - 1).
+// Which adjacencies (fib/adjacency.h) own the hardware codes (slots 1 ..
+// 2^bits - 1).
 //
-// Weight of a next-hop = the address space it answers (IPv4 /24s + IPv6
-// routes). A free slot goes to the heaviest resolved next-hop without one; an
+// Weight of an adjacency = the address space its next-hops answer (IPv4 /24s
+// + IPv6 routes). A free slot goes to the heaviest resolved one without one; an
 // owner is displaced only by a challenger at least `hysteresis` times (and
 // strictly) heavier, so small changes never reshuffle codes. An owner whose
 // weight drops to 0 frees its slot. An owner that becomes unresolved keeps its
@@ -13,20 +14,21 @@
 #include <optional>
 #include <vector>
 
-#include "rib/route.h"
+#include "fib/adjacency.h"
 
 namespace fibnic {
 
 struct SlotCandidate {
-  NextHop nh;
+  Adjacency adj;
   uint64_t weight = 0;
   bool resolved = false;
+  NextHop first;  // its lowest next-hop: breaks ties between equal weights
 };
 
 // owners[c - 1] = owner of code c. Pure: same inputs, same result; from empty
-// owners the result is the top-`owners.size()` resolved next-hops by weight
-// (ties: lower NextHop first).
-std::vector<std::optional<NextHop>> AssignSlots(const std::vector<std::optional<NextHop>>& owners,
-                                                const std::vector<SlotCandidate>& candidates, double hysteresis);
+// owners the result is the top-`owners.size()` resolved adjacencies by weight
+// (ties: the lower first next-hop first).
+std::vector<std::optional<Adjacency>> AssignSlots(const std::vector<std::optional<Adjacency>>& owners,
+                                                  const std::vector<SlotCandidate>& candidates, double hysteresis);
 
 }  // namespace fibnic

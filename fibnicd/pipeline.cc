@@ -19,7 +19,7 @@ void Apply(Fib& fib, const PendingUpdate& u) {
     case PendingUpdate::Kind::kUpsertRoute: fib.UpsertRoute(u.route); break;
     case PendingUpdate::Kind::kDeleteRoute: fib.DeleteRoute(u.route.prefix, u.route.source); break;
     case PendingUpdate::Kind::kUpsertNeighbor: fib.UpsertNeighbor(u.neighbor); break;
-    case PendingUpdate::Kind::kDeleteNeighbor: fib.DeleteNeighbor(u.neighbor.addr); break;
+    case PendingUpdate::Kind::kDeleteNeighbor: fib.DeleteNeighbor(u.neighbor.addr, u.neighbor.port); break;
   }
 }
 

@@ -57,14 +57,15 @@ void UpdateQueue::UpsertNeighbor(const Neighbor& n) {
   PendingUpdate u;
   u.kind = PendingUpdate::Kind::kUpsertNeighbor;
   u.neighbor = n;
-  Put(Key{1, RouteSource::kStatic, *Prefix::Make(n.addr, FamilyBits(n.addr.family()))}, std::move(u));
+  Put(Key{1, RouteSource::kStatic, *Prefix::Make(n.addr, FamilyBits(n.addr.family())), n.port}, std::move(u));
 }
 
-void UpdateQueue::DeleteNeighbor(const IpAddr& addr) {
+void UpdateQueue::DeleteNeighbor(const IpAddr& addr, PortId port) {
   PendingUpdate u;
   u.kind = PendingUpdate::Kind::kDeleteNeighbor;
   u.neighbor.addr = addr;
-  Put(Key{1, RouteSource::kStatic, *Prefix::Make(addr, FamilyBits(addr.family()))}, std::move(u));
+  u.neighbor.port = port;
+  Put(Key{1, RouteSource::kStatic, *Prefix::Make(addr, FamilyBits(addr.family())), port}, std::move(u));
 }
 
 UpdateBatch UpdateQueue::Take(size_t max) {

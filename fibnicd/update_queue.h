@@ -1,7 +1,7 @@
 // The hand-off between the sources (their own threads) and the pipeline (the
 // Fib's strand). Sources call the RibSink methods and never wait for the
 // device: an update only takes a short lock. Updates to the same key (route
-// prefix + source, or neighbour address) coalesce — the newer replaces the
+// prefix + source, or neighbour address + port) coalesce — the newer replaces the
 // older in place, keeping its queue position — so the queue is bounded by the
 // number of distinct keys (the table size), never by the update rate, and a
 // flapping route costs one entry. Taking is FIFO by first arrival, and a cut
@@ -28,7 +28,7 @@ struct PendingUpdate {
   enum class Kind : uint8_t { kUpsertRoute, kDeleteRoute, kUpsertNeighbor, kDeleteNeighbor };
   Kind kind = Kind::kUpsertRoute;
   Route route;          // kUpsertRoute; kDeleteRoute uses route.prefix/source
-  Neighbor neighbor;    // kUpsertNeighbor; kDeleteNeighbor uses neighbor.addr
+  Neighbor neighbor;    // kUpsertNeighbor; kDeleteNeighbor uses neighbor.addr and .port
   uint64_t seq = 0;     // arrival number of the key's first pending update
   uint64_t last_seq = 0;  // arrival number of the value it holds now
   std::chrono::steady_clock::time_point first_arrival;
@@ -50,7 +50,7 @@ class UpdateQueue : public RibSink {
   void UpsertRoute(const Route& route) override;
   void DeleteRoute(const Prefix& prefix, RouteSource source) override;
   void UpsertNeighbor(const Neighbor& n) override;
-  void DeleteNeighbor(const IpAddr& addr) override;
+  void DeleteNeighbor(const IpAddr& addr, PortId port) override;
 
   // Up to max updates, oldest first, plus whatever the cut would split (see above).
   UpdateBatch Take(size_t max);
@@ -73,11 +73,12 @@ class UpdateQueue : public RibSink {
     uint8_t kind = 0;  // 0 route, 1 neighbour
     RouteSource source = RouteSource::kStatic;
     Prefix prefix;     // neighbours: the host prefix of the address
+    PortId port = 0;   // neighbours: a link-local address is one neighbour per port
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept {
-      return std::hash<Prefix>()(k.prefix) * 7 + k.kind * 3 + static_cast<size_t>(k.source);
+      return std::hash<Prefix>()(k.prefix) * 7 + k.kind * 3 + static_cast<size_t>(k.source) + size_t{k.port} * 131;
     }
   };
   void Put(const Key& key, PendingUpdate u);

@@ -56,6 +56,9 @@ const char* NeighStateName(NeighState s);
 // A neighbour whose MAC may be used to forward (the kernel does too).
 bool NeighUsable(NeighState s);
 
+// A neighbour is an address on a port: the same address on two ports is two
+// neighbours (a link-local fe80::1 or 169.254.0.1 means something only with
+// its interface, and BGP unnumbered peers all use such addresses).
 struct Neighbor {
   IpAddr addr;
   MacAddr mac;
@@ -78,8 +81,16 @@ class RouteSink {
 class NeighborSink {
  public:
   virtual ~NeighborSink() = default;
+  // Replaces the neighbour (n.addr, n.port); the address on other ports stays.
   virtual void UpsertNeighbor(const Neighbor& n) = 0;
-  virtual void DeleteNeighbor(const IpAddr& addr) = 0;
+  // The neighbour `addr` on `port` is gone; the address on other ports stays.
+  // By default forwarded to the address-only call, for sinks that follow a
+  // single port (ipnumad's one segment), where the address names it.
+  virtual void DeleteNeighbor(const IpAddr& addr, PortId port) {
+    (void)port;
+    DeleteNeighbor(addr);
+  }
+  virtual void DeleteNeighbor(const IpAddr& addr) { (void)addr; }
 };
 
 // Both: what the Fib and the pipeline's queue take, and what the kernel and

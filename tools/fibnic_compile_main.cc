@@ -138,8 +138,12 @@ Status Run(const Args& a) {
   report["routes"]["ipv6"]["tcam_entries"] = {{"used", tcam_used}, {"capacity", cfg.caps.tcam_entries}};
   nlohmann::ordered_json slots = nlohmann::ordered_json::array();
   for (const auto& s : fib.Slots()) {
+    nlohmann::ordered_json next_hops = nlohmann::ordered_json::array();
+    for (const NextHop& nh : s.next_hops) next_hops.push_back(nh.ToString());
     slots.push_back({{"code", s.code},
                      {"next_hop", s.owner ? s.owner->ToString() : "free"},
+                     {"adjacency", s.adjacency ? s.adjacency->ToString() : "free"},
+                     {"next_hops", std::move(next_hops)},
                      {"mac", s.entry.dst_mac.ToString()},
                      {"valid", s.entry.valid()},
                      {"weight", s.weight}});
@@ -166,8 +170,11 @@ Status Run(const Args& a) {
   std::printf("  IPv4 /24s covered %lu, punted %lu; IPv6 TCAM entries %u of %u\n", static_cast<unsigned long>(v4_24s),
               static_cast<unsigned long>(v4_24s_punted), tcam_used, unsigned{cfg.caps.tcam_entries});
   for (const auto& s : fib.Slots()) {
-    std::printf("  code %d: %s%s weight %lu\n", s.code, s.owner ? s.owner->ToString().c_str() : "free",
-                s.owner && !s.entry.valid() ? " (not valid)" : "", static_cast<unsigned long>(s.weight));
+    std::string nhs;
+    for (const NextHop& nh : s.next_hops) nhs += (nhs.empty() ? " (" : ", ") + nh.ToString();
+    if (!nhs.empty()) nhs += ")";
+    std::printf("  code %d: %s%s%s weight %lu\n", s.code, s.adjacency ? s.adjacency->ToString().c_str() : "free",
+                nhs.c_str(), s.adjacency && !s.entry.valid() ? " (not valid)" : "", static_cast<unsigned long>(s.weight));
   }
   std::printf("  time: load %.3f s, compile %.3f s; peak RSS %.1f MB\n",
               report["time_s"]["load_routes"].get<double>(), report["time_s"]["compile"].get<double>(),

@@ -88,7 +88,7 @@ class CountingSink : public RibSink {
   }
   void DeleteRoute(const Prefix&, RouteSource) override {}
   void UpsertNeighbor(const Neighbor&) override {}
-  void DeleteNeighbor(const IpAddr&) override {}
+  void DeleteNeighbor(const IpAddr&, PortId) override {}
   uint64_t count() const { return count_.load(); }
 
  private:

@@ -16,22 +16,22 @@ FileSource::FileSource(RibSink& sink, std::string routes_path, std::string neigh
 
 Status FileSource::Load() {
   StaticTable routes;
-  std::map<IpAddr, Neighbor> neighbors;
+  std::map<std::pair<IpAddr, PortId>, Neighbor> neighbors;  // a neighbour is (address, port)
   if (!neighbors_path_.empty()) {
     ASSIGN_OR_RETURN(std::vector<Neighbor> ns, ReadNeighborFile(neighbors_path_, ports_));
-    for (const Neighbor& n : ns) neighbors[n.addr] = n;
+    for (const Neighbor& n : ns) neighbors[{n.addr, n.port}] = n;
   }
   if (!routes_path_.empty()) {
     ASSIGN_OR_RETURN(routes, ReadStaticTable(routes_path_, ports_));
   }
   // Both files are good: hand over only what changed.
-  for (const auto& [addr, n] : neighbors) {
-    auto it = neighbors_.find(addr);
+  for (const auto& [key, n] : neighbors) {
+    auto it = neighbors_.find(key);
     if (it == neighbors_.end() || !(it->second == n)) sink_.UpsertNeighbor(n);
   }
   Reconcile(routes);
-  for (const auto& [addr, n] : neighbors_) {
-    if (!neighbors.count(addr)) sink_.DeleteNeighbor(addr);
+  for (const auto& [key, n] : neighbors_) {
+    if (!neighbors.count(key)) sink_.DeleteNeighbor(n.addr, n.port);
   }
   routes_ = std::move(routes);
   neighbors_ = std::move(neighbors);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ class FileSource : public Source {
   uint8_t distance_;
   int ports_;
   StaticTable routes_;  // as last handed to the sink
-  std::map<IpAddr, Neighbor> neighbors_;
+  std::map<std::pair<IpAddr, PortId>, Neighbor> neighbors_;
   FileSourceStats stats_;
 };
 

@@ -43,7 +43,7 @@ class NeighborsOnly : public RibSink {
   void UpsertRoute(const Route&) override {}
   void DeleteRoute(const Prefix&, RouteSource) override {}
   void UpsertNeighbor(const Neighbor& n) override { sink_.UpsertNeighbor(n); }
-  void DeleteNeighbor(const IpAddr& addr) override { sink_.DeleteNeighbor(addr); }
+  void DeleteNeighbor(const IpAddr& addr, PortId port) override { sink_.DeleteNeighbor(addr, port); }
 
  private:
   NeighborSink& sink_;

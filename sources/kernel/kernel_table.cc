@@ -14,6 +14,8 @@
 #include <cstring>
 #include <memory>
 
+#include "sources/kernel/netlink_object.h"
+
 namespace fibnic {
 
 std::set<uint8_t> FrrRouteProtocols() {
@@ -177,7 +179,7 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
   // Their gateways stay wanted for as long as the process runs (a few
   // addresses: the peers), instead of a count per route.
   for (const NlPath& path : r.paths) {
-    if (path.gateway && path.ifindex != 0 && !gateways_.count(*path.gateway)) {
+    if (path.gateway && path.ifindex != 0 && !gateways_.count(NeighKey{path.ifindex, *path.gateway})) {
       NlRoute one;
       one.paths = {path};
       AddGateways(one, +1);
@@ -257,128 +259,6 @@ void KernelTable::EmitRoute(const Prefix& p) {
   sink_.UpsertRoute(Route{p, RouteSource::kKernel, options_.distance, paths});
   ++counts_.route_updates;
   emitted_[p] = std::move(paths);
-}
-
-bool KernelTable::WantsResolution(const IpAddr& gw) const {
-  auto it = neighs_.find(gw);
-  return it == neighs_.end() || it->second.state == NeighState::kFailed;
-}
-
-void KernelTable::AddGateways(const NlRoute& r, int delta) {
-  for (const NlPath& path : r.paths) {
-    if (!path.gateway || path.ifindex == 0) continue;
-    if (delta > 0) {
-      Gateway& g = gateways_[*path.gateway];
-      g.ifindex = path.ifindex;
-      if (g.refs++ == 0 && resolve_ && WantsResolution(*path.gateway) && ports_.Port(path.ifindex)) {
-        resolve_(*path.gateway, path.ifindex);
-      }
-    } else if (auto it = gateways_.find(*path.gateway); it != gateways_.end() && --it->second.refs == 0) {
-      gateways_.erase(it);
-    }
-  }
-}
-
-void KernelTable::ResolvePending() {
-  if (!resolve_) return;
-  for (const auto& [gw, g] : gateways_) {
-    if (WantsResolution(gw) && ports_.Port(g.ifindex)) resolve_(gw, g.ifindex);
-  }
-}
-
-namespace {
-
-NeighState FromNud(int nud) {
-  if (nud & NUD_PERMANENT) return NeighState::kPermanent;
-  if (nud & NUD_NOARP) return NeighState::kNoArp;
-  if (nud & NUD_REACHABLE) return NeighState::kReachable;
-  if (nud & NUD_STALE) return NeighState::kStale;
-  if (nud & NUD_DELAY) return NeighState::kDelay;
-  if (nud & NUD_PROBE) return NeighState::kProbe;
-  if (nud & NUD_FAILED) return NeighState::kFailed;
-  return NeighState::kIncomplete;  // NUD_INCOMPLETE, NUD_NONE
-}
-
-// libnl parses neighbour and link messages into objects; this hands the
-// object of one message to fn.
-template <typename Fn>
-Status ParseObject(const nlmsghdr* msg, const char* what, Fn&& fn) {
-  std::unique_ptr<nl_msg, decltype(&nlmsg_free)> m(nlmsg_convert(const_cast<nlmsghdr*>(msg)), nlmsg_free);
-  if (!m) return ResourceExhausted(std::string("cannot copy ") + what + " message");
-  nlmsg_set_proto(m.get(), NETLINK_ROUTE);  // selects libnl-route's parsers
-  bool seen = false;
-  auto cb = [](nl_object* obj, void* arg) {
-    auto* ctx = static_cast<std::pair<Fn*, bool*>*>(arg);
-    *ctx->second = true;
-    (*ctx->first)(obj);
-  };
-  std::pair<Fn*, bool*> ctx{&fn, &seen};
-  const int err = nl_msg_parse(m.get(), cb, &ctx);
-  if (err < 0 || !seen) {
-    return InvalidArgument(std::string("malformed ") + what + " message (" + std::to_string(msg->nlmsg_len) +
-                           " bytes): " + (err < 0 ? nl_geterror(err) : "no object"));
-  }
-  return OkStatus();
-}
-
-}  // namespace
-
-Status KernelTable::ApplyNeigh(const nlmsghdr* msg) {
-  struct Parsed {
-    bool ok = false;
-    IpAddr addr;
-    MacAddr mac;
-    uint32_t ifindex = 0;
-    int state = 0;
-  } p;
-  RETURN_IF_ERROR(ParseObject(msg, "neighbour", [&](nl_object* obj) {
-    auto* n = reinterpret_cast<rtnl_neigh*>(obj);
-    const int fam = rtnl_neigh_get_family(n);
-    nl_addr* dst = rtnl_neigh_get_dst(n);
-    if ((fam != AF_INET && fam != AF_INET6) || !dst || (rtnl_neigh_get_flags(n) & NTF_PROXY)) return;
-    const unsigned want = fam == AF_INET ? 4 : 16;
-    if (nl_addr_get_len(dst) != want) return;
-    p.addr = IpAddr::FromBytes(fam == AF_INET ? Family::kV4 : Family::kV6,
-                               static_cast<const uint8_t*>(nl_addr_get_binary_addr(dst)));
-    if (nl_addr* ll = rtnl_neigh_get_lladdr(n); ll && nl_addr_get_len(ll) == 6) {
-      std::memcpy(p.mac.b.data(), nl_addr_get_binary_addr(ll), 6);
-    }
-    p.ifindex = static_cast<uint32_t>(rtnl_neigh_get_ifindex(n));
-    p.state = rtnl_neigh_get_state(n);
-    p.ok = true;
-  }));
-  if (!p.ok) {
-    ++counts_.ignored;
-    return OkStatus();
-  }
-  if (msg->nlmsg_type == RTM_DELNEIGH) {
-    auto it = neighs_.find(p.addr);
-    if (it == neighs_.end() || it->second.ifindex != p.ifindex) return OkStatus();
-    neighs_.erase(it);
-  } else {
-    neighs_[p.addr] = Neigh{p.ifindex, p.mac, FromNud(p.state), gen_};
-  }
-  EmitNeigh(p.addr);
-  return OkStatus();
-}
-
-void KernelTable::EmitNeigh(const IpAddr& a) {
-  auto it = neighs_.find(a);
-  std::optional<PortId> port;
-  if (it != neighs_.end()) port = ports_.Port(it->second.ifindex);
-  auto em = neigh_emitted_.find(a);
-  if (!port) {  // gone, or not on a FIBNIC port
-    if (em == neigh_emitted_.end()) return;
-    neigh_emitted_.erase(em);
-    sink_.DeleteNeighbor(a);
-    ++counts_.neighbor_updates;
-    return;
-  }
-  Neighbor n{a, it->second.mac, *port, it->second.state};
-  if (em != neigh_emitted_.end() && em->second == n) return;
-  sink_.UpsertNeighbor(n);
-  ++counts_.neighbor_updates;
-  neigh_emitted_[a] = n;
 }
 
 // A link going down (or away) takes the IPv4 routes through it out of the
@@ -532,12 +412,12 @@ void KernelTable::ReevaluateAll() {
     if (!routes_.count(p)) prefixes.push_back(p);
   }
   for (const Prefix& p : prefixes) EmitRoute(p);
-  std::vector<IpAddr> addrs;
-  for (const auto& [a, n] : neighs_) addrs.push_back(a);
-  for (const auto& [a, n] : neigh_emitted_) {
-    if (!neighs_.count(a)) addrs.push_back(a);
+  std::vector<NeighKey> keys;
+  for (const auto& [k, n] : neighs_) keys.push_back(k);
+  for (const auto& [k, n] : neigh_emitted_) {
+    if (!neighs_.count(k)) keys.push_back(k);
   }
-  for (const IpAddr& a : addrs) EmitNeigh(a);
+  for (const NeighKey& k : keys) EmitNeigh(k);
   ResolvePending();
 }
 
@@ -578,18 +458,18 @@ size_t KernelTable::EndResync() {
   }
   const std::vector<Prefix> ruled = rules_.Sweep(gen_);
   swept += ruled.size();
-  std::vector<IpAddr> gone;
-  for (const auto& [a, n] : neighs_) {
-    if (n.gen != gen_) gone.push_back(a);
+  std::vector<NeighKey> gone;
+  for (const auto& [k, n] : neighs_) {
+    if (n.gen != gen_) gone.push_back(k);
   }
-  for (const IpAddr& a : gone) neighs_.erase(a);
+  for (const NeighKey& k : gone) neighs_.erase(k);
   swept += gone.size();
   if (links_changed) {
     ReevaluateAll();
   } else {
     for (const Prefix& p : touched) EmitRoute(p);
     for (const Prefix& p : ruled) EmitInside(p);
-    for (const IpAddr& a : gone) EmitNeigh(a);
+    for (const NeighKey& k : gone) EmitNeigh(k);
   }
   counts_.swept += swept;
   return swept;

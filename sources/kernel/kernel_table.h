@@ -104,15 +104,20 @@ class KernelTable {
     // the device cannot tell which, so the prefix punts while there are two.
     bool several = false;
   };
-  struct Neigh {
+  // A neighbour is an address on an interface: a link-local address on two
+  // interfaces is two neighbours (kernel_table_neigh.cc).
+  struct NeighKey {
     uint32_t ifindex = 0;
+    IpAddr addr;
+    bool operator==(const NeighKey&) const = default;
+  };
+  struct NeighKeyHash {
+    size_t operator()(const NeighKey& k) const noexcept { return std::hash<IpAddr>()(k.addr) * 31 + k.ifindex; }
+  };
+  struct Neigh {
     MacAddr mac;
     NeighState state = NeighState::kIncomplete;
     uint64_t gen = 0;
-  };
-  struct Gateway {
-    uint32_t ifindex = 0;
-    uint32_t refs = 0;
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
@@ -127,9 +132,9 @@ class KernelTable {
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);
-  void EmitNeigh(const IpAddr& a);
+  void EmitNeigh(const NeighKey& key);
   void ReevaluateAll();
-  bool WantsResolution(const IpAddr& gw) const;
+  bool WantsResolution(const NeighKey& gw) const;
 
   RibSink& sink_;
   InterfacePorts ports_;
@@ -138,8 +143,8 @@ class KernelTable {
   uint64_t gen_ = 1;
   std::unordered_map<Prefix, std::map<Key, Entry>> routes_;
   std::unordered_map<Prefix, std::vector<NextHop>> emitted_;
-  std::unordered_map<IpAddr, Neigh> neighs_;
-  std::unordered_map<IpAddr, Neighbor> neigh_emitted_;
+  std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
+  std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
   // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
   // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
@@ -154,7 +159,7 @@ class KernelTable {
   VrfContext vrf_;
   bool UpdateContext();
   bool RankActive(int rank) const;
-  std::unordered_map<IpAddr, Gateway> gateways_;
+  std::unordered_map<NeighKey, uint32_t, NeighKeyHash> gateways_;  // gateway on its interface → routes naming it
   KernelTableCounts counts_;
 };
 

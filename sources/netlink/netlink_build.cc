@@ -6,7 +6,9 @@
 #include <netlink/msg.h>
 #include <sys/socket.h>
 
+#include <cstring>
 #include <memory>
+#include <vector>
 
 namespace fibnic {
 namespace {
@@ -19,6 +21,18 @@ int AddrLen(Family f) { return f == Family::kV4 ? 4 : 16; }
 void PutAddr(nl_msg* m, int type, const IpAddr& a) {
   const auto b = a.bytes();
   nla_put(m, type, AddrLen(a.family()), b.data());
+}
+
+// A path's gateway: RTA_GATEWAY in the route's family, else RTA_VIA (an
+// IPv4 route via an IPv6 next-hop, as the kernel and zebra write it).
+void PutGateway(nl_msg* m, Family route_family, const IpAddr& gw) {
+  if (gw.family() == route_family) return PutAddr(m, RTA_GATEWAY, gw);
+  std::vector<uint8_t> via(sizeof(rtvia) + static_cast<size_t>(AddrLen(gw.family())));
+  const auto family = static_cast<__kernel_sa_family_t>(Af(gw.family()));
+  std::memcpy(via.data(), &family, sizeof family);
+  const auto b = gw.bytes();
+  std::memcpy(via.data() + sizeof(rtvia), b.data(), via.size() - sizeof(rtvia));
+  nla_put(m, RTA_VIA, static_cast<int>(via.size()), via.data());
 }
 
 std::vector<uint8_t> Bytes(nl_msg* m) {
@@ -47,7 +61,7 @@ std::vector<uint8_t> BuildRouteMessage(const NlRoute& r) {
   if (r.nh_id != 0) {
     nla_put_u32(m.get(), RTA_NH_ID, r.nh_id);
   } else if (r.paths.size() == 1) {
-    if (r.paths[0].gateway) PutAddr(m.get(), RTA_GATEWAY, *r.paths[0].gateway);
+    if (r.paths[0].gateway) PutGateway(m.get(), r.prefix.family(), *r.paths[0].gateway);
     if (r.paths[0].ifindex != 0) nla_put_u32(m.get(), RTA_OIF, r.paths[0].ifindex);
   } else if (r.paths.size() > 1) {
     nlattr* mp = nla_nest_start(m.get(), RTA_MULTIPATH);
@@ -57,7 +71,7 @@ std::vector<uint8_t> BuildRouteMessage(const NlRoute& r) {
       nh->rtnh_flags = p.flags;
       nh->rtnh_hops = static_cast<unsigned char>(p.weight - 1);
       nh->rtnh_ifindex = static_cast<int>(p.ifindex);
-      if (p.gateway) PutAddr(m.get(), RTA_GATEWAY, *p.gateway);
+      if (p.gateway) PutGateway(m.get(), r.prefix.family(), *p.gateway);
       nh->rtnh_len = static_cast<unsigned short>(static_cast<uint8_t*>(nlmsg_tail(nlmsg_hdr(m.get()))) -
                                                  reinterpret_cast<uint8_t*>(nh));
     }

@@ -37,7 +37,10 @@ FibPathsResult FibPaths(uint8_t rtn_type, Family family, const std::vector<NlPat
     // without, what it sends there is dropped (issue #14, 6c).
     if (p.flags & RTNH_F_LINKDOWN) continue;
     if (p.ifindex == 0) return Punt("path without an interface");
-    if (p.gateway && p.gateway->family() != family) return Punt("gateway of another address family");
+    // An IPv4 route via an IPv6 next-hop (RFC 5549: RTA_VIA, or a next-hop
+    // object of family AF_INET6) is forwarded by the kernel to that IPv6
+    // neighbour's MAC; an IPv6 route via an IPv4 gateway it cannot do.
+    if (p.gateway && family == Family::kV6 && p.gateway->is_v4()) return Punt("IPv6 route via an IPv4 gateway");
     const auto port = port_of(p.ifindex);
     if (!port) return Punt("path via ifindex " + std::to_string(p.ifindex) + ", not a FIBNIC port");
     out.paths.push_back(NextHop{p.gateway, *port});

@@ -66,7 +66,27 @@ Status ReadPathAttrs(const uint8_t* base, const std::array<const nlattr*, RTA_MA
   if (tb[RTA_GATEWAY]) {
     ASSIGN_OR_RETURN(path.gateway, Addr(base, tb[RTA_GATEWAY], f, "RTA_GATEWAY"));
   }
-  if (tb[RTA_VIA]) unsupported = "gateway of another address family (RTA_VIA)";
+  if (tb[RTA_VIA]) {
+    // An IPv4 route's IPv6 next-hop (RFC 5549, BGP unnumbered): struct rtvia,
+    // a family and the address. It resolves through the IPv6 neighbour on
+    // the path's interface, as the kernel does.
+    const nlattr* via = tb[RTA_VIA];
+    const int len = nla_len(via);
+    if (len < static_cast<int>(sizeof(rtvia))) return Bad(base, via, "RTA_VIA of " + std::to_string(len) + " bytes");
+    rtvia head;
+    std::memcpy(&head, nla_data(via), sizeof head);
+    const auto vf = FamilyOf(head.rtvia_family);
+    if (!vf) {
+      unsupported = "next-hop of address family " + std::to_string(head.rtvia_family) + " (RTA_VIA)";
+    } else {
+      const int want = *vf == Family::kV4 ? 4 : 16;
+      if (len - static_cast<int>(sizeof(rtvia)) != want) {
+        return Bad(base, via, "RTA_VIA has " + std::to_string(len - static_cast<int>(sizeof(rtvia))) +
+                                  " address bytes, expected " + std::to_string(want) + " for " + FamilyName(*vf));
+      }
+      path.gateway = IpAddr::FromBytes(*vf, static_cast<const uint8_t*>(nla_data(via)) + sizeof(rtvia));
+    }
+  }
   if (tb[RTA_ENCAP] || tb[RTA_ENCAP_TYPE]) unsupported = "encapsulation (RTA_ENCAP)";
   return OkStatus();
 }

@@ -150,5 +150,40 @@ TEST(FibCommitOrder, ACodeIsZeroedEverywhereBeforeItsEntryChangesOwner) {
   EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, b, e}));
 }
 
+// Issue #15: one adjacency (MAC 1 on port 0) behind an IPv4 gateway and an
+// IPv6 one, both failed: its code is kept, VALID=0. The IPv4 gateway comes
+// back while the IPv6 one (which also carries an IPv4 route, RFC 5549) stays
+// failed: the entry turns valid, and the IPv6 next-hop's space, still naming
+// the code, must be zeroed before — retire then main never misforwards; main
+// alone (the entry activated first) does.
+TEST(FibCommitOrder, AnEntryTurningValidFirstZeroesTheSpaceOfAMemberLeftBehind) {
+  FibConfig cfg;
+  cfg.caps = regs::Caps::Model2Bit();
+  Fib fib(cfg);
+  const NextHop v4{A("10.255.0.1"), 0}, v6{A("fd00::1"), 0};
+  World world;
+  for (const NextHop& nh : {v4, v6}) world.neigh[*nh.gateway] = Neighbor{*nh.gateway, Mac(1), 0, NeighState::kReachable};
+  world.routes[P("20.1.0.0/16")] = {v4};
+  world.routes[P("20.2.0.0/16")] = {v6};
+  world.routes[P("2001:db8:2::/48")] = {v6};
+  world.LoadInto(fib);
+  fib.Commit();
+  ASSERT_EQ(fib.Counts().slots_used, 1);
+  for (const NextHop& nh : {v4, v6}) {
+    world.neigh[*nh.gateway].state = NeighState::kFailed;
+    fib.UpsertNeighbor(world.neigh[*nh.gateway]);
+  }
+  fib.Commit();
+  ASSERT_EQ(fib.Counts().slots_used, 1);  // kept, VALID=0
+  const std::vector<uint8_t> bar = EncodeBar(fib.image());
+  const World before = world;
+  world.neigh[*v4.gateway].state = NeighState::kReachable;
+  fib.UpsertNeighbor(world.neigh[*v4.gateway]);
+  const auto deltas = fib.Commit();
+  ASSERT_EQ(deltas.size(), 2u) << "the code must be retired first";
+  EXPECT_EQ(FirstMisforward(bar, fib.image(), deltas, before, world), "");
+  EXPECT_NE(FirstMisforward(bar, fib.image(), {deltas[1]}, before, world), "");
+}
+
 }  // namespace
 }  // namespace fibnic::testing

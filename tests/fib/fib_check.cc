@@ -37,9 +37,7 @@ void World::LoadInto(Fib& fib) const {
 
 std::set<NextHop> Owners(const Fib& fib) {
   std::set<NextHop> out;
-  for (const auto& s : fib.Slots()) {
-    if (s.owner) out.insert(*s.owner);
-  }
+  for (const auto& s : fib.Slots()) out.insert(s.next_hops.begin(), s.next_hops.end());
   return out;
 }
 

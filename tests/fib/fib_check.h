@@ -36,11 +36,13 @@ struct CheckResult {
 };
 
 // Every /24 of IPv4: one address each, all 256 where a longer route or a
-// neighbour lives. `owners` are the next-hops that hold slots; a destination
+// neighbour lives. `owners` are the next-hops that hold codes; a destination
 // is owed forwarding when its route's usable path is among them.
 CheckResult CheckAllSlash24(const std::vector<uint8_t>& bar, const World& world, const oracle::ReferenceLpm& lpm,
                             const std::set<NextHop>& owners, EcmpPolicy ecmp, uint32_t cam_entries);
 
+// The next-hops whose space a code names (every next-hop of each owned
+// adjacency: docs/fib.md "Adjacency codes").
 std::set<NextHop> Owners(const Fib& fib);
 
 // IPv6, sampled: every route's first, last and a random address, every

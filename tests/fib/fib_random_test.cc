@@ -233,6 +233,16 @@ void AddTcamProbes(Probes& p, const DeviceImage& img) {
 }
 
 // A gateway's neighbour changes MAC, fails, recovers or moves port.
+// The world holds one neighbour per address: one on another port is a move
+// (the old neighbour goes; a neighbour is its address on its port).
+void SetNeighbor(World& w, Fib& fib, const Neighbor& n) {
+  if (auto it = w.neigh.find(n.addr); it != w.neigh.end() && it->second.port != n.port) {
+    fib.DeleteNeighbor(n.addr, it->second.port);
+  }
+  w.neigh[n.addr] = n;
+  fib.UpsertNeighbor(n);
+}
+
 void ChangeGatewayNeighbor(RandomWorlds& gen, const NextHop& gateway, World& w, Fib& fib) {
   auto& rng = gen.rng();
   Neighbor n{*gateway.gateway, gen.RandomMac(), gateway.port, NeighState::kReachable};
@@ -240,8 +250,7 @@ void ChangeGatewayNeighbor(RandomWorlds& gen, const NextHop& gateway, World& w, 
   if (how == 1) n.state = NeighState::kFailed;
   if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
   if (how == 3 && w.neigh.count(n.addr)) n.mac = w.neigh[n.addr].mac;
-  w.neigh[n.addr] = n;
-  fib.UpsertNeighbor(n);
+  SetNeighbor(w, fib, n);
 }
 
 // One random change to the world and the Fib alike.
@@ -257,8 +266,7 @@ void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib) {
       World extra;
       gen.AddConnectedNeighbors(extra, p, paths[0].port);
       for (const auto& [a, n] : extra.neigh) {
-        w.neigh[a] = n;
-        fib.UpsertNeighbor(n);
+        SetNeighbor(w, fib, n);
       }
     }
   } else if (op < 75) {
@@ -269,7 +277,7 @@ void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib) {
     ChangeGatewayNeighbor(gen, gen.Gateway(static_cast<int>(rng() % static_cast<uint64_t>(shape.gateways))), w, fib);
   } else if (!w.neigh.empty()) {
     auto it = std::next(w.neigh.begin(), static_cast<long>(rng() % w.neigh.size()));
-    fib.DeleteNeighbor(it->first);
+    fib.DeleteNeighbor(it->first, it->second.port);
     w.neigh.erase(it);
   }
 }
@@ -291,8 +299,7 @@ void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) 
     if (paths.size() == 1 && paths[0].connected() && !paths[0].to_host()) {
       const IpAddr a = IpAddr::V6(gen.RandomInside(p));
       const Neighbor n{a, gen.RandomMac(), paths[0].port, NeighState::kReachable};
-      w.neigh[a] = n;
-      fib.UpsertNeighbor(n);
+      SetNeighbor(w, fib, n);
     }
   } else if (op < 75) {
     const Prefix p = v6[rng() % v6.size()];

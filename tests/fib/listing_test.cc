@@ -112,7 +112,7 @@ class Harness {
       if (how == 1) n.state = NeighState::kFailed;
       if (how == 2) n.port = static_cast<PortId>((n.port + 1) % 4);
       if (how == 3) {
-        fib_->DeleteNeighbor(n.addr);
+        fib_->DeleteNeighbor(n.addr, n.port);
       } else {
         fib_->UpsertNeighbor(n);
       }

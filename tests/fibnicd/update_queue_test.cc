@@ -85,11 +85,29 @@ TEST(UpdateQueue, NeighborsCoalesceByAddress) {
   UpdateQueue q(nullptr);
   IpAddr a = *IpAddr::Parse("2001:db8::1");
   q.UpsertNeighbor(Neighbor{a, *MacAddr::Parse("02:00:00:00:00:01"), 1, NeighState::kReachable});
-  q.DeleteNeighbor(a);
+  q.DeleteNeighbor(a, 1);
   UpdateBatch b = q.Take(10);
   ASSERT_EQ(b.updates.size(), 1u);
   EXPECT_EQ(b.updates[0].kind, PendingUpdate::Kind::kDeleteNeighbor);
   EXPECT_EQ(b.updates[0].neighbor.addr, a);
+}
+
+// Issue #15: a neighbour is (address, port); the same link-local address on
+// two ports is two keys, and deleting one leaves the other's update.
+TEST(UpdateQueue, NeighborsOfOneAddressOnTwoPortsDoNotCoalesce) {
+  UpdateQueue q(nullptr);
+  const IpAddr a = *IpAddr::Parse("169.254.0.1");
+  q.UpsertNeighbor(Neighbor{a, *MacAddr::Parse("02:00:00:00:00:0a"), 0, NeighState::kPermanent});
+  q.UpsertNeighbor(Neighbor{a, *MacAddr::Parse("02:00:00:00:00:0b"), 1, NeighState::kPermanent});
+  q.DeleteNeighbor(a, 1);
+  UpdateBatch b = q.Take(10);
+  ASSERT_EQ(b.updates.size(), 2u);
+  EXPECT_EQ(b.updates[0].kind, PendingUpdate::Kind::kUpsertNeighbor);
+  EXPECT_EQ(b.updates[0].neighbor.port, 0);
+  EXPECT_EQ(b.updates[0].neighbor.mac.ToString(), "02:00:00:00:00:0a");
+  EXPECT_EQ(b.updates[1].kind, PendingUpdate::Kind::kDeleteNeighbor);
+  EXPECT_EQ(b.updates[1].neighbor.addr, a);
+  EXPECT_EQ(b.updates[1].neighbor.port, 1);
 }
 
 TEST(UpdateQueue, WakesWhenAFullBatchIsWaiting) {

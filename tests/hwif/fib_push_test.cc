@@ -53,11 +53,15 @@ class Harness {
   }
   void Neighbor(const char* addr, const char* mac, uint8_t port, NeighState st = NeighState::kReachable) {
     fibnic::Neighbor n{A(addr), M(mac), port, st};
+    // One neighbour per address here: a move to another port is the old one gone.
+    if (auto it = neigh_next_.find(n.addr); it != neigh_next_.end() && it->second.port != port) {
+      fib_.DeleteNeighbor(n.addr, it->second.port);
+    }
     fib_.UpsertNeighbor(n);
     neigh_next_[n.addr] = n;
   }
   void Unneighbor(const char* addr) {
-    fib_.DeleteNeighbor(A(addr));
+    if (auto it = neigh_next_.find(A(addr)); it != neigh_next_.end()) fib_.DeleteNeighbor(A(addr), it->second.port);
     neigh_next_.erase(A(addr));
   }
   void AddProbe(const char* addr) { probes_.push_back(A(addr)); }

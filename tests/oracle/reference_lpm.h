@@ -25,8 +25,10 @@ class ReferenceLpm {
   // The winning route for a prefix (tests decide which source wins).
   void SetRoute(const Prefix& p, std::vector<NextHop> paths) { table(p.family())[p.len()][key(p.addr())] = std::move(paths); }
   void EraseRoute(const Prefix& p) { table(p.family())[p.len()].erase(key(p.addr())); }
-  void SetNeighbor(const Neighbor& n) { neigh_[n.addr] = n; }
-  void EraseNeighbor(const IpAddr& a) { neigh_.erase(a); }
+  // A neighbour is an address on a port (the kernel resolves per interface):
+  // the same link-local address on two ports is two neighbours.
+  void SetNeighbor(const Neighbor& n) { neigh_[{n.addr, n.port}] = n; }
+  void EraseNeighbor(const IpAddr& a, PortId port) { neigh_.erase({a, port}); }
 
   // Longest matching prefix and its paths, if any.
   std::optional<std::pair<Prefix, std::vector<NextHop>>> Match(const IpAddr& dst) const {
@@ -49,8 +51,8 @@ class ReferenceLpm {
     auto m = Match(dst);
     if (!m) return out;
     for (const auto& nh : m->second) {
-      auto it = neigh_.find(nh.connected() ? dst : *nh.gateway);
-      if (it == neigh_.end() || !NeighUsable(it->second.state) || it->second.port != nh.port) continue;
+      auto it = neigh_.find({nh.connected() ? dst : *nh.gateway, nh.port});
+      if (it == neigh_.end() || !NeighUsable(it->second.state)) continue;
       out.insert({it->second.mac, nh.port});
     }
     return out;
@@ -83,7 +85,7 @@ class ReferenceLpm {
 
   Table v4_ = Table(33);
   Table v6_ = Table(129);
-  std::unordered_map<IpAddr, Neighbor> neigh_;
+  std::map<std::pair<IpAddr, PortId>, Neighbor> neigh_;
 };
 
 }  // namespace fibnic::oracle

@@ -55,9 +55,9 @@ class TeeSink : public RibSink {
     a_.UpsertNeighbor(n);
     b_.UpsertNeighbor(n);
   }
-  void DeleteNeighbor(const IpAddr& a) override {
-    a_.DeleteNeighbor(a);
-    b_.DeleteNeighbor(a);
+  void DeleteNeighbor(const IpAddr& a, PortId port) override {
+    a_.DeleteNeighbor(a, port);
+    b_.DeleteNeighbor(a, port);
   }
 
  private:

@@ -144,5 +144,51 @@ TEST_F(FpmTableTest, OtherTablesAreIgnored) {
   EXPECT_EQ(table.counts().ignored, 1u);
 }
 
+// BGP unnumbered (RFC 5549), next-hop-group mode: zebra's IPv4 routes name
+// next-hop objects of family AF_INET6 (the peer's fe80:: address on its
+// interface). Before issue #15 these punted as "gateway of another family".
+TEST_F(FpmTableTest, Ipv4RoutesViaIpv6NextHopObjects) {
+  NlNexthop peer0, peer1, both;
+  peer0.id = 21;
+  peer0.path = Via("fe80::1", 10);  // the same link-local address on two ports
+  peer1.id = 22;
+  peer1.path = Via("fe80::1", 11);
+  both.id = 23;
+  both.group = {{21, 1}, {22, 1}};
+  auto one = InlineRoute("10.20.0.0/16", {});
+  one.nh_id = 21;
+  auto ecmp = InlineRoute("10.21.0.0/16", {});
+  ecmp.nh_id = 23;
+  auto v6 = InlineRoute("2001:db8:20::/48", {});
+  v6.nh_id = 22;
+  ASSERT_TRUE(Frame({BuildNexthopMessage(peer0), BuildNexthopMessage(peer1), BuildNexthopMessage(both),
+                     BuildRouteMessage(one), BuildRouteMessage(ecmp), BuildRouteMessage(v6)})
+                  .ok());
+  EXPECT_EQ(PathsOf("10.20.0.0/16"), (std::vector<NextHop>{{A("fe80::1"), 0}}));
+  EXPECT_EQ(PathsOf("10.21.0.0/16"), (std::vector<NextHop>{{A("fe80::1"), 0}, {A("fe80::1"), 1}}));
+  // The IPv6 route through the same object is the same next-hop: one adjacency.
+  EXPECT_EQ(PathsOf("2001:db8:20::/48"), (std::vector<NextHop>{{A("fe80::1"), 1}}));
+  EXPECT_EQ(table.counts().punted_updates, 0u);
+}
+
+// Inline mode: RTA_VIA (an IPv6 next-hop in an IPv4 route), alone and in
+// RTA_MULTIPATH; an IPv6 route via an IPv4 gateway the kernel cannot do: punted.
+TEST_F(FpmTableTest, InlineRtaViaIsAnIpv6NextHop) {
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.30.0.0/16", {Via("fe80::2", 12)})),
+                     BuildRouteMessage(InlineRoute("10.31.0.0/16", {Via("fe80::1", 10), Via("fe80::1", 11)})),
+                     BuildRouteMessage(InlineRoute("10.32.0.0/16", {Via("169.254.0.1", 11)}))})
+                  .ok());
+  EXPECT_EQ(PathsOf("10.30.0.0/16"), (std::vector<NextHop>{{A("fe80::2"), 2}}));
+  EXPECT_EQ(PathsOf("10.31.0.0/16"), (std::vector<NextHop>{{A("fe80::1"), 0}, {A("fe80::1"), 1}}));
+  EXPECT_EQ(PathsOf("10.32.0.0/16"), (std::vector<NextHop>{{A("169.254.0.1"), 1}}));
+  NlNexthop v4gw;
+  v4gw.id = 31;
+  v4gw.path = Via("192.0.2.1", 10);
+  auto v6 = InlineRoute("2001:db8:31::/48", {});
+  v6.nh_id = 31;
+  ASSERT_TRUE(Frame({BuildNexthopMessage(v4gw), BuildRouteMessage(v6)}).ok());
+  EXPECT_EQ(PathsOf("2001:db8:31::/48"), host);
+}
+
 }  // namespace
 }  // namespace fibnic

@@ -50,8 +50,8 @@ class KernelSourceTest : public ::testing::Test {
     if (io_thread.joinable()) io_thread.join();
     Sh("ip netns del " + peer_ns + " 2>/dev/null");
   }
-  void StartSource(KernelSourceConfig cfg) {
-    cfg.ports = {{"k0", 0}};
+  void StartSource(KernelSourceConfig cfg, PortNames ports = {{"k0", 0}}) {
+    cfg.ports = std::move(ports);
     cfg.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
     source = std::make_unique<KernelSource>(io, sink, cfg);
     ASSERT_TRUE(source->Start().ok());
@@ -136,6 +136,48 @@ TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
   MustSh("ip route add 10.61.0.0/16 via 10.0.0.9 proto bgp");
   ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.9"); return n && NeighUsable(n->state); }, 15s))
       << Sh("ip neigh show");
+}
+
+// Issue #15: a neighbour is an address on an interface. BGP unnumbered puts
+// 169.254.0.1 (inline mode, permanent, one per interface) and the peers'
+// fe80:: addresses on every fabric port; IPv4 routes go via them onlink or
+// via inet6 (RTA_VIA). Deleting the one on k1 must leave k0's, which must
+// keep updating.
+TEST_F(KernelSourceTest, LinkLocalNeighboursPerPortAndRoutesViaInet6) {
+  StartSource({}, {{"k0", 0}, {"k1", 1}});
+  const std::string mac0 = "02:00:00:00:00:0a", mac1 = "02:00:00:00:00:0b";
+  MustSh("ip neigh add 169.254.0.1 lladdr " + mac0 + " dev k0 nud permanent");
+  MustSh("ip neigh add 169.254.0.1 lladdr " + mac1 + " dev k1 nud permanent");
+  MustSh("ip neigh add fe80::1 lladdr " + mac0 + " dev k0 nud permanent");
+  MustSh("ip neigh add fe80::1 lladdr " + mac1 + " dev k1 nud permanent");
+  MustSh("ip route add 10.70.0.0/16 via 169.254.0.1 dev k0 onlink");
+  MustSh("ip route add 10.71.0.0/16 via 169.254.0.1 dev k1 onlink");
+  MustSh("ip route add 10.72.0.0/16 via inet6 fe80::1 dev k0");
+  MustSh("ip route add 10.73.0.0/16 nexthop via inet6 fe80::1 dev k0 nexthop via inet6 fe80::1 dev k1");
+  EXPECT_TRUE(RouteIs("10.70.0.0/16", std::vector<NextHop>{{A("169.254.0.1"), 0}}));
+  EXPECT_TRUE(RouteIs("10.71.0.0/16", std::vector<NextHop>{{A("169.254.0.1"), 1}}));
+  EXPECT_TRUE(RouteIs("10.72.0.0/16", std::vector<NextHop>{{A("fe80::1"), 0}}));
+  EXPECT_TRUE(RouteIs("10.73.0.0/16", std::vector<NextHop>{{A("fe80::1"), 0}, {A("fe80::1"), 1}}));
+  auto mac_on = [&](const std::string& addr, PortId port) -> std::optional<std::string> {
+    auto n = sink.neighbors_on_ports();
+    auto it = n.find({A(addr), port});
+    if (it == n.end()) return std::nullopt;
+    return it->second.mac.ToString();
+  };
+  auto until = [&](const std::string& addr, PortId port, std::optional<std::string> want) {
+    return WaitFor([&] { return mac_on(addr, port) == want; }, 10s);
+  };
+  EXPECT_TRUE(until("169.254.0.1", 0, mac0));
+  EXPECT_TRUE(until("169.254.0.1", 1, mac1));
+  EXPECT_TRUE(until("fe80::1", 0, mac0));
+  EXPECT_TRUE(until("fe80::1", 1, mac1));
+  MustSh("ip neigh del 169.254.0.1 dev k1");
+  EXPECT_TRUE(until("169.254.0.1", 1, std::nullopt));
+  EXPECT_EQ(mac_on("169.254.0.1", 0), mac0);  // k0's stays ...
+  MustSh("ip neigh replace 169.254.0.1 lladdr 02:00:00:00:00:0c dev k0 nud permanent");
+  EXPECT_TRUE(until("169.254.0.1", 0, std::string("02:00:00:00:00:0c")));  // ... and still updates
+  EXPECT_EQ(mac_on("fe80::1", 1), mac1);
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
 // Issue #14, bug 2: an IPv6 multipath route deleted one next-hop at a time

@@ -119,10 +119,13 @@ TEST(FibPaths, PuntsWhatTheFibnicMustNotForward) {
   // Not a FIBNIC port, alone or as one path of several.
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 3)}, "", ports).paths, host);
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 10), Via("192.0.2.9", 3)}, "", ports).paths, host);
-  // Encapsulation, no path, other-family gateway.
+  // Encapsulation, no path, an IPv6 route via an IPv4 gateway. (An IPv4
+  // route via an IPv6 next-hop, RFC 5549, is forwarded: issue #15.)
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 10)}, "encap", ports).paths, host);
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {}, "", ports).paths, host);
-  EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("fe80::1", 10)}, "", ports).paths, host);
+  EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV6, {Via("192.0.2.1", 10)}, "", ports).paths, host);
+  EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("fe80::1", 10)}, "", ports).paths,
+            (std::vector<NextHop>{{A("fe80::1"), 0}}));
   // A dead path is skipped; all dead punts.
   NlPath dead = Via("192.0.2.7", 11);
   dead.flags = RTNH_F_DEAD;

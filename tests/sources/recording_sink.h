@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rib/route.h"
@@ -25,17 +26,25 @@ class RecordingSink : public RibSink {
   }
   void UpsertNeighbor(const Neighbor& n) override {
     std::lock_guard lk(mu_);
-    neighbors_[n.addr] = n;
+    on_ports_[{n.addr, n.port}] = n;
     log_.push_back("neigh " + n.addr.ToString());
   }
-  void DeleteNeighbor(const IpAddr& a) override {
+  void DeleteNeighbor(const IpAddr& a, PortId port) override {
     std::lock_guard lk(mu_);
-    neighbors_.erase(a);
+    on_ports_.erase({a, port});
     log_.push_back("neigh-delete " + a.ToString());
   }
 
   std::map<Prefix, Route> routes() const { std::lock_guard lk(mu_); return routes_; }
-  std::map<IpAddr, Neighbor> neighbors() const { std::lock_guard lk(mu_); return neighbors_; }
+  // A neighbour is (address, port); neighbors() shows one per address (the
+  // highest port's), for tests where each address lives on one port.
+  std::map<IpAddr, Neighbor> neighbors() const {
+    std::lock_guard lk(mu_);
+    std::map<IpAddr, Neighbor> out;
+    for (const auto& [key, n] : on_ports_) out[key.first] = n;
+    return out;
+  }
+  std::map<std::pair<IpAddr, PortId>, Neighbor> neighbors_on_ports() const { std::lock_guard lk(mu_); return on_ports_; }
   std::vector<std::string> TakeLog() {
     std::lock_guard lk(mu_);
     auto out = std::move(log_);
@@ -46,7 +55,7 @@ class RecordingSink : public RibSink {
  private:
   mutable std::mutex mu_;
   std::map<Prefix, Route> routes_;
-  std::map<IpAddr, Neighbor> neighbors_;
+  std::map<std::pair<IpAddr, PortId>, Neighbor> on_ports_;
   std::vector<std::string> log_;
 };
 

@@ -23,6 +23,7 @@ json ToJson(const RouteInfo& ri) {
             {"best", ri.best},
             {"state", OffloadStateName(ri.state)},
             {"reason", PuntReasonName(ri.reason)}};
+  if (!ri.why.empty()) j["why"] = ri.why;
   if (ri.route.prefix.family() == Family::kV4) {
     j["slash24_total"] = ri.slash24_total;
     j["slash24_punted"] = ri.slash24_punted;
@@ -43,6 +44,7 @@ json ToJson(const RibAnswer& a) {
             {"path", a.path ? ToJson(*a.path) : json(nullptr)},
             {"reason", PuntReasonName(a.reason)},
             {"neighbor", a.neighbor ? ToJson(*a.neighbor) : json(nullptr)}};
+  if (!a.why.empty()) j["why"] = a.why;
   // What a correct forwarder does: the neighbour's MAC out of the path's port.
   const bool forward = a.path && !a.path->to_host() && a.neighbor && NeighUsable(a.neighbor->state);
   j["forward"] = forward;

@@ -252,8 +252,12 @@ StatusOr<HttpReply> FibApi::Impl::GetNexthops(const HttpRequest&) {
   const auto& hw = t.written;
   json arr = json::array();
   for (const SlotInfo& s : t.slots) {
+    json next_hops = json::array();
+    for (const NextHop& nh : s.next_hops) next_hops.push_back(ToJson(nh));
     json j = {{"code", s.code},
               {"owner", s.owner ? ToJson(*s.owner) : json(nullptr)},
+              {"adjacency", s.adjacency ? json(s.adjacency->ToString()) : json(nullptr)},
+              {"next_hops", std::move(next_hops)},
               {"weight", s.weight},
               {"entry", ToJson(s.entry)}};
     if (hw && s.code >= 0 && size_t(s.code) < hw->nexthop.size()) {
