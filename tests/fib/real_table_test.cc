@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "tools/route_file_loader.h"
@@ -124,6 +126,76 @@ TEST(RealTable6, SampledDestinationsMatchReferenceLpm) {
   std::cout << "IPv6: " << r.addresses << " destinations, forwarded " << r.forwarded << ", owed " << r.owed
             << "; routes offloaded " << counts.routes[1][static_cast<int>(OffloadState::kOffloaded)] << ", partial "
             << counts.routes[1][static_cast<int>(OffloadState::kPartial)] << "\n";
+  fs::remove_all(files.dir);
+}
+
+// Three dual-stack routers (issue #15), the common real case: make-routes
+// gives router k an IPv4 and an IPv6 gateway with one MAC on one port. With
+// 2-bit codes the three (MAC, port) adjacencies fit the three next-hop
+// entries, so both families of every router can be forwarded; IPv6 is held as
+// far as the 32-entry TCAM allows (as many routes as the IPv6 part alone
+// gets). Before next-hops became adjacencies the IPv4 gateways took all three
+// codes: IPv4 as below, IPv6 nothing.
+constexpr uint64_t kV4OffloadedBefore = 857100;  // IPv4 routes offloaded, main at 50b67a6
+constexpr uint64_t kV4ForwardedBefore = 11995792;  // /24 sweep addresses forwarded, the same
+TEST(RealTableDualStack, RoutersShareTheirCodeAcrossFamilies) {
+  const Files files = MakeRoutes(3);
+  // The premise: each MAC names exactly one IPv4 and one IPv6 gateway, on one port.
+  std::map<std::string, std::set<std::pair<bool, int>>> gateways_of;  // MAC → {(is IPv4, port)}
+  {
+    std::ifstream n(files.neigh);
+    std::string addr, mac;
+    int port;
+    while (n >> addr >> mac >> port) gateways_of[mac].insert({IpAddr::Parse(addr)->is_v4(), port});
+  }
+  ASSERT_EQ(gateways_of.size(), 3u);
+  for (const auto& [mac, gws] : gateways_of) {
+    ASSERT_EQ(gws.size(), 2u) << mac;
+    EXPECT_NE(gws.begin()->first, gws.rbegin()->first) << mac << ": not one gateway per family";
+    EXPECT_EQ(gws.begin()->second, gws.rbegin()->second) << mac << ": its gateways are on two ports";
+  }
+
+  FibConfig cfg;
+  cfg.caps = regs::Caps::Model2Bit();
+  // What the TCAM allows: the IPv6 part alone, whose gateways own every code.
+  uint64_t v6_alone = 0;
+  {
+    const Files files6 = MakeRoutes(3, "6");
+    Fib fib6(cfg);
+    RouteFileStats stats6;
+    ASSERT_TRUE(LoadRouteFileInto(fib6, files6.routes.string(), &stats6).ok());
+    ASSERT_TRUE(LoadNeighborFileInto(fib6, files6.neigh.string(), &stats6).ok());
+    fib6.Commit();
+    v6_alone = fib6.Counts().routes[1][static_cast<int>(OffloadState::kOffloaded)];
+    fs::remove_all(files6.dir);
+  }
+  Fib fib(cfg);
+  RouteFileStats stats;
+  ASSERT_TRUE(LoadRouteFileInto(fib, files.routes.string(), &stats).ok());
+  ASSERT_TRUE(LoadNeighborFileInto(fib, files.neigh.string(), &stats).ok());
+  fib.Commit();
+  const auto counts = fib.Counts();
+  const uint64_t v4 = counts.routes[0][static_cast<int>(OffloadState::kOffloaded)];
+  const uint64_t v6 = counts.routes[1][static_cast<int>(OffloadState::kOffloaded)];
+
+  const World world = ReadWorld(files);
+  const auto bar = EncodeBar(fib.image());
+  const auto r = CheckAllSlash24(bar, world, world.Oracle(), Owners(fib), cfg.ecmp, cfg.caps.neigh_entries);
+  EXPECT_TRUE(r.ok()) << r.first_error;
+  const uint64_t seed = static_cast<uint64_t>(::getpid());
+  std::mt19937_64 rng(seed);
+  const auto r6 = CheckV6Sampled(bar, world, world.Oracle(), fib, rng);
+  EXPECT_TRUE(r6.ok()) << r6.first_error << " (sample seed " << seed << ")";
+  std::cout << "dual stack, 3 routers, 2-bit codes: IPv4 " << v4 << " of " << stats.lines[0]
+            << " routes offloaded (before adjacencies: " << kV4OffloadedBefore << "), /24 sweep forwards " << r.forwarded
+            << " of " << r.addresses << " addresses; IPv6 " << v6 << " of " << stats.lines[1]
+            << " routes offloaded (before: 0; the IPv6 part alone: " << v6_alone << "), sampled " << r6.addresses << " destinations (seed " << seed
+            << "), forwarded " << r6.forwarded << "\n";
+  EXPECT_GE(v4, kV4OffloadedBefore);
+  EXPECT_GE(r.forwarded, kV4ForwardedBefore);
+  EXPECT_GT(v6, 0u);
+  EXPECT_EQ(v6, v6_alone);
+  EXPECT_GT(r6.forwarded, 0u);
   fs::remove_all(files.dir);
 }
 

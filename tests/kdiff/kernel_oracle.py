@@ -15,7 +15,7 @@ import struct
 RTM_NEWROUTE, RTM_GETROUTE, NLMSG_ERROR = 24, 26, 2
 NLM_F_REQUEST = 1
 RTM_F_FIB_MATCH = 0x2000
-RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_MULTIPATH = 1, 4, 5, 9
+RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_MULTIPATH, RTA_VIA = 1, 4, 5, 9, 18
 RTA_NH_ID, RTA_IP_PROTO, RTA_SPORT, RTA_DPORT = 30, 27, 28, 29
 RTN_UNICAST = 1
 RTNH_F_DEAD, RTNH_F_LINKDOWN = 1, 16
@@ -96,8 +96,12 @@ class KernelOracle:
     @staticmethod
     def _hop(fam, addr, attrs):
         oif = struct.unpack("=I", attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0
-        gw = socket.inet_ntop(fam, attrs[RTA_GATEWAY]) if RTA_GATEWAY in attrs else addr
-        return oif, gw
+        if RTA_GATEWAY in attrs:
+            return oif, socket.inet_ntop(fam, attrs[RTA_GATEWAY])
+        if RTA_VIA in attrs:  # a gateway of the other family (IPv4 via inet6 fe80::…, RFC 5549)
+            via_fam = struct.unpack_from("=H", attrs[RTA_VIA])[0]
+            return oif, socket.inet_ntop(via_fam, attrs[RTA_VIA][2:])
+        return oif, addr
 
     def answers(self, addr, ctx_oif=0, ignore_linkdown=False):
         """The set of (ifindex, next-hop address) the kernel sends `addr` to in
