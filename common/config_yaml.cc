@@ -335,6 +335,25 @@ std::vector<int64_t> YamlMap::IntList(const std::string& key, const std::vector<
   return out;
 }
 
+std::vector<std::string> YamlMap::StringList(const std::string& key, const std::string& what) {
+  asked_.insert(key);
+  YAML::Node c = Child(key);
+  if (!c.IsDefined() || c.IsNull()) return {};
+  if (!c.IsSequence()) {
+    Error(key, "expected a list of " + what + ", found " + NodeKind(c));
+    return {};
+  }
+  std::vector<std::string> out;
+  for (const auto& item : c) {
+    if (!item.IsScalar()) {
+      errs_->Add(item.Mark(), KeyPath(key), std::string("bad value '") + NodeKind(item) + "'; allowed: " + what);
+      return {};
+    }
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
 YamlMap YamlMap::Map(const std::string& key) {
   asked_.insert(key);
   return YamlMap(Child(key), KeyPath(key), errs_);

@@ -108,6 +108,8 @@ class YamlMap {
   Endpoint Listen(const std::string& key, const Endpoint& def);
   std::vector<int64_t> IntList(const std::string& key, const std::vector<int64_t>& def, int64_t min,
                                int64_t max);
+  // A list of scalars (an absent key: empty); `what` says what each must be when one is not a scalar.
+  std::vector<std::string> StringList(const std::string& key, const std::string& what);
 
   // Sub-sections.
   YamlMap Map(const std::string& key);

@@ -131,4 +131,10 @@ std::string MacAddr::ToString() const {
   return buf;
 }
 
+bool IsHostName(std::string_view name) {
+  return !name.empty() && name.size() <= 253 && name.front() != '.' && name.front() != '-' &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") ==
+             std::string_view::npos;
+}
+
 }  // namespace fibnic

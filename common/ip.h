@@ -97,6 +97,10 @@ struct MacAddr {
   bool operator==(const MacAddr&) const = default;
 };
 
+// A DNS host name as an operator writes it in a config (letters, digits, '.',
+// '-'; not starting with '.' or '-'; at most 253 characters).
+bool IsHostName(std::string_view name);
+
 }  // namespace fibnic
 
 template <>

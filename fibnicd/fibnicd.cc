@@ -157,6 +157,12 @@ Status Fibnicd::StartWeb() {
   wc.header_limit = config_.web.header_limit;
   wc.body_limit = config_.web.body_limit;
   wc.max_connections = config_.web.max_connections;
+  wc.max_connections_per_client = config_.web.max_connections_per_client;
+  wc.max_streams = config_.web.max_streams;
+  wc.max_streams_per_client = config_.web.max_streams_per_client;
+  wc.auth_failure_limit = config_.web.auth_failure_limit;
+  wc.auth_failure_window = std::chrono::milliseconds(config_.web.auth_failure_window_ms);
+  wc.allowed_hosts = config_.web.allowed_hosts;
   wc.read_timeout = std::chrono::milliseconds(config_.web.read_timeout_ms);
   wc.idle_timeout = std::chrono::milliseconds(config_.web.idle_timeout_ms);
   wc.write_timeout = std::chrono::milliseconds(config_.web.write_timeout_ms);

@@ -112,8 +112,14 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
   YamlMap fm = m.Map("fpm");
   f->enabled = fm.Bool("enabled", false);
   f->listen = fm.Listen("listen", f->listen);
+  f->allow_non_loopback = fm.Bool("allow_non_loopback", false);
   f->distance = fm.Int<uint8_t>("distance", 10, {0, 255});
   f->initial_wait = fm.Duration("initial_wait", seconds(120), seconds(0), hours(1));
+  if (!IsLoopback(f->listen.host) && !f->allow_non_loopback)
+    fm.Error("listen", "bad value '" + f->listen.ToString() +
+                           "'; allowed: a loopback address (FPM has no authentication and programs the device; "
+                           "to listen beyond loopback set 'allow_non_loopback: true' and firewall the port, "
+                           "see docs/security.md)");
   fm.Finish();
 
   YamlMap sm = m.Map("file");
@@ -149,6 +155,16 @@ void ReadWeb(YamlMap m, FibnicdConfig::Web* w) {
   w->header_limit = m.Int<uint32_t>("header_limit", 8 * 1024, {1024, 1024 * 1024});
   w->body_limit = m.Int<uint32_t>("body_limit", 64 * 1024, {1024, 64 * 1024 * 1024});
   w->max_connections = m.Int<uint32_t>("max_connections", 256, {1, 65536});
+  w->max_connections_per_client = m.Int<uint32_t>("max_connections_per_client", 32, {1, 65536});
+  w->max_streams = m.Int<uint32_t>("max_streams", 16, {1, 65536});
+  w->max_streams_per_client = m.Int<uint32_t>("max_streams_per_client", 4, {1, 65536});
+  w->auth_failure_limit = m.Int<uint32_t>("auth_failure_limit", 5, {1, 1000});
+  w->auth_failure_window_ms = m.Int<uint32_t>("auth_failure_window_ms", 60000, {1000, 3600000});
+  w->allowed_hosts = m.StringList("allowed_hosts", "host names (letters, digits, '.', '-')");
+  for (const auto& h : w->allowed_hosts) {
+    if (!IsHostName(h))
+      m.Error("allowed_hosts", "bad value '" + h + "'; allowed: host names (letters, digits, '.', '-')");
+  }
   w->read_timeout_ms = m.Int<uint32_t>("read_timeout_ms", 10000, {100, 3600000});
   w->idle_timeout_ms = m.Int<uint32_t>("idle_timeout_ms", 30000, {100, 3600000});
   w->write_timeout_ms = m.Int<uint32_t>("write_timeout_ms", 10000, {100, 3600000});

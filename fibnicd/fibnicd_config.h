@@ -59,6 +59,9 @@ struct FibnicdConfig {
   struct Fpm {
     bool enabled = false;
     Endpoint listen{IpAddr::V4(0x7F000001), 2620};
+    // zebra runs on this host: FPM (unauthenticated, it programs the
+    // hardware) listens beyond loopback only when the operator says so.
+    bool allow_non_loopback = false;
     uint8_t distance = 10;
     // Start-up with zebra's routes in the kernel: the device is first written
     // once zebra's replay is over, or after this long (0 = do not wait).
@@ -98,6 +101,14 @@ struct FibnicdConfig {
     uint32_t header_limit = 8 * 1024;
     uint32_t body_limit = 64 * 1024;
     uint32_t max_connections = 256;
+    // Per client (IPv4 address / IPv6 /64), event streams, wrong-token throttle
+    // and the Host allowlist: see web/http/server.h WebConfig.
+    uint32_t max_connections_per_client = 32;
+    uint32_t max_streams = 16;
+    uint32_t max_streams_per_client = 4;
+    uint32_t auth_failure_limit = 5;
+    uint32_t auth_failure_window_ms = 60000;
+    std::vector<std::string> allowed_hosts;
     uint32_t read_timeout_ms = 10000;
     uint32_t idle_timeout_ms = 30000;
     uint32_t write_timeout_ms = 10000;

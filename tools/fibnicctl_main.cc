@@ -42,7 +42,7 @@ constexpr const char* kUsage =
     "  image diff A B                       differences between two BAR image files, by table\n"
     "\n"
     "--server defaults to $FIBNIC_API or 127.0.0.1:8080. The bearer token: --token-file (a file only\n"
-    "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1).\n";
+    "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1) (and warns).\n";
 
 struct Args {
   Endpoint server{IpAddr::V4(0x7F000001), 8080};
@@ -117,6 +117,10 @@ Args Parse(int argc, char** argv) {
       a.server = *ep;
     } else if (w == "--token") {
       a.token = value();
+      // Every local user sees argv (ps, /proc/PID/cmdline) for as long as we run.
+      std::fprintf(stderr,
+                   "fibnicctl: warning: --token shows the token to every local user in ps(1); "
+                   "use --token-file FILE (mode 600) or $FIBNIC_TOKEN\n");
     } else if (w == "--token-file") {
       a.token = ReadTokenFile(value());
     } else if (w == "--json") {

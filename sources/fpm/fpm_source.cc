@@ -1,5 +1,9 @@
 #include "sources/fpm/fpm_source.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <boost/asio.hpp>
 #include <cstdio>
 #include <vector>
@@ -152,8 +156,14 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     boost::system::error_code ec;
     const auto remote = s.remote_endpoint(ec);
     const std::string peer = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
-    if (conn) Log("new connection from " + peer + " replaces " + stats.peer);
-    CloseConnection();
+    if (conn) {
+      ++stats.refused;
+      Log("refused a connection from " + peer + ": zebra's connection from " + stats.peer +
+            " is live (one FPM feed at a time)");
+      s.close(ec);
+      return;
+    }
+    EnableKeepalive(s);
     conn = std::make_shared<tcp::socket>(std::move(s));
     ++conn_id;
     frames_before += reader.frames();
@@ -169,6 +179,19 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     ArmSweep();
     if (replies) replies->Connected(conn);
     DoRead(conn_id);
+  }
+
+  // zebra sends nothing while its table is quiet: TCP keepalive (probes after
+  // 10 s idle, every 5 s, 4 unanswered = dead) is what notices a peer gone
+  // without a FIN, so that the one-connection rule cannot lock zebra out.
+  static void EnableKeepalive(tcp::socket& s) {
+    boost::system::error_code ec;
+    s.set_option(asio::socket_base::keep_alive(true), ec);
+    const int fd = s.native_handle();
+    const int idle = 10, interval = 5, count = 4;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
   }
 
   void CloseConnection() {
@@ -285,7 +308,8 @@ nlohmann::json FpmSource::StatsJson() const {
           {"messages", s.messages},       {"ignored", s.ignored},
           {"routes", s.routes},           {"nexthop_groups", s.nexthop_groups},
           {"route_updates", s.route_updates}, {"errors", s.errors},
-          {"resyncs", s.resyncs},         {"stale_swept", s.stale_swept},
+          {"resyncs", s.resyncs},         {"refused", s.refused},
+          {"stale_swept", s.stale_swept},
           {"stale_pending", s.stale_pending}, {"last_error", s.last_error}};
   if (impl_->replies) {  // only when replying (cfg.offload)
     j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},

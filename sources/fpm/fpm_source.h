@@ -1,7 +1,10 @@
 // The FRR source: a TCP server that zebra's dplane_fpm_nl module connects to
 // (zebra is the client; `fpm address 127.0.0.1 port 2620` in zebra's config).
-// One zebra at a time: a new connection replaces the old one (zebra only
-// reconnects after it gave up on the previous one).
+// One zebra at a time: while a connection is live, another is refused
+// (closed at accept, logged and counted) — a local user cannot take over the
+// feed, inject routes, or get FRR's routes swept by staying silent. TCP
+// keepalive finds a peer that vanished without closing, so a zebra that
+// reconnects after losing its end is let in within ~30 s at the latest.
 //
 // Reconnect = full replay with no end marker and no deletes: when zebra goes
 // away and when it connects all routes and groups are marked stale, and the
@@ -72,6 +75,7 @@ struct FpmSourceStats {
   uint64_t route_updates = 0;    // upserts + deletes given to the RIB
   uint64_t errors = 0;           // malformed frames and socket errors
   uint64_t resyncs = 0;          // replays (connections after the first)
+  uint64_t refused = 0;          // connections refused while another was live
   uint64_t stale_swept = 0;
   uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
   uint64_t kernel_dropped = 0;   // stale routes dropped as the kernel deleted them

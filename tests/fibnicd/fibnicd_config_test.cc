@@ -149,6 +149,36 @@ TEST(FibnicdConfig, FpmReplayTimes) {
               HasSubstr("sources.fpm.initial_wait"));
 }
 
+TEST(FibnicdConfig, FpmBeyondLoopbackNeedsTheOptIn) {
+  // FPM has no authentication and programs the device: loopback unless the operator opts in.
+  EXPECT_THAT(FromText("sources: {fpm: {enabled: true, listen: 0.0.0.0:2620}}\n").status().message(),
+              HasSubstr("sources.fpm.listen: bad value '0.0.0.0:2620'; allowed: a loopback address"));
+  EXPECT_THAT(FromText("sources: {fpm: {listen: '[2001:db8::1]:2620'}}\n").status().message(),
+              HasSubstr("set 'allow_non_loopback: true'"));
+  auto opted = FromText("sources: {fpm: {enabled: true, listen: 192.0.2.1:2620, allow_non_loopback: true}}\n");
+  ASSERT_TRUE(opted.ok()) << opted.status().ToString();
+  EXPECT_TRUE(opted->fpm.allow_non_loopback);
+  EXPECT_TRUE(FromText("sources: {fpm: {enabled: true, listen: 127.0.0.2:2620}}\n").ok());
+}
+
+TEST(FibnicdConfig, WebHardeningKeys) {
+  auto c = FromText("web: {max_connections_per_client: 8, max_streams: 2, max_streams_per_client: 1, "
+                    "auth_failure_limit: 3, auth_failure_window_ms: 5000, allowed_hosts: [router1.example.net]}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->web.max_connections_per_client, 8u);
+  EXPECT_EQ(c->web.max_streams, 2u);
+  EXPECT_EQ(c->web.max_streams_per_client, 1u);
+  EXPECT_EQ(c->web.auth_failure_limit, 3u);
+  EXPECT_EQ(c->web.auth_failure_window_ms, 5000u);
+  EXPECT_THAT(c->web.allowed_hosts, ElementsAre("router1.example.net"));
+  EXPECT_THAT(FromText("web: {allowed_hosts: ['evil.example:80']}\n").status().message(),
+              HasSubstr("web.allowed_hosts: bad value 'evil.example:80'"));
+  EXPECT_THAT(FromText("web: {allowed_hosts: router1}\n").status().message(),
+              HasSubstr("web.allowed_hosts: expected a list of host names"));
+  EXPECT_THAT(FromText("web: {max_streams_per_client: 0}\n").status().message(),
+              HasSubstr("web.max_streams_per_client: bad value '0'"));
+}
+
 TEST(FibnicdConfig, ChangedSectionsNamesWhatDiffers) {
   auto a = FromText("web: {listen: 127.0.0.1:9000}\n");
   auto b = FromText("logging: {level: debug}\nweb: {listen: 127.0.0.1:9000}\n");

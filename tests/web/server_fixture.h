@@ -76,14 +76,21 @@ class ServerThread {
   uint16_t port_ = 0;
 };
 
-// A raw TCP connection for sending arbitrary bytes.
+// A raw TCP connection for sending arbitrary bytes. source: the local
+// address to connect from (another 127.x address is another client).
 class RawConn {
  public:
-  explicit RawConn(uint16_t port, int timeout_ms = 3000) {
+  explicit RawConn(uint16_t port, int timeout_ms = 3000, const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (source) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &local.sin_addr);
+      ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local);
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <optional>
 #include <type_traits>
 #include <unordered_set>
@@ -15,6 +16,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+
+#include "common/ip.h"
+#include "common/log.h"
+#include "web/http/admission.h"
 
 namespace fibnic::web {
 
@@ -38,6 +43,15 @@ Status ValidateWebConfig(const WebConfig& c) {
     return InvalidArgument("web.body_limit: " + std::to_string(c.body_limit) + " above 64 MiB");
   }
   if (c.max_connections == 0) return InvalidArgument("web.max_connections: must be at least 1");
+  // Per-client caps above the global ones act as the global ones.
+  if (c.max_connections_per_client == 0) return InvalidArgument("web.max_connections_per_client: must be at least 1");
+  if (c.max_streams == 0) return InvalidArgument("web.max_streams: must be at least 1");
+  if (c.max_streams_per_client == 0) return InvalidArgument("web.max_streams_per_client: must be at least 1");
+  if (c.auth_failure_limit == 0) return InvalidArgument("web.auth_failure_limit: must be at least 1");
+  if (c.auth_failure_window.count() <= 0) return InvalidArgument("web.auth_failure_window: must be positive");
+  for (const auto& h : c.allowed_hosts) {
+    if (!IsHostName(h)) return InvalidArgument("web.allowed_hosts: '" + h + "' is not a host name (letters, digits, '.', '-')");
+  }
   if (c.read_timeout.count() <= 0 || c.idle_timeout.count() <= 0 || c.write_timeout.count() <= 0) {
     return InvalidArgument("web timeouts must be positive");
   }
@@ -63,11 +77,20 @@ bool TokenMatches(std::string_view header, const std::string& token) {
 
 struct WebServer::Impl : std::enable_shared_from_this<WebServer::Impl> {
   Impl(net::io_context& io_, const WebConfig& c, const Router& r, Telemetry* t)
-      : io(io_), cfg(c), router(r), telemetry(t), acceptor(io_), retry(io_) {}
+      : io(io_),
+        cfg(c),
+        router(r),
+        telemetry(t),
+        acceptor(io_),
+        retry(io_),
+        clients(AdmissionLimits{std::min(c.max_connections_per_client, c.max_connections),
+                                std::min(c.max_streams, c.max_connections), c.max_streams_per_client,
+                                c.auth_failure_limit, c.auth_failure_window}) {}
 
   void Accept();
   void OnAccept(boost::system::error_code ec, tcp::socket socket);
   void CountReply(int status, double seconds);
+  void Reject(CounterMetric* counter, tcp::socket& socket);
 
   net::io_context& io;
   WebConfig cfg;
@@ -77,10 +100,17 @@ struct WebServer::Impl : std::enable_shared_from_this<WebServer::Impl> {
   net::steady_timer retry;
   std::optional<ssl::context> tls;
   std::unordered_set<SessionBase*> sessions;
+  ClientTable clients;
+  uint64_t next_request_id = 0;
   bool stopped = false;
 
   CounterMetric* requests[6] = {};  // by status class 1xx..5xx, [0] unused
   CounterMetric* rejected = nullptr;
+  CounterMetric* rejected_per_client = nullptr;
+  CounterMetric* streams_refused = nullptr;
+  CounterMetric* auth_failures = nullptr;
+  CounterMetric* hosts_refused = nullptr;
+  GaugeMetric* streams = nullptr;
   HistogramMetric* latency = nullptr;
   GaugeMetric* connections = nullptr;
 };
@@ -92,12 +122,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
  public:
   using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
 
-  Session(std::shared_ptr<WebServer::Impl> srv, tcp::socket socket)
-      : srv_(std::move(srv)), stream_(MakeStream(std::move(socket))), sse_timer_(srv_->io) {
+  // The client's connection is already counted in srv->clients (OnAccept).
+  Session(std::shared_ptr<WebServer::Impl> srv, tcp::socket socket, ClientKey client)
+      : srv_(std::move(srv)), stream_(MakeStream(std::move(socket))), sse_timer_(srv_->io), client_(client) {
     srv_->sessions.insert(this);
     if (srv_->connections) srv_->connections->Set(static_cast<double>(srv_->sessions.size()));
   }
   ~Session() override {
+    if (holds_stream_) {
+      srv_->clients.EndStream(client_);
+      if (srv_->streams) srv_->streams->Set(static_cast<double>(srv_->clients.streams()));
+    }
+    srv_->clients.Disconnect(client_);
     srv_->sessions.erase(this);
     if (srv_->connections) srv_->connections->Set(static_cast<double>(srv_->sessions.size()));
   }
@@ -164,14 +200,47 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     start_ = std::chrono::steady_clock::now();
     ++served_;
     auto& req = parser_->get();
-    const bool keep_alive = req.keep_alive();
-    Send(Handle(req), req.version(), keep_alive);
+    HttpReply rep = Handle(req);
+    // After an error the client gets a fresh start or nothing: a 4xx is the
+    // usual first step of abuse (guessing, probing), and a kept connection
+    // would let it go on holding its slot.
+    const bool keep_alive = req.keep_alive() && rep.status < 400;
+    Send(std::move(rep), req.version(), keep_alive);
   }
 
   HttpReply Handle(const http::request<http::string_body>& req) {
+    HttpReply rep = Route(req);
+    if (rep.status == 500) rep = HideInternalError(req, std::move(rep));
+    return rep;
+  }
+
+  // What went wrong inside goes to the log, not to the client (it can name
+  // files, addresses, library internals): the client gets a request id to
+  // quote, the operator finds the message under it.
+  HttpReply HideInternalError(const http::request<http::string_body>& req, HttpReply rep) {
+    char id[17];
+    std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(++srv_->next_request_id));
+    // The JSON body escapes control characters, so the log line cannot be split.
+    LogError("web: request " + std::string(id) + " " + std::string(req.method_string()) + " " +
+             nlohmann::json(std::string(req.target())).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             " failed: " + rep.body);
+    HttpReply out = ErrorReply(500, std::string("internal error; the server log has the details under request id ") + id);
+    out.headers.emplace_back("X-Request-Id", id);
+    return out;
+  }
+
+  HttpReply Route(const http::request<http::string_body>& req) {
     std::string_view target(req.target().data(), req.target().size());
     if (target.empty() || target.front() != '/') {
       return ErrorReply(400, "request target must be an absolute path ('/...')");
+    }
+    if (auto host = req.find(http::field::host); host != req.end()) {
+      std::string_view h(host->value().data(), host->value().size());
+      if (!HostAllowed(h, srv_->cfg.allowed_hosts)) {
+        if (srv_->hosts_refused) srv_->hosts_refused->Add();
+        return ErrorReply(421, "Host '" + std::string(h.substr(0, 100)) +
+                                   "' is not served here (an IP address, localhost or a name in web.allowed_hosts)");
+      }
     }
     HttpRequest r;
     r.method = std::string(req.method_string());
@@ -186,8 +255,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     auto auth = req.find(http::field::authorization);
     if (auth != req.end()) {
+      const auto now = ClientTable::Clock::now();
+      if (auto wait = srv_->clients.AuthRetryAfter(client_, now); wait.count() > 0) {
+        HttpReply rep = ErrorReply(429, "too many wrong tokens from this address; try again later");
+        rep.headers.emplace_back("Retry-After", std::to_string((wait.count() + 999) / 1000));
+        return rep;
+      }
       std::string_view v(auth->value().data(), auth->value().size());
-      if (!TokenMatches(v, srv_->cfg.token)) return ErrorReply(401, "bearer token rejected");
+      if (!TokenMatches(v, srv_->cfg.token)) {
+        srv_->clients.AuthFailed(client_, now);
+        if (srv_->auth_failures) srv_->auth_failures->Add();
+        return ErrorReply(401, "bearer token rejected");
+      }
       r.authenticated = true;
     }
     auto ct = req.find(http::field::content_type);
@@ -201,11 +280,36 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       r.headers.emplace(std::move(name), std::string(f.value()));
     }
     r.body = req.body();
+    const bool authenticated = r.authenticated;
+    HttpReply rep;
     try {
-      return srv_->router.Dispatch(std::move(r));
+      rep = srv_->router.Dispatch(std::move(r));
     } catch (const std::exception& e) {
       return ErrorReply(500, std::string("handler failed: ") + e.what());
     }
+    if (rep.stream) return AdmitStream(std::move(rep), authenticated);
+    return rep;
+  }
+
+  // An event stream holds its connection for as long as the client reads:
+  // it needs the token when there is one, and fits the stream caps.
+  HttpReply AdmitStream(HttpReply rep, bool authenticated) {
+    if (!srv_->cfg.token.empty() && !authenticated) {
+      HttpReply err = ErrorReply(401, "the event stream needs 'Authorization: Bearer <token>' on this server");
+      err.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fibnic\"");
+      return err;
+    }
+    if (holds_stream_) return rep;
+    if (!srv_->clients.TryStream(client_)) {
+      if (srv_->streams_refused) srv_->streams_refused->Add();
+      HttpReply err = ErrorReply(429, "too many event streams (web.max_streams " + std::to_string(srv_->cfg.max_streams) +
+                                          ", per client " + std::to_string(srv_->cfg.max_streams_per_client) + ")");
+      err.headers.emplace_back("Retry-After", "5");
+      return err;
+    }
+    holds_stream_ = true;
+    if (srv_->streams) srv_->streams->Set(static_cast<double>(srv_->clients.streams()));
+    return rep;
   }
 
   void Send(HttpReply rep, unsigned version, bool keep_alive) {
@@ -303,6 +407,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   net::steady_timer sse_timer_;
   std::chrono::steady_clock::time_point start_;
   uint64_t served_ = 0;
+  ClientKey client_;
+  bool holds_stream_ = false;
   bool closed_ = false;
 };
 
@@ -331,20 +437,29 @@ void WebServer::Impl::OnAccept(boost::system::error_code ec, tcp::socket socket)
     });
     return;
   }
+  boost::system::error_code peer_ec;
+  const auto peer = socket.remote_endpoint(peer_ec);
+  const ClientKey client = ClientKeyOf(peer_ec ? std::string() : peer.address().to_string());
   if (sessions.size() >= cfg.max_connections) {
-    if (rejected) rejected->Add();
-    boost::system::error_code ignored;
-    socket.close(ignored);
+    Reject(rejected, socket);
+  } else if (!clients.TryConnect(client)) {
+    Reject(rejected_per_client, socket);
   } else {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     if (tls) {
-      std::make_shared<Session<true>>(shared_from_this(), std::move(socket))->Run();
+      std::make_shared<Session<true>>(shared_from_this(), std::move(socket), client)->Run();
     } else {
-      std::make_shared<Session<false>>(shared_from_this(), std::move(socket))->Run();
+      std::make_shared<Session<false>>(shared_from_this(), std::move(socket), client)->Run();
     }
   }
   Accept();
+}
+
+void WebServer::Impl::Reject(CounterMetric* counter, tcp::socket& socket) {
+  if (counter) counter->Add();
+  boost::system::error_code ignored;
+  socket.close(ignored);
 }
 
 StatusOr<std::unique_ptr<WebServer>> WebServer::Start(net::io_context& io, const WebConfig& config,
@@ -368,6 +483,15 @@ StatusOr<std::unique_ptr<WebServer>> WebServer::Start(net::io_context& io, const
     }
     impl->rejected = telemetry->Counter("fibnic_http_connections_rejected_total",
                                         "Connections closed at accept because max_connections was reached");
+    impl->rejected_per_client =
+        telemetry->Counter("fibnic_http_connections_rejected_per_client_total",
+                           "Connections closed at accept because their client held max_connections_per_client");
+    impl->streams_refused = telemetry->Counter("fibnic_http_streams_refused_total",
+                                               "Event streams refused (429) by max_streams or max_streams_per_client");
+    impl->auth_failures = telemetry->Counter("fibnic_http_auth_failures_total", "Requests with a wrong bearer token");
+    impl->hosts_refused = telemetry->Counter("fibnic_http_hosts_refused_total",
+                                             "Requests refused (421) for a Host header not in the allowlist");
+    impl->streams = telemetry->Gauge("fibnic_http_streams", "Open event streams");
     impl->latency = telemetry->Histogram("fibnic_http_request_duration_seconds", "Time to handle a request",
                                          {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1});
     impl->connections = telemetry->Gauge("fibnic_http_connections", "Open HTTP connections");

@@ -3,15 +3,18 @@
 // handlers may read the Fib directly and need no locks.
 //
 // Robustness: header and body size limits, a deadline for every read and
-// write (slow clients are dropped, never waited on), a connection cap, and
-// any malformed request answered with a JSON 4xx and closed. The server
-// never throws into the io_context.
+// write (slow clients are dropped, never waited on), connection and
+// event-stream caps overall and per client, a throttle on wrong tokens, a
+// Host allowlist (DNS rebinding), any 4xx/5xx answer closes its connection,
+// and a 500 never shows the client what went wrong inside (it is logged under
+// a request id). The server never throws into the io_context.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -33,13 +36,28 @@ struct WebConfig {
   size_t header_limit = 8 * 1024;
   size_t body_limit = 64 * 1024;
   size_t max_connections = 256;
+  // One client (an IPv4 address, an IPv6 /64) may hold no more than this many
+  // connections, so one host cannot take every slot.
+  size_t max_connections_per_client = 32;
+  // Event streams (SSE) hold their connection for as long as the client reads.
+  // When a token is configured a stream needs it too.
+  size_t max_streams = 16;
+  size_t max_streams_per_client = 4;
+  // A client that sends this many wrong tokens within the window gets 429 for
+  // any request carrying a token until the oldest failure leaves the window.
+  size_t auth_failure_limit = 5;
+  std::chrono::milliseconds auth_failure_window{60000};
+  // Host header names served besides IP literals and "localhost" (DNS
+  // rebinding: a browser sends the attacker's name); others get 421.
+  std::vector<std::string> allowed_hosts;
   std::chrono::milliseconds read_timeout{10000};   // whole request, from its first byte
   std::chrono::milliseconds idle_timeout{30000};   // keep-alive wait for the next request
   std::chrono::milliseconds write_timeout{10000};
 };
 
-// Checks a config before use: address parses, limits are sane, TLS files
-// both set or both empty. Errors name the key.
+// Checks a config before use: address parses, limits are sane (per-client caps
+// within the global ones), host names are names, TLS files both set or both
+// empty. Errors name the key.
 Status ValidateWebConfig(const WebConfig& config);
 
 class WebServer {

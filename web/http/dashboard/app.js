@@ -161,19 +161,38 @@ let lastRateMs = 0;
 function connectStream() {
   const es = new EventSource('/api/v1/stream');
   es.addEventListener('open', () => { $('live').className = 'live'; $('live').textContent = 'live'; });
-  es.addEventListener('error', () => { $('live').className = 'live off'; $('live').textContent = 'reconnecting'; });
-  es.addEventListener('status', (m) => {
-    const st = JSON.parse(m.data);
-    renderStatus(st);
-    const now = Date.now();
-    if (now - lastRateMs >= 1000) {
-      lastRateMs = now;
-      pushRate({ unix_ms: now, routes_per_s: st.rates.routes_per_s, bar_bytes_per_s: st.rates.bar_bytes_per_s });
-      ensureChart();
-      if (chart) chart.update();
-    }
+  es.addEventListener('error', () => {
+    $('live').className = 'live off';
+    // A refused stream (401 when the server has a token, 429 over the stream
+    // cap) closes the EventSource for good: poll the status instead.
+    if (es.readyState === EventSource.CLOSED) { pollStatus(); return; }
+    $('live').textContent = 'reconnecting';
   });
+  es.addEventListener('status', (m) => onLiveStatus(JSON.parse(m.data)));
   es.addEventListener('log', (m) => addEvents([JSON.parse(m.data)]));
+}
+
+let polling = false;
+function pollStatus() {
+  if (polling) return;
+  polling = true;
+  $('live').textContent = 'polling';
+  const tick = async () => {
+    try { onLiveStatus(await api.get('/api/v1/status')); } catch (e) { $('live').textContent = 'offline'; }
+    setTimeout(tick, 2000);
+  };
+  tick();
+}
+
+function onLiveStatus(st) {
+  renderStatus(st);
+  const now = Date.now();
+  if (now - lastRateMs >= 1000) {
+    lastRateMs = now;
+    pushRate({ unix_ms: now, routes_per_s: st.rates.routes_per_s, bar_bytes_per_s: st.rates.bar_bytes_per_s });
+    ensureChart();
+    if (chart) chart.update();
+  }
 }
 
 // ---------------------------------------------------------------- SRAM picture
