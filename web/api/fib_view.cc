@@ -35,6 +35,25 @@ void FibView::Publish() {
     next->control = writer_->shadow().control;
   }
   Swap(std::move(next));
+  ScheduleCounts();
+}
+
+void FibView::ScheduleCounts() {
+  if (!options_.post_after || counts_timer_armed_) return;
+  std::chrono::steady_clock::duration wait;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (counts_pending_) return;
+    counts_pending_ = true;
+    wait = counts_cost_.Wait(options_.cost_factor);
+  }
+  counts_timer_armed_ = true;
+  // Posted, not run here: the commit listener returns at once and the batch
+  // that is waiting goes first. One recount covers every commit before it.
+  options_.post_after(wait, [self = shared_from_this()] {
+    self->counts_timer_armed_ = false;
+    self->RefreshCounts();
+  });
 }
 
 void FibView::RefreshCounts() {
