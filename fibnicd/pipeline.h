@@ -48,8 +48,10 @@ struct BatchPolicy {
 // nor are those of a failed push (the resync that installs them is counted in
 // resyncs). Bounds in seconds; counts per bucket, the last one above them all.
 struct InstallLatency {
-  static constexpr std::array<double, 16> kBounds = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
-                                                    0.2,    0.5,   1,     2,     5,    10,   30,   60};
+  // Fine around a single update's 1-2 ms, coarse up to a full table's tens of seconds.
+  static constexpr std::array<double, 21> kBounds = {0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003,
+                                                    0.005,   0.0075, 0.01,    0.02,  0.05,   0.1,   0.2,
+                                                    0.5,     1,      2,       5,     10,     30,    60};
   std::array<uint64_t, kBounds.size() + 1> counts{};
   double sum_s = 0;
   uint64_t count = 0;

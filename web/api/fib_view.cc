@@ -39,7 +39,7 @@ void FibView::Publish() {
 }
 
 void FibView::ScheduleCounts() {
-  if (!options_.post_after || counts_timer_armed_) return;
+  if (!options_.post_after) return;
   std::chrono::steady_clock::duration wait;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -47,13 +47,9 @@ void FibView::ScheduleCounts() {
     counts_pending_ = true;
     wait = counts_cost_.Wait(options_.cost_factor);
   }
-  counts_timer_armed_ = true;
   // Posted, not run here: the commit listener returns at once and the batch
   // that is waiting goes first. One recount covers every commit before it.
-  options_.post_after(wait, [self = shared_from_this()] {
-    self->counts_timer_armed_ = false;
-    self->RefreshCounts();
-  });
+  options_.post_after(wait, [self = shared_from_this()] { self->RefreshCounts(); });
 }
 
 void FibView::RefreshCounts() {

@@ -134,7 +134,6 @@ class FibView : public std::enable_shared_from_this<FibView> {
   std::shared_ptr<const FibSnapshot> snapshot_;
   bool counts_pending_ = false;
   CostBound counts_cost_;
-  bool counts_timer_armed_ = false;  // strand only
   std::shared_ptr<const SramCopy> sram_;
   CostBound sram_cost_;
 };
