@@ -132,7 +132,9 @@ class FibView : public std::enable_shared_from_this<FibView> {
 
   mutable std::mutex mu_;
   std::shared_ptr<const FibSnapshot> snapshot_;
-  bool counts_pending_ = false;
+  bool counts_pending_ = false;  // a recount is posted or running
+  bool counts_running_ = false;  // it has started on the strand
+  std::condition_variable counts_cv_;
   CostBound counts_cost_;
   std::shared_ptr<const SramCopy> sram_;
   CostBound sram_cost_;
