@@ -43,7 +43,8 @@ void FibView::ScheduleCounts() {
   std::chrono::steady_clock::duration wait;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (counts_pending_) return;
+    // Until a reader first asks there is no one to keep them for: no recounts.
+    if (counts_pending_ || !snapshot_->counts) return;
     counts_pending_ = true;
     wait = counts_cost_.Wait(options_.cost_factor);
   }

@@ -11,10 +11,10 @@
 // SRAM copy moves 4-8 MiB: both run on the strand at most once per commit,
 // and never sooner than 20x their own last cost after the previous run
 // (≤ 5% of the strand); in between, readers get the previous result with its
-// age. The counts follow every commit by themselves (Publish schedules the
-// recount, delayed by that bound when needed), so a status asked once after
-// a quiet spell is true — not the counts of the previous request; the SRAM
-// copy is made only when a client asks.
+// age. Once a reader has first asked for counts, they follow every commit by
+// themselves (Publish schedules the recount, delayed by that bound when
+// needed), so a status asked after a quiet spell is true — not the counts of
+// the previous request; the SRAM copy is made only when a client asks.
 #pragma once
 
 #include <algorithm>
