@@ -87,6 +87,9 @@ struct RouteQuery {
 
 struct FibCounts {
   uint64_t routes[2][3] = {};  // [family v4=0/v6=1][OffloadState] over best routes
+  // [family]: of the punted, those whose whole space more-specific routes
+  // answer (reason shadowed): their state is punt, yet none of their traffic is.
+  uint64_t shadowed[2] = {};
   uint64_t candidates = 0;     // all routes of all sources
   uint64_t neighbors = 0;
   int slots_used = 0;

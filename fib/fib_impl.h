@@ -58,7 +58,8 @@ struct Fib::Impl : public RibSink {
   std::string WhyGroup(NhgId g, PuntReason reason) const;
   template <typename Key, typename ToKey, typename ToPrefix>
   void List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix, const std::function<bool(const RouteInfo&)>& fn) const;
-  std::array<uint64_t, 3> CountV4() const;
+  // [OffloadState] of the best IPv4 routes, and how many of the punted are shadowed.
+  std::pair<std::array<uint64_t, 3>, uint64_t> CountV4() const;
 
   // IPv4 upserts and deletes wait here until anything reads or commits
   // (Settle); a table load then goes into the RIB in one prefetched batch.

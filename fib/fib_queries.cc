@@ -146,7 +146,7 @@ void Fib::Impl::List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix,
 // route's state follows from its own /24s (the cells at depth len + 1 in its
 // range), so one pass over all 2^24 cells tallies every route at once, where
 // Info would walk each route's whole range (a /8 alone is 65536 cells).
-std::array<uint64_t, 3> Fib::Impl::CountV4() const {
+std::pair<std::array<uint64_t, 3>, uint64_t> Fib::Impl::CountV4() const {
   std::array<uint64_t, 3> n{};
   auto count = [&](OffloadState s) { ++n[static_cast<int>(s)]; };
   std::array<bool, 16> forwards{};
@@ -193,8 +193,9 @@ std::array<uint64_t, 3> Fib::Impl::CountV4() const {
   }
   for (Tally& t : open) close(t);
   // Shadowed routes (more-specifics cover all their /24s) punt.
-  n[static_cast<int>(OffloadState::kPunted)] += rib.size(Family::kV4) - longer - with_cells;
-  return n;
+  const uint64_t shadowed = rib.size(Family::kV4) - longer - with_cells;
+  n[static_cast<int>(OffloadState::kPunted)] += shadowed;
+  return {n, shadowed};
 }
 
 // --- Fib ------------------------------------------------------------------------
@@ -302,11 +303,14 @@ FibCounts Fib::Counts() const {
   impl_->Settle();
   const Impl& m = *impl_;
   FibCounts c;
-  const auto v4 = m.CountV4();
+  const auto [v4, v4_shadowed] = m.CountV4();
   std::copy(v4.begin(), v4.end(), c.routes[0]);
+  c.shadowed[0] = v4_shadowed;
   // IPv6 routes have no cells to walk: each one's Info is a group and a TCAM probe.
   m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) {
-    ++c.routes[1][static_cast<int>(m.Info(p, cand, true).state)];
+    const RouteInfo info = m.Info(p, cand, true);
+    ++c.routes[1][static_cast<int>(info.state)];
+    c.shadowed[1] += info.reason == PuntReason::kShadowed;
   });
   c.candidates = m.rib.candidates();
   c.neighbors = m.resolver.neighbors().size();

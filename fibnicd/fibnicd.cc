@@ -38,6 +38,7 @@ Fibnicd::Fibnicd(FibnicdOptions options, FibnicdConfig config)
     : options_(std::move(options)), config_(std::move(config)), signals_(io_), heartbeat_(io_) {}
 
 Fibnicd::~Fibnicd() {
+  if (audit_) audit_->Stop();
   StopWeb();
   if (pipeline_) pipeline_->Stop();
 }
@@ -103,6 +104,45 @@ void Fibnicd::ObserveBatch(const BatchReport& b) {
   }
 }
 
+void Fibnicd::CreateAudit() {
+  if (config_.audit.interval == std::chrono::nanoseconds(0)) return;
+  AuditConfig ac;
+  ac.interval = config_.audit.interval;
+  ac.repair = config_.audit.repair;
+  ac.max_events = config_.audit.max_events;
+  // The BAR is only read here (32-bit volatile loads); the pipeline writes it.
+  audit_ = std::make_unique<DeviceAudit>(*pipeline_, [bar = device_.bar.get()] { return ReadFibnic(*bar); }, ac,
+                                         [this](bool warning, const std::string& m) {
+                                           if (warning) LogWarn(m); else LogInfo(m);
+                                           telemetry_.Record(warning ? web::EventLevel::kWarning : web::EventLevel::kInfo,
+                                                             "device", m);
+                                         });
+}
+
+web::HealthReport Fibnicd::Health() const {
+  web::HealthReport h;
+  const InstallLatency l = pipeline_->metrics().install_latency;
+  h.install_latency.bounds_s.assign(InstallLatency::kBounds.begin(), InstallLatency::kBounds.end());
+  h.install_latency.counts.assign(l.counts.begin(), l.counts.end());
+  h.install_latency.sum_s = l.sum_s;
+  h.install_latency.count = l.count;
+  web::AuditReport& a = h.audit;
+  a.enabled = config_.audit.interval != std::chrono::nanoseconds(0);
+  a.repair = config_.audit.repair;
+  a.interval_s = std::chrono::duration<double>(config_.audit.interval).count();
+  if (audit_) {
+    const AuditStats s = audit_->stats();
+    a.runs = s.runs;
+    a.inconclusive = s.inconclusive;
+    a.errors = s.errors;
+    a.drift_entries = s.drift_entries;
+    a.drifted_total = s.drifted_total;
+    a.repairs = s.repairs;
+    if (s.runs > 0) a.last_run_unix = std::chrono::duration<double>(s.last_run.time_since_epoch()).count();
+  }
+  return h;
+}
+
 Status Fibnicd::StartWeb() {
   if (!config_.web.enabled) return OkStatus();
   web::WebContext ctx;
@@ -144,6 +184,7 @@ Status Fibnicd::StartWeb() {
                        {"last_error", m.last_error}};
     return out;
   };
+  ctx.health = [this] { return Health(); };
   router_ = std::make_unique<web::Router>();
   api_ = std::make_unique<web::FibApi>(web_io_, ctx);
   RETURN_IF_ERROR(api_->Register(*router_));
@@ -260,11 +301,16 @@ Status Fibnicd::Start() {
   fc.caps = device_.caps;
   pipeline_ = std::make_unique<Pipeline>(fc, *writer_, BatchingOf(config_));
   pipeline_->SetBatchObserver([this](const BatchReport& b) { ObserveBatch(b); });
+  web::FibView::Options view_options;
+  view_options.post_after = [this](std::chrono::steady_clock::duration d, std::function<void()> fn) {
+    pipeline_->PostAfter(d, std::move(fn));
+  };
   view_ = web::FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
-                               pipeline_->fib(), writer_.get());
+                               pipeline_->fib(), writer_.get(), view_options);
   pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });
   pipeline_->Start();
   SetPortMacs();
+  CreateAudit();
   RETURN_IF_ERROR(StartSources());
   RETURN_IF_ERROR(StartWeb().WithContext("web server on " + config_.web.listen.ToString()));
 
@@ -313,6 +359,7 @@ void Fibnicd::FinishInitialSync() {
     LogInfo("warm start: kept " + std::to_string(adopted.slots) + " next-hop slots and " +
             std::to_string(adopted.neighbors) + " NEIGH CAM entries as the device holds them");
     std::string summary = Summary(fib, pipeline_->metrics());
+    if (audit_) audit_->Start();
     LogInfo("ready: " + summary);
     notify_.Ready("ready: " + summary);
   });
@@ -409,6 +456,7 @@ void Fibnicd::Stop(int exit_code) {
   // Sources first, so nothing new arrives; then push what is queued and stop.
   // The device is left as it is: it keeps forwarding with its last tables.
   sources_.StopAll();
+  if (audit_) audit_->Stop();
   StopWeb();
   pipeline_->Stop();
   PipelineMetrics m = pipeline_->metrics();

@@ -17,6 +17,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "fibnicd/device_audit.h"
 #include "fibnicd/device_open.h"
 #include "fibnicd/fibnicd_config.h"
 #include "fibnicd/fpm_offload_oracle.h"
@@ -61,6 +62,10 @@ class Fibnicd {
   Status StartWeb();
   void StopWeb();
   void ObserveBatch(const BatchReport& b);
+  // The readback audit (when configured); its thread starts once the device
+  // holds the initial table.
+  void CreateAudit();
+  web::HealthReport Health() const;
   // Once every source's initial state is in (the kernel's first dump), the
   // table is compiled whole and synced; READY=1 follows.
   void WaitInitialDump();
@@ -83,6 +88,7 @@ class Fibnicd {
   OpenedDevice device_;
   std::unique_ptr<FibnicWriter> writer_;
   std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<DeviceAudit> audit_;  // after the pipeline: stopped and destroyed first
   std::shared_ptr<web::FibView> view_;
   web::Telemetry telemetry_;
   // The FPM source's offload replies ask it; declared before the sources.

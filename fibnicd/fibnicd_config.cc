@@ -178,6 +178,16 @@ void ReadWeb(YamlMap m, FibnicdConfig::Web* w) {
   m.Finish();
 }
 
+void ReadAudit(YamlMap m, FibnicdConfig::Audit* a) {
+  a->interval = m.Duration("interval", seconds(300), seconds(0), hours(24));
+  a->repair = m.Bool("repair", false);
+  a->max_events = m.Int<uint32_t>("max_events", 20, {0, 1000});
+  // A pass reads the whole device (4-8 MiB over the bus): not more often than once a second.
+  if (a->interval != nanoseconds(0) && a->interval < seconds(1))
+    m.Error("interval", "bad value '" + FormatDuration(a->interval) + "'; allowed: 0 (off) or 1s to 24h");
+  m.Finish();
+}
+
 }  // namespace
 
 const char* DeviceBackendName(DeviceBackend b) { return b == DeviceBackend::kFile ? "file" : "pci"; }
@@ -208,6 +218,7 @@ StatusOr<FibnicdConfig> ParseFibnicdConfig(const YamlDocument& doc) {
   ReadSources(root.Map("sources"), &c.kernel, &c.fpm, &c.file);
   ReadPolicies(root.Map("policies"), &c.policies);
   ReadWeb(root.Map("web"), &c.web);
+  ReadAudit(root.Map("audit"), &c.audit);
   YamlMap log = root.Map("logging");
   c.log_level = static_cast<LogLevel>(log.Enum("level", 2, {"error", "warn", "info", "debug"}));
   log.Finish();
@@ -245,6 +256,7 @@ std::vector<std::string> FibnicdConfig::ChangedSections(const FibnicdConfig& o) 
   if (!(file == o.file)) out.push_back("sources.file");
   if (!(policies == o.policies)) out.push_back("policies");
   if (!(web == o.web)) out.push_back("web");
+  if (!(audit == o.audit)) out.push_back("audit");
   if (log_level != o.log_level) out.push_back("logging");
   return out;
 }

@@ -115,6 +115,14 @@ struct FibnicdConfig {
     bool operator==(const Web&) const = default;
   };
 
+  // The periodic readback audit (fibnicd/device_audit.h).
+  struct Audit {
+    std::chrono::nanoseconds interval = std::chrono::seconds(300);  // 0 = off
+    bool repair = false;       // rewrite drifted entries (a Sync through the writer)
+    uint32_t max_events = 20;  // drifted entries logged per pass (the rest summed up)
+    bool operator==(const Audit&) const = default;
+  };
+
   std::string source_name;  // file the config came from, or "<embedded default>"
   Device device;
   std::vector<Port> ports;
@@ -123,6 +131,7 @@ struct FibnicdConfig {
   File file;
   Policies policies;
   Web web;
+  Audit audit;
   LogLevel log_level = LogLevel::kInfo;
 
   FibConfig MakeFibConfig() const;

@@ -32,6 +32,12 @@ constexpr auto kResyncRetry = std::chrono::seconds(1);
 
 }  // namespace
 
+void InstallLatency::Observe(double seconds) {
+  ++counts[static_cast<size_t>(std::lower_bound(kBounds.begin(), kBounds.end(), seconds) - kBounds.begin())];
+  sum_s += seconds;
+  ++count;
+}
+
 Pipeline::Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolicy batching)
     : fib_(std::make_unique<Fib>(fib_config)),
       device_(device),
@@ -91,8 +97,12 @@ void Pipeline::RunBatch() {
     m_.batch_size_last = batch.updates.size();
     m_.batch_size_max = std::max(m_.batch_size_max, m_.batch_size_last);
     if (st.ok()) {
-      m_.latency_ns_last = NsSince(batch.oldest);
+      const auto pushed = Clock::now();
+      m_.latency_ns_last = std::chrono::duration_cast<std::chrono::nanoseconds>(pushed - batch.oldest).count();
       m_.latency_ns_max = std::max(m_.latency_ns_max, m_.latency_ns_last);
+      for (const PendingUpdate& u : batch.updates) {
+        m_.install_latency.Observe(std::chrono::duration<double>(pushed - u.first_arrival).count());
+      }
     }
   }
   CheckBarriers();
@@ -245,6 +255,26 @@ void Pipeline::SetBatchPolicy(BatchPolicy batching) {
 
 void Pipeline::Post(std::function<void(const Fib&)> fn) {
   boost::asio::post(io_, [this, fn = std::move(fn)] { fn(*fib_); });
+}
+
+void Pipeline::PostAfter(Clock::duration delay, std::function<void()> fn) {
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
+  timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
+    if (!ec) fn();
+  });
+}
+
+Status Pipeline::RepairDevice(const FibnicReadback& held) {
+  Status st = device_.Sync(fib_->image(), &held);
+  if (commit_listener_) commit_listener_(*fib_, device_);
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  RecordDeviceLocked();
+  if (!st.ok()) {
+    ++m_.push_errors;
+    m_.last_error = st.ToString();
+    need_resync_ = true;  // the next batch re-Syncs
+  }
+  return st;
 }
 
 void Pipeline::Mutate(const std::function<void(Fib&)>& fn) {

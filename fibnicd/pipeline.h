@@ -15,6 +15,7 @@
 // state is unknown, so the next batch re-Syncs instead of pushing deltas.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +41,23 @@ struct BatchPolicy {
   uint32_t max = 100000;
 };
 
+// Route-install latency: from an update entering the queue (a key's first
+// pending arrival, so a coalesced update counts from its oldest value) to its
+// batch's push completing. Every update of a pushed batch is one observation;
+// the initial sync's updates are not (they wait for the first dump by design),
+// nor are those of a failed push (the resync that installs them is counted in
+// resyncs). Bounds in seconds; counts per bucket, the last one above them all.
+struct InstallLatency {
+  // Fine around a single update's 1-2 ms, coarse up to a full table's tens of seconds.
+  static constexpr std::array<double, 21> kBounds = {0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003,
+                                                    0.005,   0.0075, 0.01,    0.02,  0.05,   0.1,   0.2,
+                                                    0.5,     1,      2,       5,     10,     30,    60};
+  std::array<uint64_t, kBounds.size() + 1> counts{};
+  double sum_s = 0;
+  uint64_t count = 0;
+  void Observe(double seconds);
+};
+
 // Back-pressure and timing, for /metrics, the status line and fibnicctl.
 struct PipelineMetrics {
   uint64_t updates_received = 0;   // handed in by sources
@@ -54,6 +72,7 @@ struct PipelineMetrics {
   int64_t push_ns_last = 0, push_ns_max = 0, push_ns_total = 0;
   // From the oldest update of a batch arriving to the batch being on the device.
   int64_t latency_ns_last = 0, latency_ns_max = 0;
+  InstallLatency install_latency;
   uint64_t bus_writes = 0;       // 32-bit device writes since start
   uint64_t changed_bytes = 0;    // device bytes whose value changed
   uint32_t generation = 0;
@@ -129,8 +148,17 @@ class Pipeline {
   // Runs fn(fib) on the pipeline thread later, without waiting (heartbeats:
   // that it runs at all shows the thread is alive).
   void Post(std::function<void(const Fib&)> fn);
+  // Runs fn on the pipeline thread once delay has passed (a timer on the
+  // strand; dropped if the pipeline stops first).
+  void PostAfter(std::chrono::steady_clock::duration delay, std::function<void()> fn);
   // Runs fn(fib) on the pipeline thread with write access (port MACs), waits.
   void Mutate(const std::function<void(Fib&)>& fn);
+
+  // Pipeline thread only (the readback audit's repair, fibnicd/device_audit.h):
+  // makes the device hold the compiled image again by a Sync from held — a
+  // readback no push has overlapped, so only the drifted entries are
+  // written, in the writer's safe order — and publishes it like a commit.
+  Status RepairDevice(const FibnicReadback& held);
 
   PipelineMetrics metrics() const;
 

@@ -9,7 +9,9 @@
 //     its /24 is decoded as forwarded from the BAR file (HwLookup, polled),
 //     against the configured batch delay — idle, then (same daemon, same run)
 //     while wrk hammers GET /api/v1/status and GET /api/v1/sram: no web
-//     request may stall a commit, so the two should agree within noise.
+//     request may stall a commit, so the two should agree within noise;
+//     next to each, fibnicd's own install-latency histogram over the same
+//     updates (/metrics fibnic_route_install_seconds, p50/p99 from buckets).
 //
 // daemon_bench --fibnicd BIN --compile BIN --routes R --neigh N --dir DIR [--updates K] [--wrk BIN]
 #include <fcntl.h>
@@ -18,8 +20,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -133,6 +137,49 @@ struct Hammer {
   testing::Child child_;
 };
 
+// fibnicd's own route-install latency histogram (GET /metrics): cumulative
+// count per upper bound in seconds (+Inf as infinity).
+std::map<double, double> InstallBuckets(uint16_t port) {
+  std::map<double, double> out;
+  HttpRequestSpec get;
+  get.server = Endpoint{IpAddr::V4(0x7F000001), port};
+  get.target = "/metrics";
+  auto r = HttpCall(get);
+  if (!r.ok() || r->status != 200) return out;
+  static const std::regex kBucket("^fibnic_route_install_seconds_bucket\\{le=\"([^\"]+)\"\\} ([0-9.e+]+)$");
+  std::istringstream in(r->body);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_match(line, m, kBucket)) continue;
+    out[m[1] == "+Inf" ? INFINITY : std::stod(m[1])] = std::stod(m[2]);
+  }
+  return out;
+}
+
+// The q-quantile in ms of what was observed between two scrapes, as
+// Prometheus's histogram_quantile computes it: linear within the bucket it
+// falls in (the largest finite bound when it falls above them all).
+// Returns -1 when nothing was observed.
+double HistogramQuantileMs(const std::map<double, double>& before, const std::map<double, double>& after, double q,
+                           double* count) {
+  std::vector<std::pair<double, double>> b;  // (le, cumulative count in the round)
+  for (const auto& [le, n] : after) b.push_back({le, n - (before.count(le) ? before.at(le) : 0)});
+  *count = b.empty() ? 0 : b.back().second;
+  if (*count <= 0) return -1;
+  const double rank = q * *count;
+  double lower = 0, below = 0;
+  for (const auto& [le, n] : b) {
+    if (n >= rank) {
+      if (std::isinf(le)) return lower * 1e3;
+      return (lower + (le - lower) * (rank - below) / std::max(1.0, n - below)) * 1e3;
+    }
+    lower = le;
+    below = n;
+  }
+  return lower * 1e3;
+}
+
 double Percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
@@ -186,7 +233,11 @@ int Main(int argc, char** argv) {
   // One round of single updates; base keeps the rounds' /24s apart.
   // lat: PUT sent → forwarded in the BAR; after: PUT answered → forwarded
   // (fibnicd answers once the route is queued: the pipeline's part alone).
+  // Each round's part of fibnicd's install-latency histogram: (before, after).
+  using Buckets = std::map<double, double>;
+  std::vector<std::pair<Buckets, Buckets>> hist;
   auto round = [&](uint32_t base, std::vector<double>* lat, std::vector<double>* after, int* timeouts) -> bool {
+    hist.push_back({InstallBuckets(warm.port), {}});
     for (int i = 0; i < updates; ++i) {
       uint32_t net = base + (static_cast<uint32_t>(i) << 8);
       IpAddr dst = IpAddr::V4(net + 7);
@@ -222,6 +273,7 @@ int Main(int argc, char** argv) {
         ++*timeouts;
       }
     }
+    hist.back().second = InstallBuckets(warm.port);
     return true;
   };
   std::vector<double> lat, lat_load, after, after_load;
@@ -254,12 +306,24 @@ int Main(int argc, char** argv) {
     std::printf("  %-34s %4zu updates  p50 %7.3f ms  p99 %7.3f ms  max %7.3f ms  timeouts %d\n", what, l.size(),
                 Percentile(l, 0.5), Percentile(l, 0.99), *std::max_element(l.begin(), l.end()), timeouts);
   };
+  // fibnicd's own histogram (update queued → its batch's push done): the
+  // pipeline's part alone, what /metrics gives an operator; bucket bounds, so
+  // interpolated as Prometheus's histogram_quantile does.
+  auto hline = [&](const char* what, size_t i) {
+    if (i >= hist.size()) return;
+    double n = 0;
+    const double p50 = HistogramQuantileMs(hist[i].first, hist[i].second, 0.5, &n);
+    const double p99 = HistogramQuantileMs(hist[i].first, hist[i].second, 0.99, &n);
+    std::printf("  %-34s %4.0f updates  p50 %7.3f ms  p99 %7.3f ms  (fibnic_route_install_seconds)\n", what, n, p50, p99);
+  };
   line("idle: PUT sent → in the BAR", lat, timeouts);
   line("idle: PUT answered → in the BAR", after, 0);
+  hline("idle: queued → pushed (histogram)", 0);
   if (!wrk.empty()) {
     std::printf("  while wrk hammers /api/v1/status + /api/v1/sram:\n");
     line("loaded: PUT sent → in the BAR", lat_load, timeouts_load);
     line("loaded: PUT answered → in the BAR", after_load, 0);
+    hline("loaded: queued → pushed (histogram)", 1);
     std::printf("  (wrk, 2 connections each: status %.0f req/s, sram %.0f req/s)\n", status_rps, sram_rps);
     if (!after.empty() && !after_load.empty()) {
       std::printf("  ratio loaded/idle, PUT answered → in the BAR: p50 %.2f  p99 %.2f\n",

@@ -56,7 +56,7 @@ check_keys() {
   echo "  $page: $(echo "$keys" | wc -w) keys accepted by $prog documented"
 }
 check_keys fibnicd fibnicd.yaml.5 \
-  'zz: 1\ndevice: {zz: 1}\nsources: {zz: 1, kernel: {zz: 1}, fpm: {zz: 1}, file: {zz: 1}}\npolicies: {zz: 1}\nweb: {zz: 1}\nlogging: {zz: 1}\nports: [{zz: 1}]\n'
+  'zz: 1\ndevice: {zz: 1}\nsources: {zz: 1, kernel: {zz: 1}, fpm: {zz: 1}, file: {zz: 1}}\npolicies: {zz: 1}\nweb: {zz: 1}\naudit: {zz: 1}\nlogging: {zz: 1}\nports: [{zz: 1}]\n'
 check_keys ipnumad ipnumad.yaml.5 \
   'zz: 1\ndevice: {zz: 1}\nlocal: {zz: 1}\npool: {zz: 1}\nneighbours: {zz: 1}\napi: {zz: 1}\npeer_api: {zz: 1}\npeers: [{zz: 1}]\nexports: [{zz: 1}]\nmappings: [{zz: 1}]\n'
 

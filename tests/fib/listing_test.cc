@@ -183,11 +183,13 @@ FibCounts CheckAll(Fib& fib, const Table& table, std::mt19937_64& rng) {
       if (cands.empty()) continue;
       ExpectSameInfo(got[i], cands[0]);
       ++want.routes[f == Family::kV4 ? 0 : 1][static_cast<int>(cands[0].state)];
+      want.shadowed[f == Family::kV4 ? 0 : 1] += cands[0].reason == PuntReason::kShadowed;
     }
   }
   const FibCounts c = fib.Counts();
   for (int f = 0; f < 2; ++f) {
     for (int s = 0; s < 3; ++s) EXPECT_EQ(c.routes[f][s], want.routes[f][s]) << "family " << f << " state " << s;
+    EXPECT_EQ(c.shadowed[f], want.shadowed[f]) << "family " << f << " shadowed";
   }
   return want;
 }

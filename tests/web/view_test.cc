@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -114,6 +115,64 @@ TEST_F(ViewTest, VerifyIsRateLimitedAndReportsDrift) {
   EXPECT_EQ(st["verify"]["drift_total"], 1);
   EXPECT_EQ(st["verify"]["drift"], json::parse(R"([{"table":"nexthop","index":1}])"));
   ASSERT_TRUE(harness_.bar().Write32(off, *old).ok());
+}
+
+// Issue 19: the status counts were recounted only when a request found them
+// old, and that request got the previous ones — 20,000 routes that all punt
+// showed as `ipv4.total 4` until the next request (`counts_age_s` 138). Now
+// every commit schedules the recount: with no request in between, the next
+// status is true. Shadowed routes are counted apart (they stay in `punted`,
+// the state the listing gives them).
+TEST_F(ViewTest, StatusCountsFollowCommitsNotRequests_Issue19) {
+  auto r = testing::Get(server_->port(), "/api/v1/status");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json before = json::parse(r.body)["routes"]["ipv4"];
+
+  // A /9 no synthetic route lies inside (covering ones do not change totals
+  // or become shadowed: each keeps /24s of its own).
+  std::optional<Prefix> region;
+  for (uint32_t top = 0x2C000000; top < 0xE0000000 && !region; top += 0x00800000) {
+    const Prefix cand = Prefix::V4(top, 9);
+    bool free = true;
+    for (const Route& rt : harness_.routes()) free = free && !(rt.prefix.len() > 9 && cand.Contains(rt.prefix));
+    if (free) region = cand;
+  }
+  ASSERT_TRUE(region) << "no free /9 for the test's routes";
+  // 20,000 /24s through a gateway with no neighbour: every one punts. Plus
+  // the /16 their first 256 cover entirely: shadowed.
+  const NextHop unresolved{*IpAddr::Parse("10.254.0.9"), 1};
+  const uint32_t base = region->addr().v4();
+  for (uint32_t i = 0; i < 20000; ++i) {
+    harness_.Upsert(Route{Prefix::V4(base + (i << 8), 24), RouteSource::kStatic, 1, {unresolved}});
+  }
+  harness_.Upsert(Route{Prefix::V4(base, 16), RouteSource::kStatic, 1, {unresolved}});
+  ASSERT_TRUE(harness_.Commit().ok());
+  const auto committed = Clock::now();
+
+  // No request in between: the recount must happen by itself, within its
+  // cost bound (20x a recount: well under a second here, up to a minute
+  // under ASan on a loaded machine).
+  const auto deadline = Clock::now() + 150s;
+  while (Clock::now() < deadline) {
+    const auto snap = harness_.view()->snapshot();
+    if (snap->counts && snap->counts_commits == snap->commits) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto snap = harness_.view()->snapshot();
+  ASSERT_TRUE(snap->counts && snap->counts_commits == snap->commits)
+      << "counts of commit " << snap->counts_commits << " while the Fib is at commit " << snap->commits
+      << " 150 s after the routes went in, with no request asking";
+
+  r = testing::Get(server_->port(), "/api/v1/status");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json st = json::parse(r.body);
+  const json& now = st["routes"]["ipv4"];
+  EXPECT_EQ(now["total"].get<uint64_t>(), before["total"].get<uint64_t>() + 20001) << now.dump();
+  EXPECT_GE(now["punted"].get<uint64_t>(), before["punted"].get<uint64_t>() + 20001) << now.dump();
+  EXPECT_EQ(now["shadowed"].get<uint64_t>(), before["shadowed"].get<uint64_t>() + 1) << now.dump();
+  EXPECT_LE(now["shadowed"].get<uint64_t>(), now["punted"].get<uint64_t>());
+  EXPECT_EQ(st["counts_commits"], st["commits"]);
+  EXPECT_LE(st["counts_age_s"].get<double>(), Seconds(Clock::now() - committed)) << "counts older than the commit";
 }
 
 }  // namespace

@@ -21,8 +21,12 @@ Harness::Harness(FibConfig config) : config_(config) {
   bar_ = std::make_unique<MemoryBar>(std::move(bytes));
   writer_ = std::make_unique<FibnicWriter>(*bar_);
   pipeline_ = std::make_unique<Pipeline>(config, *writer_, BatchPolicy{});
+  FibView::Options view_options;  // as fibnicd: the counts follow every commit
+  view_options.post_after = [this](std::chrono::steady_clock::duration d, std::function<void()> fn) {
+    pipeline_->PostAfter(d, std::move(fn));
+  };
   view_ = FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
-                          pipeline_->fib(), writer_.get());
+                          pipeline_->fib(), writer_.get(), view_options);
   pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });
   pipeline_->SetBatchObserver([this](const BatchReport& b) {
     Telemetry* t = telemetry_.load();

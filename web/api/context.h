@@ -16,6 +16,7 @@
 #include "rib/route.h"
 #include "hwif/bar.h"
 #include "web/api/fib_view.h"
+#include "web/api/health_report.h"
 #include "web/http/telemetry.h"
 
 namespace fibnic::web {
@@ -31,6 +32,9 @@ struct WebContext {
   // /api/v1/status "sources" and /metrics fibnic_source_stat: {name: stats
   // object} — fibnicd's source registry (and its pipeline's counters).
   std::function<nlohmann::json()> sources;
+  // /metrics: the route-install latency histogram and the readback audit
+  // (unset: those families are not exported).
+  std::function<HealthReport()> health;
 
   // Static routes through the API (PUT/DELETE /api/v1/routes/static/...,
   // bearer token required). Both set: those routes are mounted; the sink

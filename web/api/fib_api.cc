@@ -100,6 +100,7 @@ StatusOr<json> FibApi::Impl::StatusJson() {
       fam[OffloadStateName(s)] = c.routes[f][static_cast<int>(s)];
       total += c.routes[f][static_cast<int>(s)];
     }
+    fam["shadowed"] = c.shadowed[f];  // of the punted
     fam["total"] = total;
     routes[f == 0 ? "ipv4" : "ipv6"] = std::move(fam);
   }
@@ -129,7 +130,8 @@ StatusOr<json> FibApi::Impl::StatusJson() {
           {"candidates", c.candidates},
           {"neighbors", c.neighbors},
           {"slots", {{"used", c.slots_used}, {"total", caps.slots()}}},
-          {"commits", c.commits},
+          {"commits", snap->commits},
+          {"counts_commits", c.commits},
           {"counts_age_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->counts_at).count()},
           {"rates", {{"routes_per_s", r.routes_per_s}, {"bar_bytes_per_s", r.bar_bytes_per_s}, {"commits_per_s", r.commits_per_s}}},
           {"sources", std::move(sources)},
@@ -209,64 +211,6 @@ StatusOr<HttpReply> FibApi::Impl::GetStream(const HttpRequest& r) {
   ASSIGN_OR_RETURN(uint64_t since, QueryUint(r, "since", last, 0, UINT64_MAX));
   HttpReply rep;
   rep.stream = std::make_shared<LiveStream>(weak_from_this(), since);
-  return rep;
-}
-
-StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
-  std::string out = ctx.telemetry ? ctx.telemetry->PrometheusText() : "";
-  auto gauge = [&out](const std::string& name, const std::string& help, const std::vector<std::pair<Labels, double>>& series,
-                      const char* type = "gauge") {
-    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-    for (const auto& [labels, v] : series) out += name + PrometheusLabels(labels) + " " + PrometheusNumber(v) + "\n";
-  };
-  ASSIGN_OR_RETURN(std::shared_ptr<const FibSnapshot> snap, view.SnapshotWithCounts());
-  const FibCounts& c = *snap->counts;
-  std::vector<std::pair<Labels, double>> routes;
-  for (int f = 0; f < 2; ++f) {
-    for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {
-      routes.push_back({{{"family", f == 0 ? "ipv4" : "ipv6"}, {"state", OffloadStateName(s)}},
-                        static_cast<double>(c.routes[f][static_cast<int>(s)])});
-    }
-  }
-  gauge("fibnic_fib_routes", "Best routes by family and offload state", routes);
-  gauge("fibnic_fib_route_candidates", "Routes of every source", {{{}, static_cast<double>(c.candidates)}});
-  gauge("fibnic_fib_neighbors", "Neighbours known to the Fib", {{{}, static_cast<double>(c.neighbors)}});
-  gauge("fibnic_fib_slots_used", "Next-hop codes in use", {{{}, static_cast<double>(c.slots_used)}});
-  gauge("fibnic_fib_slots", "Next-hop codes the device has", {{{}, static_cast<double>(view.config().caps.slots())}});
-  gauge("fibnic_fib_commits_total", "Fib::Commit() calls", {{{}, static_cast<double>(c.commits)}}, "counter");
-  if (ctx.sources) {
-    // Every number (and flag) each source reports, as one family.
-    std::vector<std::pair<Labels, double>> stats;
-    const json sources = ctx.sources();
-    for (const auto& [source, fields] : sources.items()) {
-      for (const auto& [stat, v] : fields.items()) {
-        if (v.is_boolean()) stats.push_back({{{"source", source}, {"stat", stat}}, v.get<bool>() ? 1.0 : 0.0});
-        if (v.is_number()) stats.push_back({{{"source", source}, {"stat", stat}}, v.get<double>()});
-      }
-    }
-    gauge("fibnic_source_stat", "What each source reports (/api/v1/status sources), by source and stat", stats);
-  }
-  gauge("fibnic_uptime_seconds", "Seconds since the API started",
-        {{{}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}});
-  if (device) {
-    auto t = device->Tables();
-    if (t.ok()) {
-      gauge("fibnic_device_generation", "GENERATION register of the device", {{{}, static_cast<double>(t->header.generation)}});
-      std::vector<std::pair<Labels, double>> ports;
-      for (size_t p = 0; p < t->port_counters.size(); ++p) {
-        for (int i = 0; i < regs::kPortCounterCount; ++i) {
-          ports.push_back({{{"port", std::to_string(p)}, {"counter", regs::kPortCounterNames[i]}},
-                           static_cast<double>(t->port_counters[p][i])});
-        }
-      }
-      gauge("fibnic_device_port_counter_total", "PORT_COUNTERS of the device (packets; *_bytes in bytes)", ports,
-            "counter");
-    }
-    gauge("fibnic_device_readable", "1 if the BAR decodes as a FIBNIC v1", {{{}, t.ok() ? 1.0 : 0.0}});
-  }
-  HttpReply rep;
-  rep.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  rep.body = std::move(out);
   return rep;
 }
 

@@ -35,9 +35,30 @@ void FibView::Publish() {
     next->control = writer_->shadow().control;
   }
   Swap(std::move(next));
+  ScheduleCounts();
+}
+
+void FibView::ScheduleCounts() {
+  if (!options_.post_after) return;
+  std::chrono::steady_clock::duration wait;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Until a reader first asks there is no one to keep them for: no recounts.
+    if (counts_pending_ || !snapshot_->counts) return;
+    counts_pending_ = true;
+    wait = counts_cost_.Wait(options_.cost_factor);
+  }
+  // Posted, not run here: the commit listener returns at once and the batch
+  // that is waiting goes first. One recount covers every commit before it.
+  options_.post_after(wait, [self = shared_from_this()] { self->RefreshCounts(); });
 }
 
 void FibView::RefreshCounts() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_running_ = true;
+  }
+  counts_cv_.notify_all();
   const auto t0 = Clock::now();
   auto next = std::make_shared<FibSnapshot>(*snapshot());
   if (!next->counts || next->counts_commits != fib_->commits()) {
@@ -47,23 +68,34 @@ void FibView::RefreshCounts() {
   }
   next->commits = fib_->commits();
   Swap(std::move(next));
-  std::lock_guard<std::mutex> lock(mu_);
-  counts_cost_ = {Clock::now(), Clock::now() - t0};
-  counts_pending_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_cost_ = {Clock::now(), Clock::now() - t0};
+    counts_pending_ = false;
+    counts_running_ = false;
+  }
+  counts_cv_.notify_all();
 }
 
 StatusOr<std::shared_ptr<const FibSnapshot>> FibView::SnapshotWithCounts() {
   auto snap = snapshot();
+  std::unique_lock<std::mutex> lock(mu_);
   if (!snap->counts) {
-    ASSIGN_OR_RETURN(bool ok, OnStrand([this](const Fib&) {
-      RefreshCounts();
-      return true;
-    }));
-    (void)ok;
-    return snapshot();
+    // The very first counts: wait for a recount — the one a commit scheduled,
+    // or ours — to start within the strand timeout, then for it to finish.
+    if (!counts_pending_) {
+      counts_pending_ = true;
+      post_([self = shared_from_this()] { self->RefreshCounts(); });
+    }
+    if (!counts_cv_.wait_for(lock, options_.strand_timeout,
+                             [this] { return snapshot_->counts.has_value() || counts_running_; })) {
+      return Unavailable("the Fib's strand is busy: no counts within " +
+                         std::to_string(options_.strand_timeout.count()) + " ms; try again");
+    }
+    counts_cv_.wait(lock, [this] { return snapshot_->counts.has_value(); });  // started: bounded by Counts()
+    return snapshot_;
   }
   if (snap->counts_commits == snap->commits) return snap;
-  std::lock_guard<std::mutex> lock(mu_);
   if (!counts_pending_ && counts_cost_.Due(options_.cost_factor)) {
     counts_pending_ = true;
     post_([self = shared_from_this()] { self->RefreshCounts(); });

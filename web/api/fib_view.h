@@ -8,12 +8,16 @@
 //    on the strand; the live device only through Verify.
 //
 // Fib::Counts() passes over every /24 cell (~43 ms on a full table) and the
-// SRAM copy moves 4-8 MiB: both run on the strand, only when a client asks,
-// at most once per commit, and never sooner than 20x their own last cost
-// after the previous run (≤ 5% of the strand); in between, readers get the
-// previous result with its age.
+// SRAM copy moves 4-8 MiB: both run on the strand at most once per commit,
+// and never sooner than 20x their own last cost after the previous run
+// (≤ 5% of the strand); in between, readers get the previous result with its
+// age. Once a reader has first asked for counts, they follow every commit by
+// themselves (Publish schedules the recount, delayed by that bound when
+// needed), so a status asked after a quiet spell is true — not the counts of
+// the previous request; the SRAM copy is made only when a client asks.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -55,7 +59,12 @@ class FibView : public std::enable_shared_from_this<FibView> {
  public:
   // Runs a closure on the Fib's strand (the pipeline's io_context).
   using Post = std::function<void(std::function<void()>)>;
+  // Runs a closure on the Fib's strand after a delay (a timer on it).
+  using PostAfter = std::function<void(std::chrono::steady_clock::duration, std::function<void()>)>;
   struct Options {
+    // Set: the counts are recounted after every commit (within the cost
+    // bound). Unset: only when a status or /metrics request finds them old.
+    PostAfter post_after;
     std::chrono::milliseconds strand_timeout{2000};   // a query's wait for the strand (then 503)
     std::chrono::milliseconds verify_timeout{30000};  // a verify reads the whole device on the strand
     double cost_factor = 20;                          // see the file comment
@@ -68,7 +77,8 @@ class FibView : public std::enable_shared_from_this<FibView> {
     return Create(std::move(post), fib, writer, Options{});
   }
 
-  // On the strand, after every commit (cheap: no pass over the tables).
+  // On the strand, after every commit (cheap: no pass over the tables; the
+  // recount it schedules runs later on the strand, within the cost bound).
   void Publish();
 
   // Any thread. The latest snapshot; never waits.
@@ -101,14 +111,17 @@ class FibView : public std::enable_shared_from_this<FibView> {
   FibView(Post post, const Fib& fib, DeviceWriter* writer, Options options);
   void Swap(std::shared_ptr<const FibSnapshot> next);
   void RefreshCounts();  // on the strand
+  void ScheduleCounts();  // on the strand: a recount now or when the cost bound allows
 
   // When a cost-bounded job may run again: never sooner than cost_factor x its last cost.
   struct CostBound {
     std::chrono::steady_clock::time_point at;
     std::chrono::steady_clock::duration cost{0};
-    bool Due(double factor) const {
-      return std::chrono::steady_clock::now() - at >= std::chrono::duration_cast<std::chrono::steady_clock::duration>(cost * factor);
+    std::chrono::steady_clock::duration Wait(double factor) const {  // until Due (0 = now)
+      const auto until = at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(cost * factor);
+      return std::max(std::chrono::steady_clock::duration::zero(), until - std::chrono::steady_clock::now());
     }
+    bool Due(double factor) const { return Wait(factor) == std::chrono::steady_clock::duration::zero(); }
   };
 
   Post post_;
@@ -119,7 +132,9 @@ class FibView : public std::enable_shared_from_this<FibView> {
 
   mutable std::mutex mu_;
   std::shared_ptr<const FibSnapshot> snapshot_;
-  bool counts_pending_ = false;
+  bool counts_pending_ = false;  // a recount is posted or running
+  bool counts_running_ = false;  // it has started on the strand
+  std::condition_variable counts_cv_;
   CostBound counts_cost_;
   std::shared_ptr<const SramCopy> sram_;
   CostBound sram_cost_;
