@@ -41,7 +41,9 @@ from frrdiff_events import BGP_PEERS, SUBNET, EventStream, bird_conf, describe  
 
 IFS = kdiff.IFS  # k0..k3, u0: the names kdiff's view() maps to ports
 FRR = "/usr/lib/frr/"
-PROTO_FRR = re.compile(r"proto (bgp|static|186|196)\b")
+# Route lines of bgpd and staticd, and zebra's next-hop objects (a route that
+# changes only its next hops changes its group in next-hop group mode).
+PROTO_FRR = re.compile(r"proto (bgp|static|zebra|186|196|11)\b")
 sh = kdiff.sh
 VERBOSE = os.environ.get("FRRDIFF_VERBOSE") == "1"
 # fibnicd's policies.stale_hold (FPM replay sweep); unset = fibnicd's default
@@ -95,6 +97,9 @@ class FrrEnv(kdiff.Env):
             sh("ip", "netns", "add", ns)
             for k in ("default/accept_dad", "all/accept_dad"):
                 self.sysctl(ns, "net/ipv6/conf/" + k, 0)
+            # A peer's veth end going down (carrier loss) keeps its addresses.
+            for k in ("default/keep_addr_on_down", "all/keep_addr_on_down"):
+                self.sysctl(ns, "net/ipv6/conf/" + k, 1)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         self.sysctl(self.ns, "net/ipv4/ip_forward", 1)
         self.sysctl(self.ns, "net/ipv6/conf/all/forwarding", 1)
@@ -137,10 +142,11 @@ class FrrEnv(kdiff.Env):
         self.oracle = KernelOracle(self.ns)
         # Counts the kernel route changes FRR makes (route_changes()).
         self.monitor_out = open(w + "/monitor.txt", "w")
-        self.procs["monitor"] = subprocess.Popen(["ip", "-n", self.ns, "monitor", "route"], stdout=self.monitor_out)
+        self.procs["monitor"] = subprocess.Popen(["ip", "-n", self.ns, "monitor", "route", "nexthop"], stdout=self.monitor_out)
 
     def route_changes(self):
-        """Routes zebra added, replaced or deleted in the kernel so far."""
+        """Routes and next-hop objects FRR added, replaced or deleted in the
+        kernel so far."""
         self.monitor_out.flush()
         with open(self.work + "/monitor.txt") as f:
             return sum(1 for line in f if PROTO_FRR.search(line))

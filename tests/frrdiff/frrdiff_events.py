@@ -2,9 +2,11 @@
 random stream of what a router running FRR lives through. Each event is one
 tuple the driver (frrdiff.py) applies:
 
-  ("bird", k, conf)       peer k's whole bird2 configuration (its announced
-                          prefixes and AS-path prepends), then `birdc configure`
-                          and whether its sessions r4/r6 are disabled (peer loss)
+  ("bird", k, conf, what) peer k's whole bird2 configuration — its announced
+                          prefixes (one, or a block of 96 for churn), their
+                          AS-path prepends, whether its sessions r4/r6 are
+                          disabled (peer loss) — then `birdc configure`;
+                          what: the change, for reports
   ("carrier", k, up)      peer k's veth end down/up (the router's port loses carrier)
   ("vtysh", cmds)         FRR statics on the router (staticd through vtysh)
   ("zebra", signal)       zebra killed (TERM or KILL) and started again
@@ -30,6 +32,16 @@ V6_STATIC = ["2001:db8:300::/48", "2001:db8:300:1::/64", "2001:db8:200::/48", "2
 # Gateways inside BGP prefixes: statics through them are recursive.
 V4_RECURSIVE = ["198.18.0.5", "198.18.1.9", "198.19.7.7", "100.64.1.1", "198.18.200.1"]
 V6_RECURSIVE = ["2001:db8:100:1::7", "2001:db8:200::9", "2001:db8:180::1"]
+# Blocks a peer announces or withdraws at once (route churn): block b is 64
+# IPv4 /24s and 32 IPv6 /64s, inside the nested prefixes above.
+BLOCKS = 8
+
+
+def block(b):
+    return (["198.%d.%d.0/24" % (18 + (b * 64 + i) // 256, (b * 64 + i) % 256) for i in range(64)] +
+            ["2001:db8:100:%x::/64" % (b * 32 + i) for i in range(32)])
+
+
 SUBNET = [0, 1, 2, 3, 9]  # 10.S.0.0/24 and 2001:db8:S::/64 on k0..k3, u0 (as tests/kdiff)
 
 
@@ -72,24 +84,37 @@ class EventStream:
         if withdraw:
             if not self.routes[k]:
                 return None
-            del self.routes[k][r.choice(sorted(self.routes[k]))]
-        else:
-            v6 = r.random() < 0.4
-            # Prepends 0 (multipath with the other peers) to 2.
-            self.routes[k][self._prefix(v6, V4_BGP, V6_BGP)] = r.choices([0, 1, 2], [50, 30, 20])[0]
-        return self._bird(k)
+            p = r.choice(sorted(self.routes[k]))
+            del self.routes[k][p]
+            return self._bird(k, "withdraws " + p)
+        v6 = r.random() < 0.4
+        p = self._prefix(v6, V4_BGP, V6_BGP)
+        # Prepends 0 (multipath with the other peers) to 2.
+        self.routes[k][p] = r.choices([0, 1, 2], [50, 30, 20])[0]
+        return self._bird(k, "announces %s (prepends %d)" % (p, self.routes[k][p]))
 
-    def _bird(self, k):
-        return ("bird", k, bird_conf(k, self.routes[k], self.ctl_dir, self.disabled[k]))
+    def _bird(self, k, what):
+        return ("bird", k, bird_conf(k, self.routes[k], self.ctl_dir, self.disabled[k]), "peer %d %s" % (k, what))
 
     def _session(self):
         r = self.rng
         k, af = r.randrange(BGP_PEERS), r.choice(["r4", "r6"])
         if r.random() < 0.6:
             self.disabled[k].discard(af)
-        else:
-            self.disabled[k].add(af)
-        return self._bird(k)
+            return self._bird(k, "enables session " + af)
+        self.disabled[k].add(af)
+        return self._bird(k, "disables session " + af)
+
+    def _block(self):
+        r = self.rng
+        k, b = r.randrange(BGP_PEERS), r.randrange(BLOCKS)
+        if r.random() < 0.45:
+            for p in block(b):
+                self.routes[k].pop(p, None)
+            return self._bird(k, "withdraws block %d (%s ...)" % (b, block(b)[0]))
+        prepends = r.choices([0, 1, 2], [50, 30, 20])[0]
+        self.routes[k].update((p, prepends) for p in block(b))
+        return self._bird(k, "announces block %d (%s ..., prepends %d)" % (b, block(b)[0], prepends))
 
     def _static(self):
         r = self.rng
@@ -115,10 +140,12 @@ class EventStream:
     def next(self):
         r = self.rng
         while True:
-            kind = r.choices(["announce", "withdraw", "static", "session", "carrier", "zebra", "fibnicd"],
-                             [45, 25, 18, 6, 2, 1, 1])[0]
+            kind = r.choices(["announce", "withdraw", "block", "static", "session", "carrier", "zebra",
+                              "fibnicd"], [40, 20, 10, 18, 6, 2, 1, 1])[0]
             if kind in ("announce", "withdraw"):
                 ev = self._announce(kind == "withdraw")
+            elif kind == "block":
+                ev = self._block()
             elif kind == "static":
                 ev = self._static()
             elif kind == "session":
@@ -136,12 +163,7 @@ class EventStream:
 def describe(ev):
     """One line for a report."""
     if ev[0] == "bird":
-        routes = [l.split()[1] for l in ev[2].splitlines() if l.startswith("  route ")]
-        preps = [l.split()[3] + "x" + str(l.count("prepend")) for l in ev[2].splitlines() if "prepend" in l]
-        down = [l.split()[2] for l in ev[2].splitlines() if "disabled yes" in l]
-        return "peer %d announces %s%s%s" % (ev[1], " ".join(routes) or "nothing",
-                                             (" (prepends %s)" % " ".join(preps)) if preps else "",
-                                             (", sessions down: " + " ".join(down)) if down else "")
+        return ev[3]
     if ev[0] == "carrier":
         return "k%d carrier %s" % (ev[1], "up" if ev[2] else "down")
     if ev[0] == "vtysh":
