@@ -250,7 +250,7 @@ class FrrEnv(kdiff.Env):
         fam = "ipv6" if ":" in addr else "ip"
         return "zebra:\n%s\nkernel: %s\nfibnicd log:\n%s" % (
             self.vtysh("show %s route %s" % (fam, addr)).strip(),
-            sh("ip", "-n", self.ns, "route", "get", addr, check=False).strip() or "no route",
+            sh("ip", "-n", self.ns, "route", "get", "fibmatch", addr, check=False).strip() or "no route",
             sh("tail", "-n", "8", self.work + "/fibnicd.log", check=False).rstrip())
 
     def birdc(self, k, cmd):
