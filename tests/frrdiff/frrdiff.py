@@ -103,6 +103,11 @@ class FrrEnv(kdiff.Env):
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         self.sysctl(self.ns, "net/ipv4/ip_forward", 1)
         self.sysctl(self.ns, "net/ipv6/conf/all/forwarding", 1)
+        # L4 hashing, so the oracle's 16 flows find every path of a multipath
+        # route (fibmatch of an IPv6 route by next-hop object is no help:
+        # 6.x answered another prefix's route, e.g. a /64 outside the address).
+        self.sysctl(self.ns, "net/ipv4/fib_multipath_hash_policy", 1)
+        self.sysctl(self.ns, "net/ipv6/fib_multipath_hash_policy", 1)
         for i, name in enumerate(IFS):
             s, peer = SUBNET[i], self._peer_ns(i)
             sh("ip", "-n", self.ns, "link", "add", name, "type", "veth", "peer", "name", "p" + name, "netns", peer)
