@@ -70,6 +70,7 @@ class FrrEnv(kdiff.Env):
     Reuses kdiff.Env's device(), generation(), view() and oracle."""
 
     def __init__(self, fibnicd, bar_tool, tag, nhg):
+        assert nhg in (0, 1)
         self.ns = "fd-%d-%s" % (os.getpid(), tag)
         self.peers = ["%s-p%d" % (self.ns, k) for k in range(BGP_PEERS)]
         self.host = self.ns + "-h"
@@ -358,7 +359,7 @@ def run_chunk(env, rng, chunk, stats):
 
 
 def replay_shows(args, seed, events, addrs, pauses):
-    env = FrrEnv(*args, "r")
+    env = FrrEnv(args[0], args[1], "r", args[2])
     try:
         rng, start = random.Random(seed), 0
         for end in [p for p in pauses if p < len(events)] + [len(events)]:
@@ -397,6 +398,8 @@ def report(args, seed, events, bad, pauses):
 
 
 def main():
+    # A soak stopped with SIGTERM/SIGINT still tears its namespaces down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
     env_seed = os.environ.get("FIBSYNC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
@@ -408,7 +411,7 @@ def main():
     max_chunk = int(os.environ.get("FRRDIFF_CHUNK", "12"))
     args = (fibnicd, bar_tool, nhg)
     rng = random.Random(seed ^ 0x5EED)
-    env = FrrEnv(*args, "m")
+    env = FrrEnv(fibnicd, bar_tool, "m", nhg)
     stream = EventStream(seed, env.work)
     events, pauses, checks, forwards = [], [], 0, 0
     stats = {"fibnicd restarts": 0, "zebra restarts": 0, "restarts that wrote the device": 0}
