@@ -119,6 +119,11 @@ class FrrEnv(kdiff.Env):
                 sh("ip", "-n", peer, "addr", "add", "10.%d.0.%d/24" % (s, host), "dev", "p" + name)
                 sh("ip", "-n", peer, "addr", "add", "2001:db8:%d::%d/64" % (s, host), "dev", "p" + name, "nodad")
             sh("ip", "-n", peer, "link", "set", "p" + name, "up")
+        # Routes of the kernel source (not FRR's) covering the BGP prefixes: a
+        # device that loses zebra's routes (e.g. across a fibnicd restart)
+        # would send their traffic to port 3 where the kernel does not.
+        sh("ip", "-n", self.ns, "route", "add", "198.18.0.0/15", "via", "10.3.0.2", "metric", "1000")
+        sh("ip", "-n", self.ns, "route", "add", "2001:db8:100::/40", "via", "2001:db8:3::2", "metric", "1000")
         w = self.work
         with open(w + "/frr/zebra.conf", "w") as f:
             f.write("hostname router\nfpm address 127.0.0.1 port 2620\n%s" %
