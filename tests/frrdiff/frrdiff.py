@@ -433,6 +433,7 @@ def main():
                 checks += 1
                 forwards += n
             if bad:
+                print("  after %.0f s, %d FRR-driven route changes" % (time.time() - t0, env.route_changes()))
                 print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
                 env.close()
                 env = None
