@@ -238,7 +238,7 @@ class FrrEnv(kdiff.Env):
         if kind == "bird":
             path = "%s/p%d.conf" % (self.work, ev[1])
             with open(path, "w") as f:
-                f.write(ev[2])
+                f.write(ev[2].replace("WORKDIR", self.work))
             self.birdc(ev[1], "configure")
             for af in ("r4", "r6"):
                 self.sessions[(ev[1], af)] = "protocol bgp %s { disabled no" % af in ev[2]
@@ -417,7 +417,7 @@ def main():
     args = (fibnicd, bar_tool, nhg)
     rng = random.Random(seed ^ 0x5EED)
     env = FrrEnv(fibnicd, bar_tool, "m", nhg)
-    stream = EventStream(seed, env.work)
+    stream = EventStream(seed, "WORKDIR")  # apply() names the (re)play's own directory
     events, pauses, checks, forwards = [], [], 0, 0
     stats = {"fibnicd restarts": 0, "zebra restarts": 0, "restarts that wrote the device": 0}
     t0 = time.time()
