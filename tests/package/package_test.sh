@@ -95,13 +95,12 @@ local: {address: 10.0.0.1, netmask: 255.255.255.0, gateway: 10.0.0.254, mac: '02
 pool: {kind: reserved, base: 0x100000000, size: 0x100000}
 neighbours: {source: static, static: []}
 api: {listen: '127.0.0.1:7471', token_file: /etc/ipnumad/api.token}
-peer_api: {listen: '127.0.0.1:7470', secret_file: /etc/ipnumad/peer.secret, timeout: 1s}
+peer_api: {listen: '127.0.0.1:7470', timeout: 1s}
 reconcile_interval: 1s
 peers: []
 YAML
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$root/etc/ipnumad/peer.secret"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$root/etc/ipnumad/api.token"
-chmod 600 "$root/etc/ipnumad/peer.secret" "$root/etc/ipnumad/api.token"
+chmod 600 "$root/etc/ipnumad/api.token"
 mkdir -p "$root/etc/systemd/system/ipnumad.service.d"
 printf '[Service]\nExecStartPre=\nExecStart=\nExecStartPre=/usr/sbin/ipnumad --check-config --config /etc/ipnumad/test.yaml\nExecStart=/usr/sbin/ipnumad --config /etc/ipnumad/test.yaml\n' \
   >"$root/etc/systemd/system/ipnumad.service.d/test.conf"
@@ -138,7 +137,7 @@ in_boot ipnumactl --help >/dev/null
 in_boot systemctl poweroff || true
 wait "$nspawn_pid" || true
 nspawn_pid=
-rm -rf "$root/etc/systemd/system/ipnumad.service.d" "$root/etc/ipnumad/test.yaml" "$root/etc/ipnumad/peer.secret" "$root/etc/ipnumad/api.token"
+rm -rf "$root/etc/systemd/system/ipnumad.service.d" "$root/etc/ipnumad/test.yaml" "$root/etc/ipnumad/api.token"
 
 echo "== a changed conffile survives a reinstall"
 echo "# site change" >>"$root/etc/fibnic/fibnicd.yaml"
