@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds one build tree.
-#   scripts/build.sh [release|asan]   (default release → build/, asan → build-asan/)
+#   scripts/build.sh [release|asan|deb]   (default release → build/, asan → build-asan/,
+#   deb → build-deb/: for /usr, no tests or benches, for scripts/package.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=${1:-release}
@@ -8,7 +9,11 @@ jobs=${JOBS:-$(nproc)}
 case "$kind" in
   release) dir="$root/build"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=Debug -DFIBNIC_SANITIZE=ON -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF) ;;
-  *) echo "build.sh: unknown kind '$kind' (release|asan)" >&2; exit 2 ;;
+  # Same compile flags as release (so ccache hits); only the links differ.
+  deb) dir="${FIBNIC_DEB_DIR:-$root/build-deb}"
+       flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DFIBNIC_TESTS=OFF -DFIBNIC_BENCH=OFF
+              -DFIBNIC_FPGA=OFF "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-z,relro -Wl,-z,now") ;;
+  *) echo "build.sh: unknown kind '$kind' (release|asan|deb)" >&2; exit 2 ;;
 esac
 # ccache, where installed, makes rebuilds of several checkouts cheap.
 if command -v ccache >/dev/null; then

@@ -8,16 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FIBNIC_DEB_DIR:-$root/build-deb}
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
-       -DFIBNIC_TESTS=OFF -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF
-       "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-z,relro -Wl,-z,now")
-if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")}
-  export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
-cmake -S "$root" -B "$dir" -G Ninja -DFIBNIC_WERROR=ON "${flags[@]}" >/dev/null
-cmake --build "$dir" -j "${JOBS:-$(nproc)}"
+"$root/scripts/build.sh" deb
 rm -f "$dir"/*.deb
 (cd "$dir" && cpack -G DEB >/dev/null)
 debs=("$dir"/*.deb)
