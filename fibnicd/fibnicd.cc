@@ -53,7 +53,7 @@ std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
   for (int f = 0; f < 2; ++f) {
     uint64_t total = c.routes[f][0] + c.routes[f][1] + c.routes[f][2];
     out << (f == 0 ? "v4 " : "; v6 ") << total << " routes (" << c.routes[f][0] << " offloaded, " << c.routes[f][1]
-        << " partial, " << c.routes[f][2] << " punted)";
+        << " partial, " << c.routes[f][2] - c.shadowed[f] << " punted, " << c.shadowed[f] << " shadowed)";
   }
   out << "; " << c.neighbors << " neighbors; slots " << c.slots_used << "/" << fib.config().caps.slots()
       << "; queue " << m.queue_depth << "; generation " << m.generation;

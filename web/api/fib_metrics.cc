@@ -127,13 +127,16 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
   for (int f = 0; f < 2; ++f) {
     const std::string family = f == 0 ? "ipv4" : "ipv6";
     for (auto s : {OffloadState::kOffloaded, OffloadState::kPartial, OffloadState::kPunted}) {
-      routes.push_back({{{"family", family}, {"state", OffloadStateName(s)}}, double(c.routes[f][static_cast<int>(s)])});
+      // Shadowed routes punt no traffic: their own series, not "punted".
+      const uint64_t n = c.routes[f][static_cast<int>(s)] - (s == OffloadState::kPunted ? c.shadowed[f] : 0);
+      routes.push_back({{{"family", family}, {"state", OffloadStateName(s)}}, double(n)});
     }
+    routes.push_back({{{"family", family}, {"state", "shadowed"}}, double(c.shadowed[f])});
     shadowed.push_back({{{"family", family}}, double(c.shadowed[f])});
   }
-  m.Gauge("fibnic_fib_routes", "Best routes by family and offload state", routes);
+  m.Gauge("fibnic_fib_routes", "Best routes by family and offload state (shadowed: more-specifics answer all their traffic)", routes);
   m.Gauge("fibnic_fib_routes_shadowed",
-          "Of the punted routes, those more-specifics cover entirely (none of their traffic punts)", shadowed);
+          "Routes more-specifics cover entirely (none of their traffic punts; not in state=punted)", shadowed);
   m.Gauge("fibnic_fib_route_candidates", "Routes of every source", {{{}, double(c.candidates)}});
   m.Gauge("fibnic_fib_neighbors", "Neighbours known to the Fib", {{{}, double(c.neighbors)}});
   m.Gauge("fibnic_fib_slots_used", "Next-hop codes in use", {{{}, double(c.slots_used)}});

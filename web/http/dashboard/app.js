@@ -73,6 +73,7 @@ function renderStatus(st) {
     setText(id + '-offloaded', fmt(c.offloaded));
     setText(id + '-partial', fmt(c.partial));
     setText(id + '-punted', fmt(c.punted));
+    setText(id + '-shadowed', fmt(c.shadowed));
   }
   setText('slots', `${st.slots.used} / ${st.slots.total}`);
   setText('neighbors', fmt(st.neighbors));
