@@ -1,5 +1,6 @@
 // fibnic-web-demo: serves the Fib API + dashboard over a real Fib, pusher and
-// in-memory BAR fed from a route file, optionally churning routes — what the
+// in-memory BAR fed from a route file, optionally churning routes (SIGUSR1
+// holds the churn, SIGUSR2 resumes it) — what the
 // browser test and the wrk bench talk to.
 //   fibnic-web-demo (--routes R.txt --neighbors N.txt | --synthetic V4,V6)
 //                   [--port P] [--port-file F] [--token T] [--churn ROUTES_PER_S]
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -39,9 +41,19 @@ class Churn {
     updates_ = t.Counter(kRouteUpdatesTotal, "Route upserts/deletes applied to the Fib");
   }
   void Start() { Tick(); }
+  // The browser test holds the churn while it compares the page with the API:
+  // counts follow every commit, so under churn two reads never meet.
+  void Hold(bool on) { held_ = on; }
 
  private:
   void Tick() {
+    if (held_) {
+      timer_.expires_after(std::chrono::milliseconds(10));
+      timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec) Tick();
+      });
+      return;
+    }
     debt_ += per_tick_;
     int added = 0, removed = 0;
     while (debt_ >= 1 && !gateways_.empty()) {
@@ -83,6 +95,7 @@ class Churn {
   std::mt19937_64 rng_{42};
   CounterMetric* updates_;
   uint64_t ticks_ = 0;
+  bool held_ = false;
 };
 
 int Main(int argc, char** argv) {
@@ -149,9 +162,20 @@ int Main(int argc, char** argv) {
     churner = std::make_unique<Churn>(io, h, telemetry, churn);
     churner->Start();
   }
+  // SIGUSR1 holds the churn, SIGUSR2 lets it go on.
+  boost::asio::signal_set hold(io, SIGUSR1, SIGUSR2);
+  std::function<void()> wait_hold = [&] {
+    hold.async_wait([&](boost::system::error_code ec, int sig) {
+      if (ec) return;
+      if (churner) churner->Hold(sig == SIGUSR1);
+      wait_hold();
+    });
+  };
+  wait_hold();
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code, int) {
     (*server)->Stop();
+    hold.cancel();
     io.stop();
   });
   io.run();

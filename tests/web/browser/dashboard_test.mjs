@@ -41,8 +41,11 @@ try {
   await page.goto(base + '/', { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="1"]', { timeout: 15000 });
   await page.waitForFunction(() => document.getElementById('v4-total').textContent !== '–');
-  // Routes churn while the page is open: compare snapshots until the page's
-  // live values and the API's agree (they must within a few updates).
+  // Routes churn while the page is open, and the counts follow every commit:
+  // hold the churn (the demo's SIGUSR1), then the page's live values and the
+  // API's must agree within a few updates.
+  const churn = (sig) => { if (process.env.DEMO_PID) process.kill(Number(process.env.DEMO_PID), sig); };
+  churn('SIGUSR1');
   let st = null, mismatch = '';
   for (let attempt = 0; attempt < 20; attempt++) {
     st = await api('/api/v1/status');
@@ -60,6 +63,7 @@ try {
   }
   assert.equal(mismatch, '', 'overview never agreed with /api/v1/status:' + mismatch);
   assert.equal(await page.textContent('#dev-name'), st.device.name);
+  churn('SIGUSR2');
   // Live updates arrive over SSE and the chart is drawn by Chart.js.
   await page.waitForSelector('#live:not(.off)', { timeout: 10000 });
   const chartOk = await page.evaluate(() => typeof Chart !== 'undefined' && !!Chart.getChart(document.getElementById('rate-chart')));
@@ -68,6 +72,8 @@ try {
   await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
 
   // --- route search: the rows are the API's answer for the same filter
+  // (churn held: the slots, and so the offloaded set, move with it)
+  churn('SIGUSR1');
   const filter = '1.0.0.0/8';
   await page.click('#nav a[data-page="routes"]');
   await page.fill('#route-prefix', filter);

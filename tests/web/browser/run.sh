@@ -13,4 +13,4 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$out/port" ] && break; kill -0 "$pid" || { cat "$out/demo.log"; exit 1; }; sleep 0.1; done
 port=$(cat "$out/port")
-node "$here/dashboard_test.mjs" "http://127.0.0.1:$port" "$out/screenshots"
+DEMO_PID=$pid node "$here/dashboard_test.mjs" "http://127.0.0.1:$port" "$out/screenshots"
