@@ -349,6 +349,7 @@ FpmSourceStats FpmSource::stats() const {
   s.stale_pending = impl_->table.stale_count();
   if (impl_->replies) s.offload = impl_->replies->counts();
   s.kernel_dropped = c.kernel_dropped;
+  s.kernel_kept = c.kernel_kept;
   return s;
 }
 
