@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sources/fpm/fpm_frame.h"
+#include "sources/fpm/fpm_kernel_check.h"
 #include "sources/fpm/fpm_offload.h"
 #include "sources/fpm/fpm_replay.h"
 #include "sources/source_log.h"
@@ -139,6 +140,18 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
+  // Asks the kernel about each stale route at the sweep (one netlink round
+  // trip each), up to kKernelChecks: beyond that, as when zebra is not on
+  // this host, what zebra did not replay is swept.
+  static constexpr size_t kKernelChecks = 65536;
+  FpmTable::KernelHolds KernelHolds() {
+    return [table = cfg.table, left = kKernelChecks](const Prefix& p, uint8_t protocol) mutable {
+      if (left == 0) return false;
+      --left;
+      return KernelHoldsRoute(p, table, protocol);
+    };
+  }
+
   void DoAccept() {
     acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
       if (self->stopped) return;
@@ -253,9 +266,12 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         return;
       }
       self->stats.replaying = false;
-      const size_t n = self->table.SweepStale();
+      const uint64_t kept_before = self->table.counts().kernel_kept;
+      const size_t n = self->table.SweepStale(self->KernelHolds());
+      const uint64_t kept = self->table.counts().kernel_kept - kept_before;
       self->Log("replay over (" + self->watch.Why(now) + "); swept " + std::to_string(n) +
-                " routes/groups zebra did not replay");
+                " routes/groups zebra did not replay" +
+                (kept ? "; punted " + std::to_string(kept) + " the kernel still has" : ""));
       if (!self->initial_over) {
         self->initial_over = true;
         self->initial_timer.cancel();
@@ -333,6 +349,7 @@ FpmSourceStats FpmSource::stats() const {
   s.stale_pending = impl_->table.stale_count();
   if (impl_->replies) s.offload = impl_->replies->counts();
   s.kernel_dropped = c.kernel_dropped;
+  s.kernel_kept = c.kernel_kept;
   return s;
 }
 

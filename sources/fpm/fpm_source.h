@@ -79,6 +79,7 @@ struct FpmSourceStats {
   uint64_t stale_swept = 0;
   uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
   uint64_t kernel_dropped = 0;   // stale routes dropped as the kernel deleted them
+  uint64_t kernel_kept = 0;      // stale routes sweeps punted as the kernel still held them
   bool replaying = false;        // connected, replay not over yet
   std::string last_error;
   FpmReplyCounts offload;        // replies to zebra

@@ -292,8 +292,30 @@ size_t FpmTable::stale_count() const {
   return n;
 }
 
-size_t FpmTable::SweepStale() {
+size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
   size_t removed = 0;
+  // Stale routes the kernel still forwards along: their paths are zebra's
+  // old word (the kernel may have changed them since, e.g. a group lost a
+  // member), so they are punted, kept stale, and left out of the rounds.
+  std::set<Prefix> kept;
+  if (kernel_holds) {
+    std::vector<std::pair<Prefix, FpmRouteRef>> held;
+    refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
+      if (ref.stale && kernel_holds(p, ref.protocol)) held.emplace_back(p, ref);
+    });
+    NlRoute punt;
+    punt.type = RTN_UNICAST;
+    punt.unsupported = "in the kernel, not replayed by zebra";
+    FrameWork work;
+    for (const auto& [p, before] : held) {
+      work.touched.emplace(p, before);
+      refs_.Put(p, FpmRouteRef{SetOf(punt), true, before.protocol, before.replied});
+      Release(before.set);
+      kept.insert(p);
+    }
+    Finish(work);
+    counts_.kernel_kept += held.size();
+  }
   // In rounds of bounded size: a sweep after zebra went away for good
   // removes every route, and a list of a million prefixes would cost more
   // than the table itself.
@@ -301,7 +323,7 @@ size_t FpmTable::SweepStale() {
   for (;;) {
     std::vector<std::pair<Prefix, uint32_t>> round;
     refs_.ForEach([&](const Prefix& p, uint32_t set, bool& stale) {
-      if (stale && round.size() < kRound) round.emplace_back(p, set);
+      if (stale && round.size() < kRound && !kept.count(p)) round.emplace_back(p, set);
     });
     if (round.empty()) break;
     FrameWork work;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,6 +51,7 @@ struct FpmTableCounts {
   // stale: the progress of a replay (updates of what is held are not).
   uint64_t replayed = 0;
   uint64_t kernel_dropped = 0;   // stale routes dropped because the kernel deleted them
+  uint64_t kernel_kept = 0;      // stale routes punted by sweeps because the kernel still has them
 };
 
 class FpmTable {
@@ -62,7 +64,12 @@ class FpmTable {
   // zebra replays everything on reconnect but never says "done" nor what
   // it no longer has: mark all stale on connect, sweep after the replay.
   void MarkAllStale();
-  size_t SweepStale();  // returns routes + groups removed
+  // Returns routes + groups removed. A stale route for which `kernel_holds`
+  // (prefix, zebra's protocol) says the kernel still has it — zebra left it
+  // there without replaying it — is not removed but punted, and stays stale:
+  // the kernel's deletion (DropStale) or zebra's word on it ends that.
+  using KernelHolds = std::function<bool(const Prefix&, uint8_t protocol)>;
+  size_t SweepStale(const KernelHolds& kernel_holds = {});
   size_t stale_count() const;
   // The kernel deleted zebra's route for p (zebra deletes from the kernel
   // first, then tells FPM). A stale copy — zebra away, or not replayed since

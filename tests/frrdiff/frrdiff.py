@@ -47,8 +47,18 @@ PROTO_FRR = re.compile(r"proto (bgp|static|zebra|186|196|11)\b")
 sh = kdiff.sh
 VERBOSE = os.environ.get("FRRDIFF_VERBOSE") == "1"
 # fibnicd's policies.stale_hold (FPM replay sweep); unset = fibnicd's default
-# (30 s), under which a zebra restart diverges (docs/oracle.md, Open).
+# (30 s): slower runs, as a restarted fibnicd's first write waits for it.
 STALE_HOLD = os.environ.get("FRRDIFF_STALE_HOLD")
+
+
+def stale_hold_seconds():
+    """fibnicd's stale_hold in seconds ("1s", "500ms"; unset: 30)."""
+    if not STALE_HOLD:
+        return 30.0
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s)", STALE_HOLD.strip())
+    if not m:
+        raise SystemExit("FRRDIFF_STALE_HOLD: expected e.g. 1s or 500ms, got %r" % STALE_HOLD)
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
 
 
 def router_bgp():
@@ -193,7 +203,9 @@ class FrrEnv(kdiff.Env):
         log = self.work + "/fibnicd.log"
         before = open(log).read().count("ready:") if os.path.exists(log) else 0
         self._spawn("fibnicd", [self.fibnicd, "--config", self.cfg])
-        self._wait(lambda: open(log).read().count("ready:") > before, 20, "fibnicd ready", tick)
+        # Its first write waits for zebra's replay to be over (initial_wait):
+        # zebra reconnects within ~3 s, then stale_hold without a replayed route.
+        self._wait(lambda: open(log).read().count("ready:") > before, 20 + stale_hold_seconds(), "fibnicd ready", tick)
         if self.bar is None:  # the BAR file outlives fibnicd, as a card does: one reader
             self.bar = subprocess.Popen([self.bar_tool, self.work + "/bar0.img"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)

@@ -172,6 +172,57 @@ TEST_F(FpmTableTest, KernelDeletionDropsOnlyStaleCopies) {
   EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
 }
 
+// frrdiff_inline, seed 127: zebra 8.4, restarted after a SIGKILL, could not
+// adopt its predecessor's 198.18.0.128/25 (a next-hop group naming a member
+// it never learnt), so it neither replayed nor deleted it; it deleted that
+// member, and the kernel kept forwarding along the shrunken group. The sweep
+// took the route off the device, which then sent its traffic along a
+// covering route the kernel does not use. A stale route the kernel still
+// holds is punted instead, stays stale, and goes when the kernel deletes it
+// or comes back when zebra sends it.
+TEST_F(FpmTableTest, ZebraLeftoverTheKernelStillHoldsIsPuntedNotSwept) {
+  auto route = [](const char* p, const char* gw) {
+    NlRoute r = InlineRoute(p, {Via(gw, 10)});
+    r.protocol = 186;  // bgp
+    return BuildRouteMessage(r);
+  };
+  ASSERT_TRUE(Frame({route("198.18.0.128/25", "192.0.2.1"), route("10.2.0.0/16", "192.0.2.1"),
+                     route("10.3.0.0/16", "192.0.2.1")})
+                  .ok());
+  table.MarkAllStale();
+  ASSERT_TRUE(Frame({route("10.3.0.0/16", "192.0.2.1")}).ok());  // replayed
+  sink.TakeLog();
+  std::vector<std::pair<std::string, int>> asked;
+  auto kernel_holds = [&](const Prefix& p, uint8_t protocol) {
+    asked.emplace_back(p.ToString(), protocol);
+    return p == P("198.18.0.128/25");
+  };
+  EXPECT_EQ(table.SweepStale(kernel_holds), 1u);
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"upsert 198.18.0.128/25", "delete 10.2.0.0/16"}));
+  EXPECT_EQ(PathsOf("198.18.0.128/25"), host) << "zebra's old paths may no longer be the kernel's: punt";
+  EXPECT_EQ(table.counts().kernel_kept, 1u);
+  EXPECT_EQ(asked.size(), 2u) << "only stale routes are asked about";
+  EXPECT_EQ(asked[0].second, 186) << "with the protocol zebra sent";
+  EXPECT_EQ(table.stale_count(), 1u);
+  // The next sweep asks again; still held, nothing changes.
+  EXPECT_EQ(table.SweepStale(kernel_holds), 0u);
+  EXPECT_TRUE(sink.TakeLog().empty());
+  // The kernel deletes it: it goes.
+  EXPECT_TRUE(table.DropStale(P("198.18.0.128/25")));
+  EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 198.18.0.128/25"}));
+  // Kept again, then zebra sends it: zebra's paths, no longer stale.
+  ASSERT_TRUE(Frame({route("198.18.0.128/25", "192.0.2.1")}).ok());
+  table.MarkAllStale();
+  EXPECT_EQ(table.SweepStale(kernel_holds), 1u);  // 10.3.0.0/16
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("198.18.0.128/25", {Via("192.0.2.1", 10)}))}).ok());
+  EXPECT_EQ(PathsOf("198.18.0.128/25"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
+  EXPECT_EQ(table.stale_count(), 0u);
+  // Without a kernel to ask (zebra elsewhere), the sweep removes it as before.
+  table.MarkAllStale();
+  EXPECT_EQ(table.SweepStale(), 1u);
+  EXPECT_EQ(table.routes(), 0u);
+}
+
 // The kernel deleting zebra's next-hop object takes the routes using it
 // away without a route message: their stale copies go with it.
 TEST_F(FpmTableTest, KernelNexthopDeletionDropsStaleRoutesUsingIt) {
