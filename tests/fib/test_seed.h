@@ -13,7 +13,7 @@ inline uint64_t TestSeed(const char* what) {
   const char* env = std::getenv("FIBSYNC_SEED");
   const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
                             : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::cout << what << ": seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)\n";
+  std::cout << what << ": seed " << seed << " (FIBSYNC_SEED=" << seed << " replays it)" << std::endl;  // flushed: a test killed by a timeout still shows its seed
   return seed;
 }
 
