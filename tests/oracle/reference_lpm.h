@@ -6,6 +6,8 @@
 // Deliberately naive: one hash map per prefix length, probed longest first.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -66,6 +68,21 @@ class ReferenceLpm {
       }
     }
     return false;
+  }
+
+  // For every IPv4 /24 (index dst>>8), the path count of the longest route
+  // of length <= 24 covering it (0: none) — painted shortest first, so a
+  // table-wide question costs one pass over the routes, not 16M lookups.
+  std::vector<uint8_t> PathsBy24() const {
+    std::vector<uint8_t> out(1u << 24, 0);
+    for (int len = 0; len <= 24; ++len) {
+      for (const auto& [k, v] : table(Family::kV4)[len]) {
+        const uint32_t first = static_cast<uint32_t>(k) >> 8;
+        const uint32_t n = 1u << (24 - len);
+        std::fill_n(out.begin() + first, n, static_cast<uint8_t>(std::min<size_t>(v.size(), 255)));
+      }
+    }
+    return out;
   }
 
   // The /24s that contain longer prefixes (computed once; cheap for real tables).
