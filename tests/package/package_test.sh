@@ -219,7 +219,9 @@ for f in /usr/sbin/fibnicd /usr/sbin/ipnumad /etc/fibnic/fibnicd.yaml /etc/ipnum
          /var/lib/ipnumad /etc/fibnic /etc/ipnumad /lib/udev/rules.d/60-fibnic.rules /usr/lib/sysusers.d/fibnic.conf; do
   [ ! -e "$root$f" ] || fail "$f left after purge"
 done
-[ -z "$(in_root dpkg-statoverride --list)" ] || fail "statoverrides left after purge: $(in_root dpkg-statoverride --list)"
+for d in /etc/fibnic /etc/ipnumad; do
+  if in_root dpkg-statoverride --list "$d" >/dev/null; then fail "statoverride on $d left after purge"; fi
+done
 # The users stay: files elsewhere may still carry their ids, and a reinstall
 # reuses them (Debian does not remove system users on purge).
 in_root getent passwd fibnic >/dev/null && in_root getent passwd ipnuma >/dev/null || fail "purge removed the system users"
