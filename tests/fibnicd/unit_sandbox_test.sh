@@ -9,7 +9,10 @@
 #   with CAP_NET_ADMIN alone: the API answers, the image is written, and the
 #     gateway's neighbour probe reaches the kernel (an entry appears);
 #   with no capability: it still serves and writes, but the probe is refused
-#     (no neighbour entry) — CAP_NET_ADMIN is what the kernel source needs.
+#     (no neighbour entry) — CAP_NET_ADMIN is what the kernel source needs;
+#     it also gets its event socket the 32 MiB receive buffer (SO_RCVBUFFORCE,
+#     ss shows rb67108864) that a full table's burst of events needs; without
+#     it the buffer is net.core.rmem_max's.
 # Needs root and systemd-nspawn (systemd-container); label integration.
 #   unit_sandbox_test.sh BIN_DIR   (fibnicd and fibnicctl)
 set -euo pipefail
@@ -76,6 +79,7 @@ run() {
       pid=\$!
       for i in \$(seq 100); do $bin/fibnicctl status >$tmp/$name.status 2>&1 && break; sleep 0.1; done
       grep -E '^(Uid|CapEff):' /proc/\$pid/status
+      echo netlink-rcvbufs: \$(ss -f netlink -a -m | grep -o 'rb[0-9]*')
       sleep 1
       kill -TERM \$pid; wait \$pid; echo exit=\$?" >"$tmp/$name.out" 2>&1 || true
   echo "--- $name: $(tr '\n' ' ' <"$tmp/$name.out")"
@@ -95,8 +99,14 @@ neigh=$(ip -n "$ns" neigh show 10.99.0.2 dev wh-a)
 echo "neighbour entry with CAP_NET_ADMIN: '${neigh}'"
 [ -n "$neigh" ] || { cat "$tmp/unit.log"; echo "FAIL: the gateway was not probed with CAP_NET_ADMIN"; exit 1; }
 
+# 32 MiB asked for, the kernel doubles it.
+grep -q 'netlink-rcvbufs:.* rb67108864' "$tmp/unit.proc" || { echo "FAIL: the event socket has no 32 MiB buffer with CAP_NET_ADMIN"; exit 1; }
+
 run nocaps 0000000000000000
+if [ "$(cat /proc/sys/net/core/rmem_max)" -lt $((32 << 20)) ] && grep -q 'netlink-rcvbufs:.* rb67108864' "$tmp/nocaps.proc"; then
+  echo "FAIL: a 32 MiB event buffer without CAP_NET_ADMIN (rmem_max is smaller): it is not what grants it"; exit 1
+fi
 neigh=$(ip -n "$ns" neigh show 10.99.0.2 dev wh-a)
 echo "neighbour entry without capabilities: '${neigh}'"
 [ -z "$neigh" ] || { echo "FAIL: probed without CAP_NET_ADMIN — the unit grants more than it needs"; exit 1; }
-echo "fibnicd runs confined as its unit; CAP_NET_ADMIN is needed (neighbour probes) and sufficient"
+echo "fibnicd runs confined as its unit; CAP_NET_ADMIN is needed (neighbour probes, the event buffer) and sufficient"
