@@ -5,7 +5,8 @@
 #      namespace whose /etc/udev/rules.d holds the two rules and a local rule
 #      marking one function FIBNIC_DEVICE (by address) and another
 #      IPNUMA_DEVICE (by vendor:device): each marked function queues the
-#      helper with its group and sysfs path, an unmarked one queues nothing;
+#      helper with its group and sysfs path on add and change; without the
+#      local rule, and on remove, nothing is queued;
 #   2. the helper on sysfs itself: kernfs keeps an attribute's owner and mode
 #      the way it keeps resource0's (this VM's functions have no resourceN
 #      files), so on a veth's attribute in a namespace of our own: before it
@@ -31,15 +32,20 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v udevadm >/dev/null || fail "udevadm missing (scripts/deps: udev)"
 
 echo "== udevadm test with the packaged rules"
-mapfile -t fns < <(ls /sys/bus/pci/devices | head -3)
-[ ${#fns[@]} -ge 3 ] || fail "need 3 PCI functions on this machine to mark two and leave one, found ${#fns[@]}"
-fib=${fns[0]} ipn=${fns[1]} other=${fns[2]}
+# Two functions whose vendor:device differ (one marked by address, the other
+# by ID); the same functions without the local rule are the unmarked case.
+fib= ipn=
+for d in /sys/bus/pci/devices/*; do
+  if [ -z "$fib" ]; then fib=${d##*/}; continue; fi
+  if [ "$(cat "$d/vendor"):$(cat "$d/device")" != "$(cat "/sys/bus/pci/devices/$fib/vendor"):$(cat "/sys/bus/pci/devices/$fib/device")" ]; then
+    ipn=${d##*/}; break
+  fi
+done
+[ -n "$ipn" ] || fail "need two PCI functions with different IDs on this machine (found: $(ls /sys/bus/pci/devices | tr '\n' ' '))"
 ipn_vendor=$(cat "/sys/bus/pci/devices/$ipn/vendor") ipn_device=$(cat "/sys/bus/pci/devices/$ipn/device")
-if [ "$(cat "/sys/bus/pci/devices/$other/vendor"):$(cat "/sys/bus/pci/devices/$other/device")" = "$ipn_vendor:$ipn_device" ]; then
-  fail "$other has $ipn's vendor:device; cannot mark one by ID and not the other"
-fi
-mkdir "$tmp/rules" "$tmp/udev-run"
+mkdir "$tmp/rules" "$tmp/unmarked"
 cp "$src/packaging/udev/60-fibnic.rules" "$src/packaging/udev/60-ipnumad.rules" "$tmp/rules/"
+cp "$tmp/rules/"* "$tmp/unmarked/"
 cat >"$tmp/rules/59-local.rules" <<EOF
 SUBSYSTEM=="pci", KERNEL=="$fib", ENV{FIBNIC_DEVICE}="1"
 SUBSYSTEM=="pci", ATTR{vendor}=="$ipn_vendor", ATTR{device}=="$ipn_device", ENV{IPNUMA_DEVICE}="1"
@@ -47,11 +53,13 @@ EOF
 # udevadm test writes the device's database under /run/udev: a tmpfs of our
 # own over it (the directory is made, and removed after, where udev is absent).
 if [ ! -d /run/udev ]; then mkdir /run/udev; made_run_udev=1; fi
+# utest RULES_DIR ACTION FUNCTION
 utest() {
-  unshare -m --propagation private sh -c 'mount --bind "$0/rules" /etc/udev/rules.d &&
-    mount -t tmpfs tmpfs /run/udev && exec udevadm test --action="$1" "/sys/bus/pci/devices/$2"' "$tmp" "$1" "$2" 2>&1
+  unshare -m --propagation private sh -c 'mount --bind "$0" /etc/udev/rules.d &&
+    mount -t tmpfs tmpfs /run/udev && exec udevadm test --action="$1" "/sys/bus/pci/devices/$2"' "$1" "$2" "$3" 2>&1
 }
-runs() { utest "$1" "$2" | sed -n "s/^run: '\\(.*\\)'\$/\\1/p" | grep -- '-pci-bar-access' || true; }
+# runs ACTION FUNCTION [RULES_DIR]: the helpers udev would run.
+runs() { utest "${3:-$tmp/rules}" "$1" "$2" | sed -n "s/^run: '\\(.*\\)'\$/\\1/p" | grep -- '-pci-bar-access' || true; }
 fib_path=$(readlink -f "/sys/bus/pci/devices/$fib") ipn_path=$(readlink -f "/sys/bus/pci/devices/$ipn")
 for action in add change; do
   got=$(runs "$action" "$fib"); echo "$action $fib (marked FIBNIC by address): $got"
@@ -59,8 +67,10 @@ for action in add change; do
   got=$(runs "$action" "$ipn"); echo "$action $ipn (marked IP-NUMA by $ipn_vendor:$ipn_device): $got"
   [ "$got" = "/lib/udev/ipnuma-pci-bar-access ipnuma $ipn_path resource0" ] || fail "$ipn: rule did not queue the ipnuma helper"
 done
-got=$(runs add "$other"); echo "add $other (not marked): '${got}'"
-[ -z "$got" ] || fail "an unmarked function gets a BAR handed over"
+for f in "$fib" "$ipn"; do
+  got=$(runs add "$f" "$tmp/unmarked"); echo "add $f (not marked): '${got}'"
+  [ -z "$got" ] || fail "an unmarked function gets a BAR handed over"
+done
 got=$(runs remove "$fib"); echo "remove $fib: '${got}'"
 [ -z "$got" ] || fail "a removed function runs the helper"
 [ -z "${made_run_udev:-}" ] || { rmdir /run/udev; made_run_udev=; }
