@@ -152,7 +152,16 @@ StatusOr<std::unique_ptr<PciBar>> PciBar::Open(const std::string& sysfs_root, co
   }
   const std::string path = dev + "/" + resource;
   int fd = ::open(path.c_str(), O_RDWR | O_SYNC | O_CLOEXEC);
-  if (fd < 0) return IoError(Errno("cannot open PCI BAR", path));
+  if (fd < 0) {
+    if (errno == EACCES) {
+      // The packaged services run as their own users: the file is root's
+      // until the udev rule hands it to the service's group.
+      return PermissionDenied(Errno("cannot open PCI BAR", path) +
+                              " (the service's group needs rw on it: mark the card for the package's udev rule, "
+                              "/lib/udev/rules.d/60-fibnic.rules or 60-ipnumad.rules)");
+    }
+    return IoError(Errno("cannot open PCI BAR", path));
+  }
   struct stat sb {};
   if (::fstat(fd, &sb) != 0 || sb.st_size <= 0) {
     Status st = IoError("PCI BAR " + path + " has no usable size");

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace fibnic::ipnuma {
 namespace {
@@ -84,7 +86,17 @@ StatusOr<std::string> ReadSecretFile(const std::string& path) {
                             ": others may read it; refused (chmod 600 " + path + ")");
   }
   std::ifstream in(path);
-  if (!in) return IoError("secret file " + path + ": cannot read");
+  if (!in) {
+    // The packaged service runs as user ipnuma: a secret left to root is the
+    // usual cause, so say whose it is and whose it must be.
+    if (errno == EACCES) {
+      return PermissionDenied("secret file " + path + " belongs to uid " + std::to_string(st.st_uid) +
+                              " and this process (uid " + std::to_string(::geteuid()) +
+                              ") cannot read it; it must belong to the user the daemon runs as, mode 0600 "
+                              "(the service: chown ipnuma:ipnuma " + path + ")");
+    }
+    return IoError("secret file " + path + ": cannot read");
+  }
   std::string s;
   std::getline(in, s);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -407,6 +408,38 @@ TEST_F(SecretFiles, ReadableByOthersIsRefusedNamingTheFile) {
   EXPECT_NE(c.status().message().find("mode 0644"), std::string::npos) << c.status().ToString();
   EXPECT_TRUE(ReadSecretFile(Write("ok.secret", std::string(40, 'k') + "\n", 0600)).ok());
   EXPECT_TRUE(ReadSecretFile(Write("ro.secret", std::string(40, 'k') + "\n", 0400)).ok());
+}
+
+// The packaged service runs as user ipnuma: a secret left to root (0600, so
+// its mode passes) must be refused naming whose it is and whose it must be.
+// Run as another user in a child; needs root to become one.
+TEST_F(SecretFiles, SecretTheServiceUserCannotReadNamesOwnerAndFix) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to read as another user";
+  const std::string f = Write("root.secret", std::string(40, 'k') + "\n", 0600);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(2);
+    auto s = ReadSecretFile(f);
+    const std::string msg = s.ok() ? "read it" : s.status().ToString();
+    if (::write(fds[1], msg.data(), msg.size()) < 0) ::_exit(3);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(msg.find(f + " belongs to uid 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(uid 65534) cannot read it"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("chown ipnuma:ipnuma " + f), std::string::npos) << msg;
 }
 
 TEST_F(SecretFiles, ShortSecretIsRefused) {
