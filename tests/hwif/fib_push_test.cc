@@ -418,6 +418,43 @@ TEST(FibPush, RestartAfterIpv6RoutesArrivedInBatchesKeepsTheTcamAsItIs) {
   EXPECT_EQ(same.bus_writes, 0u);
 }
 
+// A neighbour that failed keeps its next-hop's code with the entry VALID=0
+// (its space punts; one write restores it). The kernel then reports the
+// neighbour FAILED without a MAC; a restart with that unchanged must adopt
+// the VALID=0 entry for it, not free the code (frrdiff soak, seed
+// 12210123886964: the restart rewrote NEXTHOP and TCAM6).
+TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
+  auto table = [](Harness& h) {
+    h.Route("10.1.0.0/16", {Via("192.0.2.2", 1)});
+    h.Route("10.2.0.0/16", {Via("192.0.2.3", 2)});
+  };
+  Harness first;
+  first.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  first.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  table(first);
+  COMMIT(first, "resolved");
+  first.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  COMMIT(first, "failed");
+  auto device = DecodeBar(first.mem().data(), first.mem().size());
+  ASSERT_TRUE(device.ok());
+  int kept_invalid = 0;
+  for (const auto& e : device->nexthop) kept_invalid += !e.valid() && e.port == 1 && e.dst_mac == M("02:00:00:00:00:02");
+  ASSERT_EQ(kept_invalid, 1) << "the failed neighbour's code was not kept VALID=0";
+  const std::vector<uint8_t> before(first.mem().data(), first.mem().data() + first.mem().size());
+
+  Harness scratch;
+  table(scratch);
+  scratch.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  scratch.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  EXPECT_EQ(scratch.fib().AdoptDevice(*device).slots, 2);
+  scratch.fib().Commit();
+  RecordingBar rec(first.mem());
+  FibnicPusher pusher(rec);
+  EXPECT_TRUE(pusher.Sync(scratch.fib().image()).ok());
+  EXPECT_EQ(pusher.last().bus_writes, 0u);
+  EXPECT_EQ(std::vector<uint8_t>(first.mem().data(), first.mem().data() + first.mem().size()), before);
+}
+
 // A device entry whose owner is gone (its neighbour changed MAC) is not
 // adopted; the owner that remains is.
 TEST(FibPush, AdoptDeviceSkipsOwnersThatNoLongerMatch) {
