@@ -15,15 +15,17 @@ them, zebra's route summaries, the kernel's routes and fibnicd's GENERATION
 unchanged), the tests/kdiff oracle checks sampled destinations: the decoded
 BAR must punt or do what the kernel does (same port, same MAC). Across a
 fibnicd restart the kernel does not change, so every device answer read
-while fibnicd restarts must be a punt or the kernel's.
+while fibnicd restarts must be a punt or the kernel's, and a restart with the
+kernel's routes and neighbours unchanged must not write the device.
 
 Environment: FIBSYNC_SEED (replay), FRRDIFF_NHG (default 1), FRRDIFF_EVENTS
-(default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_ROUTE_CHANGES (stop
-once FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK (most events per
-chunk, default 12), FRRDIFF_STALE_HOLD (fibnicd's stale_hold, e.g. 1s),
-FRRDIFF_CHURN (block events' weight
-multiplier, default 1; the soak's is higher), FRRDIFF_NO_SHRINK=1 (report without shrinking), FRRDIFF_SHRINK_SECONDS (time
-for shrinking, default 240), FRRDIFF_VERBOSE=1 (print events and settling)."""
+(default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_ROUTE_CHANGES (stop once
+FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK
+(most events per chunk, default 12), FRRDIFF_CHURN (block events' weight
+multiplier, default 1; the soak's is higher), FRRDIFF_STALE_HOLD (fibnicd's
+stale_hold, e.g. 1s), FRRDIFF_NO_SHRINK=1 (report without shrinking),
+FRRDIFF_SHRINK_SECONDS (time for shrinking, default 240), FRRDIFF_VERBOSE=1
+(print events and settling)."""
 import ipaddress
 import json
 import os
