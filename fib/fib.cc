@@ -108,6 +108,10 @@ DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
   // CAM entries stay where they are; the first Commit() retires the unwanted.
   image.neigh = device.neigh;
   for (const auto& e : image.neigh) got.neighbors += e.valid();
+  // The previous daemon's TCAM6 is one optimal entry set among several (its
+  // ties went to the entries it already held); a scratch compile would pick
+  // another and rewrite an unchanged table.
+  got.tcam6 = tcam6.AdoptDevice(device.tcam);
   return got;
 }
 

@@ -72,6 +72,7 @@ struct SlotInfo {
 struct DeviceAdoption {
   int slots = 0;      // next-hop codes kept for the same owner
   int neighbors = 0;  // NEIGH CAM entries kept at their index
+  int tcam6 = 0;      // TCAM6 entries the first compile starts from (and keeps if still optimal)
 };
 
 // Which best routes ForEachRoute(query, fn) visits: those of one family, in
@@ -115,8 +116,10 @@ class Fib {
   void SetPortMac(PortId port, const MacAddr& mac);
   RibSink& sink();
 
-  // Warm restart: before the first Commit(), seed slot numbering and the
-  // NEIGH CAM placement from what the device holds (hwif readback), so an
+  // Warm restart: before the first Commit(), seed slot numbering, the NEIGH
+  // CAM placement and the TCAM6 entries (the IPv6 entry choice prefers them
+  // among equally good ones, as every incremental commit does) from what the
+  // device holds (hwif readback), so an
   // unchanged table compiles to the device's own image. A NEXTHOP entry names
   // its owner by MAC+port (a gateway next-hop whose neighbour has that MAC on
   // that port: its adjacency) or CONNECTED+port; call it once routes and

@@ -288,7 +288,10 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop) {
       if (!OnDevicePort(nh) || nh.port != e.port || nh.connected() != adj.connected) continue;
       if (!nh.connected()) {
         const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
-        if (!n || n->mac != e.dst_mac) continue;
+        // An adjacency kept unresolved (VALID=0) holds next-hops whose
+        // neighbours failed since, and a failed neighbour has no MAC any more.
+        const bool failed_since = !e.valid() && n && !NeighUsable(n->state) && n->mac == MacAddr{};
+        if (!n || (n->mac != e.dst_mac && !failed_since)) continue;
         bound_[nh] = adj;
       }
       named = true;

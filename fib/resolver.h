@@ -98,8 +98,10 @@ class Resolver {
   // Warm start, before the first Resolve: gives each code the adjacency its
   // device entry names (CONNECTED+port, or MAC+port) when a live next-hop
   // has it (connected on that port, or a gateway whose neighbour on that
-  // port, in any state, has that MAC); two entries naming one adjacency: the
-  // lower code takes it. Returns the codes adopted.
+  // port, in any state, has that MAC; for an entry kept unresolved, VALID=0,
+  // also a gateway whose neighbour has failed since and lost its MAC); two
+  // entries naming one adjacency: the lower code takes it. Returns the codes
+  // adopted.
   int Adopt(const std::vector<regs::NexthopEntry>& device_nexthop);
 
   // --- reporting ----------------------------------------------------------------

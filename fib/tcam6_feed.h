@@ -35,6 +35,8 @@ class Tcam6Feed {
                DeviceDelta& main);
 
   const Tcam6Compiler& compiler() const { return tcam6_; }
+  // Warm start, before the first Compile: Tcam6Compiler::Adopt.
+  int AdoptDevice(const std::vector<regs::Tcam6Entry>& device) { return tcam6_.Adopt(device); }
 
  private:
   // An IPv6 prefix (and a group) in half the bytes of a Prefix: a table load

@@ -356,8 +356,9 @@ void Fibnicd::FinishInitialSync() {
       return;
     }
     const DeviceAdoption adopted = pipeline_->metrics().adopted;
-    LogInfo("warm start: kept " + std::to_string(adopted.slots) + " next-hop slots and " +
-            std::to_string(adopted.neighbors) + " NEIGH CAM entries as the device holds them");
+    LogInfo("warm start: kept " + std::to_string(adopted.slots) + " next-hop slots, " +
+            std::to_string(adopted.neighbors) + " NEIGH CAM entries and " + std::to_string(adopted.tcam6) +
+            " TCAM6 entries as the device holds them");
     std::string summary = Summary(fib, pipeline_->metrics());
     if (audit_) audit_->Start();
     LogInfo("ready: " + summary);

@@ -14,6 +14,20 @@ void Tcam6Compiler::Erase(const Prefix& p) {
   if (opt_.Erase(p)) dirty_ = true;
 }
 
+int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
+  if (device.size() != capacity_) return 0;
+  int valid = 0;
+  for (const auto& e : device) {
+    if (!e.valid()) continue;
+    const int len = tcam6::MaskLen(e.mask);
+    if (tcam6::Mask64(len) != e.mask || (e.value & ~e.mask) != 0) return 0;
+    ++valid;
+  }
+  slots_ = device;
+  dirty_ = true;
+  return valid;
+}
+
 std::vector<TcamWrite> Tcam6Compiler::Commit() {
   if (!dirty_) return {};
   dirty_ = false;

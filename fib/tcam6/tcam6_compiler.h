@@ -37,6 +37,14 @@ class Tcam6Compiler {
   void Upsert(const Prefix& p, const Tcam6Route& r);
   void Erase(const Prefix& p);
 
+  // Warm start, before the first Commit(): the TCAM holds `device` (a
+  // readback, capacity slots), so the next Commit() prefers its entries
+  // among optimal answers and plans from its placement — an unchanged table
+  // compiles to the device's own TCAM. A readback of another size or with
+  // an entry no compiler writes (mask not a prefix, host bits set) is not
+  // adopted. Returns the valid entries adopted.
+  int Adopt(const std::vector<regs::Tcam6Entry>& device);
+
   // Recomputes and returns the writes that take the previous entries to the
   // new ones, in an order where applying any prefix of the sequence to the old
   // TCAM never misforwards. Empty when nothing changed.

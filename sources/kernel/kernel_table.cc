@@ -261,8 +261,15 @@ void KernelTable::EmitRoute(const Prefix& p) {
     // ignore_routes_with_linkdown is 0, and then its packets are dropped:
     // the device never uses it (issue #14, 6c).
     std::vector<NlPath> usable = best->route.paths;
+    // The kernel sets and clears the flag as carrier goes and comes, and
+    // for IPv4 without a route message: a route learnt while its link had
+    // no carrier keeps the flag here after the carrier is back.
     for (NlPath& x : usable) {
-      if (no_carrier_.count(x.ifindex)) x.flags |= RTNH_F_LINKDOWN;
+      if (no_carrier_.count(x.ifindex)) {
+        x.flags |= RTNH_F_LINKDOWN;
+      } else if (link_gen_.count(x.ifindex)) {
+        x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
+      }
     }
     paths = FibPaths(best->route.type, p.family(), usable, best->route.unsupported,
                      [this](uint32_t ifindex) { return ports_.Port(ifindex); })

@@ -213,7 +213,15 @@ StatusOr<NlMessage> ParseNexthop(const uint8_t* base, const nlmsghdr* h) {
   n.path.flags = static_cast<uint8_t>(nhm.nh_flags & 0xFF);
   if (tb[NHA_GATEWAY]) {
     const auto fam = FamilyOf(nhm.nh_family);
-    if (!fam) return Bad(base, tb[NHA_GATEWAY], "NHA_GATEWAY with next-hop family " + std::to_string(nhm.nh_family));
+    if (!fam) {
+      // zebra 8.4 sends such objects over FPM (an address-family-less next
+      // hop it could not install: "without an interface"); the kernel
+      // refuses them. The object is unusable, the message well-formed: its
+      // routes punt, and the FPM connection (which zebra would replay the
+      // same object on, forever) stays up.
+      n.unsupported = "gateway with next-hop family " + std::to_string(nhm.nh_family) + " (the kernel refuses it)";
+      return m;
+    }
     ASSIGN_OR_RETURN(n.path.gateway, Addr(base, tb[NHA_GATEWAY], *fam, "NHA_GATEWAY"));
   }
   return m;

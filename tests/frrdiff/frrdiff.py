@@ -15,13 +15,17 @@ them, zebra's route summaries, the kernel's routes and fibnicd's GENERATION
 unchanged), the tests/kdiff oracle checks sampled destinations: the decoded
 BAR must punt or do what the kernel does (same port, same MAC). Across a
 fibnicd restart the kernel does not change, so every device answer read
-while fibnicd restarts must be a punt or the kernel's.
+while fibnicd restarts must be a punt or the kernel's, and a restart with the
+kernel's routes and neighbours unchanged must not write the device.
 
 Environment: FIBSYNC_SEED (replay), FRRDIFF_NHG (default 1), FRRDIFF_EVENTS
-(default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_CHUNK (most events per
-chunk, default 12), FRRDIFF_STALE_HOLD (fibnicd's stale_hold, e.g. 1s),
-FRRDIFF_NO_SHRINK=1 (report without shrinking), FRRDIFF_SHRINK_SECONDS (time
-for shrinking, default 240), FRRDIFF_VERBOSE=1 (print events and settling)."""
+(default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_ROUTE_CHANGES (stop once
+FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK
+(most events per chunk, default 12), FRRDIFF_CHURN (block events' weight
+multiplier, default 1; the soak's is higher), FRRDIFF_STALE_HOLD (fibnicd's
+stale_hold, e.g. 1s), FRRDIFF_NO_SHRINK=1 (report without shrinking),
+FRRDIFF_SHRINK_SECONDS (time for shrinking, default 240), FRRDIFF_VERBOSE=1
+(print events and settling)."""
 import ipaddress
 import json
 import os
@@ -44,6 +48,7 @@ FRR = "/usr/lib/frr/"
 # Route lines of bgpd and staticd, and zebra's next-hop objects (a route that
 # changes only its next hops changes its group in next-hop group mode).
 PROTO_FRR = re.compile(r"proto (bgp|static|zebra|186|196|11)\b")
+NEXTHOP_LINE = re.compile(r"(Deleted )?id \d+ ")
 sh = kdiff.sh
 VERBOSE = os.environ.get("FRRDIFF_VERBOSE") == "1"
 # fibnicd's policies.stale_hold (FPM replay sweep); unset = fibnicd's default
@@ -165,12 +170,19 @@ class FrrEnv(kdiff.Env):
         self.monitor_out = open(w + "/monitor.txt", "w")
         self.procs["monitor"] = subprocess.Popen(["ip", "-n", self.ns, "monitor", "route", "nexthop"], stdout=self.monitor_out)
 
-    def route_changes(self):
+    def route_changes(self, split=False):
         """Routes and next-hop objects FRR added, replaced or deleted in the
-        kernel so far."""
+        kernel so far (split: (routes, next-hop objects))."""
         self.monitor_out.flush()
+        routes = nexthops = 0
         with open(self.work + "/monitor.txt") as f:
-            return sum(1 for line in f if PROTO_FRR.search(line))
+            for line in f:
+                if PROTO_FRR.search(line):
+                    if NEXTHOP_LINE.match(line):
+                        nexthops += 1
+                    else:
+                        routes += 1
+        return (routes, nexthops) if split else routes + nexthops
 
     # --- processes ---------------------------------------------------------
     def _spawn(self, name, argv):
@@ -299,6 +311,18 @@ class FrrEnv(kdiff.Env):
                 sh("ip", "-n", self.ns, "route", "show", "table", "all"),
                 sh("ip", "-n", self.ns, "-6", "route", "show", "table", "all"))
 
+    def bar_image(self):
+        with open(self.work + "/bar0.img", "rb") as f:
+            return f.read()
+
+    def host_state(self):
+        """The kernel's routes, next-hop objects and usable neighbours: what
+        fibnicd reads (a fibnicd restart with this unchanged must not write)."""
+        _, _, neigh, _ = self.view()
+        return (sh("ip", "-n", self.ns, "route", "show", "table", "all"),
+                sh("ip", "-n", self.ns, "-6", "route", "show", "table", "all"),
+                sh("ip", "-n", self.ns, "nexthop", "show", check=False), sorted(neigh.items()))
+
     def quiesce(self):
         """BGP sessions as the stream left them (at most 30 s: a session may
         take a hold time to notice a lost carrier), then zebra's summaries, the
@@ -331,16 +355,23 @@ def restart_window(env, rng):
     """fibnicd stopped and started again while FRR and the kernel stay put: the
     BAR (like a card) keeps its contents, and every answer read from it from
     the stop until fibnicd is quiescent again must be a punt or the kernel's.
-    Returns (divergences, whether fibnicd wrote the device)."""
+    When the kernel's routes, next-hop objects and usable neighbours are the
+    same at the stop and once fibnicd is ready, the restart must not write
+    the device at all: GENERATION unmoved and the BAR byte-identical.
+    Returns (divergences, whether fibnicd wrote the device, whether the host
+    stayed unchanged)."""
     env.quiesce()
     port_of, contexts, neigh, routes = env.view()
     addrs = kdiff.sample(rng, routes, neigh, cap=60)
     before = kdiff.kernel_sets(env, contexts, addrs)
     gen0 = env.generation()
+    image0 = env.bar_image()
+    state0 = env.host_state()
     reads = []
     env.stop("fibnicd")
     reads.append(env.device(addrs))
     env.start_fibnicd(tick=lambda: reads.append(env.device(addrs)))
+    unchanged = env.host_state() == state0
     last, stable = env.generation(), 0
     while stable < 50:  # 0.5 s unchanged
         reads.append(env.device(addrs))
@@ -355,15 +386,31 @@ def restart_window(env, rng):
             if not acceptable(d, before[a], port_of.get, neigh) and not acceptable(d, after[a], port_of.get, neigh):
                 bad.append((a, d, "read %d of %d across the fibnicd restart; the kernel: %s" %
                             (i + 1, len(reads), [sorted(h) for h in before[a]])))
-    return bad[:10], env.generation() != gen0
+    gen1, image1 = env.generation(), env.bar_image()
+    wrote = gen1 != gen0 or image1 != image0
+    if wrote and unchanged:
+        with open(env.work + "/before.img", "wb") as f:
+            f.write(image0)
+        diff = sh(os.path.join(os.path.dirname(env.fibnicd), "fibnicctl"), "image", "diff", env.work + "/before.img",
+                  env.work + "/bar0.img", check=False).strip()
+        bad.append(("GENERATION", "%s -> %s" % (gen0, gen1),
+                    "a fibnicd restart with the kernel's routes and neighbours unchanged wrote the device:\n    " +
+                    diff.replace("\n", "\n    ")))
+    return bad[:10], wrote, unchanged
+
+
+def new_stats():
+    return {"fibnicd restarts": 0, "of them with the host unchanged": 0, "restarts that wrote the device": 0,
+            "zebra restarts": 0}
 
 
 def run_chunk(env, rng, chunk, stats):
     """Applies a chunk; a fibnicd restart in it is checked as a window."""
     for ev in chunk:
         if ev[0] == "fibnicd":
-            bad, wrote = restart_window(env, rng)
+            bad, wrote, unchanged = restart_window(env, rng)
             stats["fibnicd restarts"] += 1
+            stats["of them with the host unchanged"] += unchanged
             stats["restarts that wrote the device"] += wrote
             if bad:
                 return bad
@@ -380,8 +427,7 @@ def replay_shows(args, seed, events, addrs, pauses):
     try:
         rng, start = random.Random(seed), 0
         for end in [p for p in pauses if p < len(events)] + [len(events)]:
-            bad = run_chunk(env, rng, events[start:end], {"fibnicd restarts": 0, "zebra restarts": 0,
-                                                          "restarts that wrote the device": 0})
+            bad = run_chunk(env, rng, events[start:end], new_stats())
             if bad:
                 return bad
             env.quiesce()
@@ -391,9 +437,15 @@ def replay_shows(args, seed, events, addrs, pauses):
         env.close()
 
 
+def replay_env(seed, nhg):
+    """The settings a seed's event stream and chunking depend on."""
+    return "FIBSYNC_SEED=%d FRRDIFF_NHG=%d FRRDIFF_CHUNK=%s FRRDIFF_CHURN=%s%s" % (
+        seed, nhg, os.environ.get("FRRDIFF_CHUNK", "12"), os.environ.get("FRRDIFF_CHURN", "1"),
+        " FRRDIFF_STALE_HOLD=" + STALE_HOLD if STALE_HOLD else "")
+
+
 def report(args, seed, events, bad, pauses):
-    print("DIVERGENCE (seed %d, after %d events; FIBSYNC_SEED=%d FRRDIFF_NHG=%d replays it)" %
-          (seed, len(events), seed, args[2]))
+    print("DIVERGENCE (seed %d, after %d events; %s replays it)" % (seed, len(events), replay_env(seed, args[2])))
     for a, d, k in bad[:10]:
         print("  %s: device %s, kernel %s" % (a, d or "punt", k))
     n = len(events)
@@ -421,21 +473,29 @@ def main():
     env_seed = os.environ.get("FIBSYNC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
     nhg = int(os.environ.get("FRRDIFF_NHG", "1"))
-    print("frrdiff: seed %d, %s (FIBSYNC_SEED=%d FRRDIFF_NHG=%d replays it)" %
-          (seed, "next-hop groups" if nhg else "inline next hops", seed, nhg), flush=True)
+    print("frrdiff: seed %d, %s (%s replays it)" %
+          (seed, "next-hop groups" if nhg else "inline next hops", replay_env(seed, nhg)), flush=True)
     max_events = int(os.environ.get("FRRDIFF_EVENTS", "400"))
     max_seconds = float(os.environ.get("FRRDIFF_SECONDS", "70"))
     max_chunk = int(os.environ.get("FRRDIFF_CHUNK", "12"))
+    max_changes = int(os.environ.get("FRRDIFF_ROUTE_CHANGES", "0"))
     args = (fibnicd, bar_tool, nhg)
     rng = random.Random(seed ^ 0x5EED)
     env = FrrEnv(fibnicd, bar_tool, "m", nhg)
-    stream = EventStream(seed, "WORKDIR")  # apply() names the (re)play's own directory
+    churn = int(os.environ.get("FRRDIFF_CHURN", "1"))
+    stream = EventStream(seed, "WORKDIR", churn)  # apply() names the (re)play's own directory
     events, pauses, checks, forwards = [], [], 0, 0
-    stats = {"fibnicd restarts": 0, "zebra restarts": 0, "restarts that wrote the device": 0}
+    stats = new_stats()
     t0 = time.time()
     try:
         env.quiesce()
-        while len(events) < max_events and time.time() - t0 < max_seconds:
+        next_progress = t0 + 60
+        while (len(events) < max_events and time.time() - t0 < max_seconds and
+               (not max_changes or env.route_changes() < max_changes)):
+            if time.time() > next_progress:
+                next_progress += 60
+                print("  %.0f s: %d events, %d FRR-driven route changes, %d checks, %d forwarding answers" %
+                      (time.time() - t0, len(events), env.route_changes(), checks, forwards), flush=True)
             chunk = [stream.next() for _ in range(rng.randint(1, max_chunk))]
             events += chunk
             bad = run_chunk(env, rng, chunk, stats)
@@ -446,7 +506,8 @@ def main():
                 forwards += n
             if bad:
                 print("  after %.0f s, %d FRR-driven route changes" % (time.time() - t0, env.route_changes()))
-                print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
+                if bad[0][0] != "GENERATION":
+                    print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
                 env.close()
                 env = None
                 report(args, seed, events, bad, pauses[:-1])
@@ -456,7 +517,9 @@ def main():
               "%d forwarding answers checked, %s, 0 divergences" %
               (len(events), dt, len(events) / dt, checks, forwards,
                ", ".join("%d %s" % (v, k) for k, v in stats.items())))
-        print("frrdiff: FRR-driven route changes: %d (%.1f/s)" % (env.route_changes(), env.route_changes() / dt))
+        routes, nexthops = env.route_changes(split=True)
+        print("frrdiff: FRR-driven route changes: %d (%.1f/s; in the kernel: %d routes and %d next-hop objects "
+              "added, replaced or deleted)" % (routes + nexthops, (routes + nexthops) / dt, routes, nexthops))
         if forwards == 0:  # an all-punt device agrees with anything
             print("FAIL: the device never forwarded a sampled destination")
             return 1

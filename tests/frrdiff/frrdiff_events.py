@@ -68,8 +68,11 @@ def bird_conf(k, routes, ctl_dir, disabled=()):
 
 
 class EventStream:
-    def __init__(self, seed, ctl_dir):
+    def __init__(self, seed, ctl_dir, churn=1):
+        """churn: the weight of block events is multiplied by it (the soak's
+        route changes per event; part of what a seed replays)."""
         self.rng = random.Random(seed)
+        self.weights = [40, 20, 10 * churn, 18, 6, 2, 1, 1]
         self.ctl_dir = ctl_dir
         self.routes = [dict() for _ in range(BGP_PEERS)]
         self.disabled = [set() for _ in range(BGP_PEERS)]
@@ -141,7 +144,7 @@ class EventStream:
         r = self.rng
         while True:
             kind = r.choices(["announce", "withdraw", "block", "static", "session", "carrier", "zebra",
-                              "fibnicd"], [40, 20, 10, 18, 6, 2, 1, 1])[0]
+                              "fibnicd"], self.weights)[0]
             if kind in ("announce", "withdraw"):
                 ev = self._announce(kind == "withdraw")
             elif kind == "block":

@@ -7,6 +7,7 @@
 // new MAC and either may reach the device first — or punted.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -372,6 +373,86 @@ TEST(FibPush, AdoptedRestartAfterAHistoryWritesNothing) {
                 changed.writes_in(BarRegion::kNeigh),
             0u);
   EXPECT_LE(changed.bus_writes, static_cast<uint64_t>(k) + 1);  // + GENERATION
+}
+
+// IPv6 routes that arrived a few per batch (as a BGP block does under
+// batch_max) leave one optimal TCAM6 entry set — /62s, each commit keeping
+// the entries it had — where a scratch compile of the same routes picks
+// another (one /59). A restart with the table unchanged keeps the device's.
+TEST(FibPush, RestartAfterIpv6RoutesArrivedInBatchesKeepsTheTcamAsItIs) {
+  auto block = [](Harness& h, int from, int to) {
+    for (int i = from; i < to; ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "2001:db8:0:%x::/64", 0xa0 + i);
+      h.Route(buf, {Via("192.0.2.2", 1)});
+    }
+  };
+  Harness first;
+  first.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  COMMIT(first, "neighbour");
+  for (int i = 0; i < 32; i += 4) {
+    block(first, i, i + 4);
+    COMMIT(first, "routes " + std::to_string(i) + "..");
+  }
+  auto device = DecodeBar(first.mem().data(), first.mem().size());
+  ASSERT_TRUE(device.ok());
+  const std::vector<uint8_t> before(first.mem().data(), first.mem().data() + first.mem().size());
+
+  auto restart = [&](bool adopt) {
+    EXPECT_TRUE(first.mem().Write(0, before.data(), before.size()).ok());
+    Harness scratch;  // a fresh Fib, the whole table at once
+    scratch.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+    block(scratch, 0, 32);
+    if (adopt) {
+      EXPECT_GE(scratch.fib().AdoptDevice(*device).tcam6, 8);
+    }
+    scratch.fib().Commit();
+    RecordingBar rec(first.mem());
+    FibnicPusher pusher(rec);
+    EXPECT_TRUE(pusher.Sync(scratch.fib().image()).ok());
+    return pusher.last();
+  };
+  EXPECT_GT(restart(false).writes_in(BarRegion::kTcam), 0u) << "the history left the scratch compile's entries";
+  const PushStats same = restart(true);
+  EXPECT_EQ(same.writes_in(BarRegion::kTcam), 0u);
+  EXPECT_EQ(same.bus_writes, 0u);
+}
+
+// A neighbour that failed keeps its next-hop's code with the entry VALID=0
+// (its space punts; one write restores it). The kernel then reports the
+// neighbour FAILED without a MAC; a restart with that unchanged must adopt
+// the VALID=0 entry for it, not free the code (frrdiff soak, seed
+// 12210123886964: the restart rewrote NEXTHOP and TCAM6).
+TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
+  auto table = [](Harness& h) {
+    h.Route("10.1.0.0/16", {Via("192.0.2.2", 1)});
+    h.Route("10.2.0.0/16", {Via("192.0.2.3", 2)});
+  };
+  Harness first;
+  first.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  first.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  table(first);
+  COMMIT(first, "resolved");
+  first.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  COMMIT(first, "failed");
+  auto device = DecodeBar(first.mem().data(), first.mem().size());
+  ASSERT_TRUE(device.ok());
+  int kept_invalid = 0;
+  for (const auto& e : device->nexthop) kept_invalid += !e.valid() && e.port == 1 && e.dst_mac == M("02:00:00:00:00:02");
+  ASSERT_EQ(kept_invalid, 1) << "the failed neighbour's code was not kept VALID=0";
+  const std::vector<uint8_t> before(first.mem().data(), first.mem().data() + first.mem().size());
+
+  Harness scratch;
+  table(scratch);
+  scratch.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  scratch.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  EXPECT_EQ(scratch.fib().AdoptDevice(*device).slots, 2);
+  scratch.fib().Commit();
+  RecordingBar rec(first.mem());
+  FibnicPusher pusher(rec);
+  EXPECT_TRUE(pusher.Sync(scratch.fib().image()).ok());
+  EXPECT_EQ(pusher.last().bus_writes, 0u);
+  EXPECT_EQ(std::vector<uint8_t>(first.mem().data(), first.mem().data() + first.mem().size()), before);
 }
 
 // A device entry whose owner is gone (its neighbour changed MAC) is not

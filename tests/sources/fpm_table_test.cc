@@ -225,6 +225,31 @@ TEST_F(FpmTableTest, ZebraLeftoverTheKernelStillHoldsIsPuntedNotSwept) {
 
 // The kernel deleting zebra's next-hop object takes the routes using it
 // away without a route message: their stale copies go with it.
+// zebra 8.4 sends a next-hop object with a gateway and no address family
+// (one it failed to install: "without an interface"); it replays it on every
+// reconnect. Rejecting the frame dropped the connection, forever (frrdiff
+// FIBSYNC_SEED=97357586698235: fibnicd never got ready after a restart). The
+// object is unusable: its routes punt, the rest of the frame applies.
+TEST_F(FpmTableTest, GatewayWithoutAFamilyPuntsItsRoutesAndKeepsTheConnection) {
+  NlNexthop bad, good;
+  bad.id = 7;
+  bad.path = Via("192.0.2.1", 10);
+  good.id = 8;
+  good.path = Via("192.0.2.2", 10);
+  std::vector<uint8_t> msg = BuildNexthopMessage(bad);
+  msg[NLMSG_HDRLEN] = 0;  // nhmsg.nh_family: AF_UNSPEC
+  auto r7 = InlineRoute("10.7.0.0/16", {});
+  r7.nh_id = 7;
+  auto r8 = InlineRoute("10.8.0.0/16", {});
+  r8.nh_id = 8;
+  ASSERT_TRUE(Frame({msg, BuildNexthopMessage(good), BuildRouteMessage(r7), BuildRouteMessage(r8)}).ok());
+  EXPECT_EQ(PathsOf("10.7.0.0/16"), host);
+  EXPECT_EQ(PathsOf("10.8.0.0/16"), (std::vector<NextHop>{{A("192.0.2.2"), 0}}));
+  // zebra installs it properly later: the route follows.
+  ASSERT_TRUE(Frame({BuildNexthopMessage(bad)}).ok());
+  EXPECT_EQ(PathsOf("10.7.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
+}
+
 TEST_F(FpmTableTest, KernelNexthopDeletionDropsStaleRoutesUsingIt) {
   NlNexthop g;
   g.id = 7;

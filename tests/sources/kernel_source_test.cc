@@ -281,6 +281,22 @@ TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Found by the FRR harness (tests/frrdiff: a fibnicd restart with nothing
+// changed wrote the device): a route added while its link had no carrier
+// comes flagged linkdown; the carrier's return clears the flag in the
+// kernel without a route message, and the source kept punting the route.
+TEST_F(KernelSourceTest, RouteAddedWithoutCarrierIsUsedOnceTheCarrierIsBack) {
+  StartSource({});
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p down");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 10.0.0.0/24").find("linkdown") != std::string::npos; }, 10s));
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.9 dev k0");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{NextHop::ToHost()})) << Sh("ip route show");
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p up");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("linkdown") == std::string::npos; }, 10s));
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}})) << Sh("ip route show");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 // Issue #14, found by the kernel differential harness (tests/kdiff): an
 // `ip rule` sending 198.51.0.0/16 to table 100 (unreachable there) left the
 // device forwarding it by main's routes. A rule that may decide elsewhere
