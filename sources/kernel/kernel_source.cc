@@ -2,6 +2,7 @@
 #include "sources/source_log.h"
 
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/errno.h>
@@ -96,9 +97,9 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     ASSIGN_OR_RETURN(dump_sock, OpenSocket("dump"));
     ASSIGN_OR_RETURN(req_sock, OpenSocket("request"));
     int err = routes() ? nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
-                                                   RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, 0)
+                                                   RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+                                                   RTNLGRP_NEXTHOP, 0)
                        : nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, 0);
-    if (err >= 0 && routes() && cfg.ignored_nexthop_deleted) err = nl_socket_add_memberships(ev_sock.get(), RTNLGRP_NEXTHOP, 0);
     if (err < 0) {
       return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
     }
@@ -223,6 +224,11 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         err = nl_send_simple(dump_sock.get(), RTM_GETRULE, NLM_F_DUMP, &rt, sizeof rt);
         break;
       }
+      case 3: {  // next-hop objects, before the routes naming them
+        nhmsg nh{};
+        err = nl_send_simple(dump_sock.get(), RTM_GETNEXTHOP, NLM_F_DUMP, &nh, sizeof nh);
+        break;
+      }
       default: {
         rtmsg rt{};
         err = nl_send_simple(dump_sock.get(), RTM_GETROUTE, NLM_F_DUMP, &rt, sizeof rt);
@@ -280,7 +286,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         return false;
       }
       if (done) {
-        if (++stage < (routes() ? 4 : 2)) {  // links, neighbours[, rules, routes]
+        if (++stage < (routes() ? 5 : 2)) {  // links, neighbours[, rules, next-hop objects, routes]
           if (!SendDump()) return false;
           continue;
         }
@@ -409,6 +415,7 @@ KernelSourceStats KernelSource::stats() const {
   s.ignored = c.ignored;
   s.routes = impl_->table.routes();
   s.neighbors = impl_->table.neighbors();
+  s.nexthop_objects = impl_->table.nexthop_objects();
   s.route_updates = c.route_updates;
   s.neighbor_updates = c.neighbor_updates;
   s.swept = c.swept;

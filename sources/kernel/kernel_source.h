@@ -54,6 +54,7 @@ struct KernelSourceStats {
   uint64_t ignored = 0;
   uint64_t routes = 0;           // prefixes held now
   uint64_t neighbors = 0;        // neighbours on FIBNIC ports held now
+  uint64_t nexthop_objects = 0;  // the kernel's next-hop objects held now
   uint64_t route_updates = 0;
   uint64_t neighbor_updates = 0;
   uint64_t errors = 0;

@@ -43,14 +43,9 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWRULE:
     case RTM_DELRULE:
       return ApplyRule(msg);
+    case RTM_NEWNEXTHOP:
     case RTM_DELNEXTHOP:
-      if (options_.ignored_nexthop_deleted && msg->nlmsg_len >= NLMSG_LENGTH(sizeof(nhmsg)) &&
-          options_.ignore_protocols.count(static_cast<const nhmsg*>(NLMSG_DATA(msg))->nh_protocol)) {
-        auto m = ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len);
-        if (m.ok() && m->kind == NlMessage::Kind::kNexthop) options_.ignored_nexthop_deleted(m->nexthop.id);
-      }
-      ++counts_.ignored;
-      return OkStatus();
+      return ApplyNexthop(msg);
     default:
       ++counts_.ignored;
       return OkStatus();
@@ -75,6 +70,11 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     return OkStatus();
   }
   NlRoute& r = m.route;
+  // A route by next-hop object forwards along the object as it is now
+  // (kernel_table_nexthop.cc). The paths nexthop_compat_mode=1 adds to the
+  // message are a copy of the object's at that moment: dropped, so the route
+  // is one route (one Key) in both modes.
+  if (r.nh_id != 0) r.paths.clear();
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
@@ -205,9 +205,11 @@ KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   // IPv6 keeps one route per table, metric and prefix: a second next-hop of
   // the same metric joins it (each notification then names them all), and a
   // delete may name some of them (issue #14, bug 2).
-  if (r.prefix.family() == Family::kV6) return Key{rank, r.priority, r.tos, std::nullopt, 0};
-  if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, r.paths[0].gateway, r.paths[0].ifindex};
-  return Key{rank, r.priority, r.tos, std::nullopt, 0};
+  // A route by next-hop object is never joined with another (IPv6 keeps two
+  // of one metric apart, each naming its object): its object is its identity.
+  if (r.prefix.family() == Family::kV6 || r.nh_id != 0) return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, 0};
+  if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, 0, r.paths[0].gateway, r.paths[0].ifindex};
+  return Key{rank, r.priority, r.tos, 0, std::nullopt, 0};
 }
 
 bool KernelTable::SameRank(const Key& a, const Key& b) {
@@ -247,20 +249,25 @@ void KernelTable::EmitRoute(const Prefix& p) {
     ++counts_.route_updates;
     return;
   }
-  // A route by next-hop object (RTA_NH_ID) punts: the source does not
-  // follow the objects, and the kernel changes or removes them (and with
-  // nexthop_compat_mode=0 the routes using them) without a route message —
-  // a link going down deletes the objects through it and the routes using
-  // them, silently (issue #14, found by tests/kdiff).
-  const bool by_object = best && best->route.nh_id != 0;
   std::vector<NextHop> paths;
-  if (!best || local || ambiguous || tos || policy || refusing || by_object) {
+  if (!best || local || ambiguous || tos || policy || refusing) {
     paths = {NextHop::ToHost()};
   } else {
+    const NlRoute& r = best->route;
+    // A route by next-hop object (RTA_NH_ID) forwards along the object's
+    // paths as they are now; an unknown object, a resilient group, ... punt.
+    uint8_t type = r.type;
+    std::vector<NlPath> usable = r.paths;
+    std::string unsupported = r.unsupported;
+    if (r.nh_id != 0) {
+      NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
+      if (type == RTN_UNICAST) type = o.type;
+      usable = std::move(o.paths);
+      if (unsupported.empty()) unsupported = std::move(o.unsupported);
+    }
     // A path over a link without carrier is used by the kernel only while
     // ignore_routes_with_linkdown is 0, and then its packets are dropped:
     // the device never uses it (issue #14, 6c).
-    std::vector<NlPath> usable = best->route.paths;
     // The kernel sets and clears the flag as carrier goes and comes, and
     // for IPv4 without a route message: a route learnt while its link had
     // no carrier keeps the flag here after the carrier is back.
@@ -271,8 +278,7 @@ void KernelTable::EmitRoute(const Prefix& p) {
         x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
       }
     }
-    paths = FibPaths(best->route.type, p.family(), usable, best->route.unsupported,
-                     [this](uint32_t ifindex) { return ports_.Port(ifindex); })
+    paths = FibPaths(type, p.family(), usable, unsupported, [this](uint32_t ifindex) { return ports_.Port(ifindex); })
                 .paths;
   }
   if (em != emitted_.end() && em->second == paths) return;
@@ -363,6 +369,9 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   }));
   if (ifindex == 0) return InvalidArgument("link message without an interface index");
   const bool gone = msg->nlmsg_type == RTM_DELLINK;
+  // Down, without carrier or gone: the kernel has no next-hop object
+  // through it (kernel_table_nexthop.cc).
+  if (gone || !carrier) DropObjectsVia(ifindex);
   const bool was_down = admin_down_.count(ifindex) != 0;
   if (gone || !up) DropIpv4PathsVia(ifindex, gone);
   if (gone || up) {
@@ -476,6 +485,7 @@ size_t KernelTable::EndResync() {
     }
     pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
   }
+  for (const Prefix& p : SweepObjects()) touched.push_back(p);
   const std::vector<Prefix> ruled = rules_.Sweep(gen_);
   swept += ruled.size();
   std::vector<NeighKey> gone;

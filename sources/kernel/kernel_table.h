@@ -15,6 +15,11 @@
 //
 // Policy rules (kernel_rules.h) and the VRF choice (kernel_vrf.h) are kept
 // in their own classes; this table asks them what punts.
+//
+// Next-hop objects (`ip nexthop`, kernel_table_nexthop.cc): a route naming
+// one (RTA_NH_ID) forwards along the object's paths as they are now; the
+// objects' changes re-evaluate the routes using them, and the removals the
+// kernel makes without a message (a link going down) are mirrored.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +39,7 @@
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/netlink_route.h"
+#include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
 
 struct nlmsghdr;
@@ -52,6 +58,7 @@ struct KernelTableOptions {
   std::function<void(const Prefix&, uint32_t table, bool deleted)> ignored_route;
   // Told of the deletion of a next-hop object of an ignored protocol: it
   // takes the routes using it out of the kernel without a route message.
+  // Also for the deletions the kernel makes silently (a link going down).
   std::function<void(uint32_t id)> ignored_nexthop_deleted;
 };
 
@@ -91,15 +98,17 @@ class KernelTable {
 
   size_t routes() const { return emitted_.size(); }
   size_t neighbors() const { return neigh_emitted_.size(); }
+  size_t nexthop_objects() const { return nexthops_.size(); }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 
  private:
   // Precedence order within a prefix: local table first, then configured
   // table order, then metric, then TOS.
-  // (table rank, priority, tos, path identity): the identity keeps routes
-  // that differ only in their single path apart, as the kernel does.
-  using Key = std::tuple<int, uint32_t, uint8_t, std::optional<IpAddr>, uint32_t>;
+  // (table rank, priority, tos, next-hop object, path identity): the
+  // identity keeps routes that differ only in their single path (or object)
+  // apart, as the kernel does.
+  using Key = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t>;
   static Key KeyOf(int rank, const NlRoute& r);
   static bool SameRank(const Key& a, const Key& b);
   struct Entry {
@@ -131,6 +140,14 @@ class KernelTable {
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
   Status ApplyRule(const nlmsghdr* msg);
+  // kernel_table_nexthop.cc
+  Status ApplyNexthop(const nlmsghdr* msg);
+  void DropObjectsVia(uint32_t ifindex);
+  void DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed);
+  void CountObjectUser(const NlRoute& r, int delta);
+  void AddObjectGateway(const NlNexthop& n, int delta);
+  void EmitUsersOf(const std::vector<uint32_t>& ids);
+  std::vector<Prefix> SweepObjects();
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
@@ -165,7 +182,10 @@ class KernelTable {
   VrfContext vrf_;
   bool UpdateContext();
   bool RankActive(int rank) const;
-  std::unordered_map<NeighKey, uint32_t, NeighKeyHash> gateways_;  // gateway on its interface → routes naming it
+  std::unordered_map<NeighKey, uint32_t, NeighKeyHash> gateways_;  // gateway on its interface → routes/objects naming it
+  NexthopObjects nexthops_;
+  // Next-hop object id → prefixes with routes naming it (→ how many).
+  std::unordered_map<uint32_t, std::unordered_map<Prefix, uint32_t>> object_users_;
   KernelTableCounts counts_;
 };
 

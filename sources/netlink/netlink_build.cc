@@ -86,6 +86,7 @@ std::vector<uint8_t> BuildNexthopMessage(const NlNexthop& n) {
   nhmsg nhm{};
   if (n.path.gateway) nhm.nh_family = static_cast<unsigned char>(Af(n.path.gateway->family()));
   nhm.nh_flags = n.path.flags;
+  nhm.nh_protocol = n.protocol;
   nlmsg_append(m.get(), &nhm, sizeof nhm, NLMSG_ALIGNTO);
   nla_put_u32(m.get(), NHA_ID, n.id);
   if (!n.del) {

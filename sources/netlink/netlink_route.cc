@@ -184,6 +184,7 @@ StatusOr<NlMessage> ParseNexthop(const uint8_t* base, const nlmsghdr* h) {
   std::memcpy(&nhm, NLMSG_DATA(h), sizeof nhm);
   NlNexthop& n = m.nexthop;
   n.del = h->nlmsg_type == RTM_DELNEXTHOP;
+  n.protocol = nhm.nh_protocol;
   std::array<const nlattr*, NHA_MAX + 1> tb;
   RETURN_IF_ERROR(IndexAttrs(base, nlmsg_attrdata(h, sizeof(nhmsg)), nlmsg_attrlen(h, sizeof(nhmsg)), tb, "next-hop"));
   if (!tb[NHA_ID]) return Bad(base, base, "next-hop message without NHA_ID");
@@ -202,6 +203,22 @@ StatusOr<NlMessage> ParseNexthop(const uint8_t* base, const nlmsghdr* h) {
       std::memcpy(&g, p + off, sizeof g);
       n.group.push_back({g.id, static_cast<uint16_t>(g.weight + 1)});
     }
+    // A resilient group hashes flows to buckets the kernel moves between
+    // members on its own timers; an FDB group serves the bridge, not routes.
+    if (tb[NHA_GROUP_TYPE]) {
+      if (nla_len(tb[NHA_GROUP_TYPE]) != 2) {
+        return Bad(base, tb[NHA_GROUP_TYPE], "NHA_GROUP_TYPE has " + std::to_string(nla_len(tb[NHA_GROUP_TYPE])) +
+                                                 " bytes, expected 2");
+      }
+      uint16_t type;
+      std::memcpy(&type, nla_data(tb[NHA_GROUP_TYPE]), 2);
+      if (type == NEXTHOP_GRP_TYPE_RES) {
+        n.unsupported = "resilient next-hop group";
+      } else if (type != NEXTHOP_GRP_TYPE_MPATH) {
+        n.unsupported = "next-hop group of type " + std::to_string(type);
+      }
+    }
+    if (tb[NHA_FDB]) n.unsupported = "bridge FDB next-hop group (NHA_FDB)";
     return m;
   }
   if (tb[NHA_BLACKHOLE]) n.blackhole = true;

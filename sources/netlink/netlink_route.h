@@ -56,6 +56,7 @@ struct NlGroupMember {
 struct NlNexthop {
   bool del = false;
   uint32_t id = 0;
+  uint8_t protocol = 0;  // nh_protocol (who made it: zebra, ...)
   bool blackhole = false;
   NlPath path;                       // single next-hop (group empty)
   std::vector<NlGroupMember> group;  // non-empty = group

@@ -64,6 +64,8 @@ class KernelOracle:
     def __init__(self, ns):
         self.sock = netns_socket(ns)
         self.seq = 0
+        self.by_object = set()  # addresses whose route (fib match) names a next-hop object
+        self.object_forwards = 0  # device answers that forwarded such an address (kdiff counts)
 
     def close(self):
         self.sock.close()
@@ -114,6 +116,10 @@ class KernelOracle:
             return frozenset()
         hops = {self._hop(fam, addr, r[1])}
         fib = self._get(addr, ctx_oif, RTM_F_FIB_MATCH)
+        if fib is not None and RTA_NH_ID in fib[1]:
+            self.by_object.add(addr)
+        else:
+            self.by_object.discard(addr)
         if fib is not None and RTA_MULTIPATH in fib[1]:
             mp, i = fib[1][RTA_MULTIPATH], 0
             while i + 8 <= len(mp):

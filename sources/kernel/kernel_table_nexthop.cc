@@ -1,0 +1,138 @@
+// KernelTable's next-hop objects (`ip nexthop`): RTM_NEWNEXTHOP/DELNEXTHOP
+// kept in a NexthopObjects, the routes naming each object (RTA_NH_ID)
+// re-evaluated when it changes, and the kernel's silent removals mirrored.
+//
+// The kernel's rules (net/ipv4/nexthop.c; each checked with `ip monitor` on
+// 6.18, issue #14):
+// - A link going admin down (NETDEV_DOWN), losing its carrier (NETDEV_CHANGE
+//   without IFF_RUNNING and IFF_LOWER_UP) or going away (NETDEV_UNREGISTER)
+//   removes every next-hop object through it (blackholes excepted) WITHOUT an
+//   RTM_DELNEXTHOP. Objects through a link that is down or without carrier
+//   cannot be made ("Nexthop device is not up", "Carrier for nexthop device
+//   is down"), so removing them again at every such link message is exact.
+// - An object removed (by `ip nexthop del`, announced, or by the above,
+//   silent) leaves every group holding it; a group that loses a member is
+//   re-announced only when the removal was announced, and a group losing its
+//   last member is removed with it (announced likewise).
+// - Every route using a removed object goes: IPv4 routes without a message
+//   (always), IPv6 routes announced with nexthop_compat_mode=1 and silently
+//   with 0. Routes using a group that keeps members stay, silently changed.
+// - A replaced object changes every route using it, directly or through a
+//   group; only nexthop_compat_mode=1 announces those routes again.
+// - Address changes leave objects and their routes alone.
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+
+#include <set>
+
+#include "sources/kernel/kernel_table.h"
+
+namespace fibnic {
+
+Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
+  ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
+  if (m.kind != NlMessage::Kind::kNexthop) {
+    ++counts_.ignored;
+    return OkStatus();
+  }
+  NlNexthop& n = m.nexthop;
+  if (n.del) {
+    NexthopObjects::Changes c = nexthops_.Remove(n.id);
+    if (c.removed.empty() && options_.ignored_nexthop_deleted && options_.ignore_protocols.count(n.protocol)) {
+      options_.ignored_nexthop_deleted(n.id);  // one this side never held: still the FPM source's news
+    }
+    DropObjects(c.removed, c.changed);
+    return OkStatus();
+  }
+  if (const NlNexthop* old = nexthops_.Find(n.id)) AddObjectGateway(*old, -1);
+  AddObjectGateway(n, +1);
+  EmitUsersOf(nexthops_.Put(std::move(n), gen_));
+  return OkStatus();
+}
+
+void KernelTable::DropObjectsVia(uint32_t ifindex) {
+  NexthopObjects::Changes c = nexthops_.RemoveVia(ifindex);
+  if (!c.removed.empty()) DropObjects(c.removed, c.changed);
+}
+
+// The objects in `removed` are gone, and every route using one with them;
+// the groups in `changed` lost members.
+void KernelTable::DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed) {
+  std::set<Prefix> touched;
+  for (const NlNexthop& o : removed) {
+    AddObjectGateway(o, -1);
+    if (options_.ignored_nexthop_deleted && options_.ignore_protocols.count(o.protocol)) {
+      options_.ignored_nexthop_deleted(o.id);
+    }
+    auto u = object_users_.find(o.id);
+    if (u == object_users_.end()) continue;
+    std::vector<Prefix> users;
+    for (const auto& [p, count] : u->second) users.push_back(p);
+    for (const Prefix& p : users) {
+      auto it = routes_.find(p);
+      if (it == routes_.end()) continue;
+      for (auto e = it->second.begin(); e != it->second.end();) {
+        if (e->second.route.nh_id != o.id) {
+          ++e;
+          continue;
+        }
+        AddGateways(e->second.route, -1);
+        e = it->second.erase(e);
+      }
+      if (it->second.empty()) routes_.erase(it);
+      touched.insert(p);
+    }
+  }
+  for (const Prefix& p : touched) EmitRoute(p);
+  EmitUsersOf(changed);
+}
+
+void KernelTable::CountObjectUser(const NlRoute& r, int delta) {
+  if (r.nh_id == 0) return;
+  if (delta > 0) {
+    ++object_users_[r.nh_id][r.prefix];
+    return;
+  }
+  auto u = object_users_.find(r.nh_id);
+  if (u == object_users_.end()) return;
+  auto p = u->second.find(r.prefix);
+  if (p != u->second.end() && --p->second == 0) u->second.erase(p);
+  if (u->second.empty()) object_users_.erase(u);
+}
+
+// An object's gateway is resolved like a route's: routes using it need it.
+void KernelTable::AddObjectGateway(const NlNexthop& n, int delta) {
+  if (!n.group.empty() || n.blackhole || !n.path.gateway || n.path.ifindex == 0) return;
+  NlRoute one;
+  one.paths = {n.path};
+  AddGateways(one, delta);
+}
+
+void KernelTable::EmitUsersOf(const std::vector<uint32_t>& ids) {
+  std::set<Prefix> prefixes;
+  for (uint32_t id : ids) {
+    if (auto u = object_users_.find(id); u != object_users_.end()) {
+      for (const auto& [p, count] : u->second) prefixes.insert(p);
+    }
+  }
+  for (const Prefix& p : prefixes) EmitRoute(p);
+}
+
+// After a re-dump: the objects it did not bring are gone. No cascade — the
+// same dump said which routes remain; those naming a swept object punt.
+std::vector<Prefix> KernelTable::SweepObjects() {
+  std::vector<uint32_t> ids;
+  for (NlNexthop& o : nexthops_.Sweep(gen_)) {
+    AddObjectGateway(o, -1);
+    ids.push_back(o.id);
+  }
+  std::vector<Prefix> users;
+  for (uint32_t id : ids) {
+    if (auto u = object_users_.find(id); u != object_users_.end()) {
+      for (const auto& [p, count] : u->second) users.push_back(p);
+    }
+  }
+  return users;
+}
+
+}  // namespace fibnic

@@ -1,0 +1,87 @@
+// The kernel source's integration fixture: the test process in a fresh
+// network namespace with k0 (FIBNIC port 0; its far end k0p in a peer
+// namespace answering for 10.0.0.9) and k1 (far end k1p beside it), and a
+// KernelSource feeding a RecordingSink on its own io thread.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sources/kernel/kernel_source.h"
+#include "tests/sources/netns_util.h"
+#include "tests/sources/recording_sink.h"
+
+namespace fibnic::testing {
+
+using namespace std::chrono_literals;
+
+inline Prefix P(const std::string& s) { return *Prefix::Parse(s); }
+inline IpAddr A(const std::string& s) { return *IpAddr::Parse(s); }
+
+class KernelSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::EnterNewNetns();
+    peer_ns = "fibnic-kpeer-" + std::to_string(getpid());
+    // k0: a FIBNIC port (its far end k0p lives in a peer namespace that
+    // answers ARP for 10.0.0.9); k1: not a FIBNIC port.
+    MustSh("ip netns add " + peer_ns);
+    MustSh("ip link add k0 type veth peer name k0p && ip link set k0p netns " + peer_ns);
+    MustSh("ip addr add 10.0.0.1/24 dev k0 && ip link set k0 up");
+    MustSh("ip netns exec " + peer_ns + " sh -c 'ip addr add 10.0.0.9/24 dev k0p && ip link set k0p up'");
+    MustSh("ip link add k1 type veth peer name k1p && ip addr add 10.1.0.1/24 dev k1 && ip link set k1 up && ip link set k1p up");
+  }
+  void TearDown() override {
+    if (source) boost::asio::post(io, [this] { source->Stop(); });
+    work.reset();
+    io.stop();
+    if (io_thread.joinable()) io_thread.join();
+    Sh("ip netns del " + peer_ns + " 2>/dev/null");
+  }
+  void StartSource(KernelSourceConfig cfg, PortNames ports = {{"k0", 0}}) {
+    cfg.ports = std::move(ports);
+    cfg.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
+    source = std::make_unique<KernelSource>(io, sink, cfg);
+    ASSERT_TRUE(source->Start().ok());
+    io_thread = std::thread([this] { io.run(); });
+  }
+  KernelSourceStats Stats() {
+    std::promise<KernelSourceStats> p;
+    boost::asio::post(io, [&] { p.set_value(source->stats()); });
+    return p.get_future().get();
+  }
+  std::optional<std::vector<NextHop>> PathsOf(const std::string& p) {
+    auto r = sink.routes();
+    auto it = r.find(P(p));
+    if (it == r.end()) return std::nullopt;
+    return it->second.paths;
+  }
+  bool RouteIs(const std::string& p, const std::optional<std::vector<NextHop>>& want) {
+    return WaitFor([&] { return PathsOf(p) == want; }, 10s);
+  }
+  std::optional<Neighbor> NeighOf(const std::string& a) {
+    auto n = sink.neighbors();
+    auto it = n.find(A(a));
+    if (it == n.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::string peer_ns;
+  boost::asio::io_context io;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
+  std::thread io_thread;
+  RecordingSink sink;
+  std::unique_ptr<KernelSource> source;
+  const std::vector<NextHop> host{NextHop::ToHost()};
+};
+
+}  // namespace fibnic::testing
