@@ -43,6 +43,9 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWRULE:
     case RTM_DELRULE:
       return ApplyRule(msg);
+    case RTM_NEWADDR:
+    case RTM_DELADDR:
+      return ApplyAddr(msg);
     case RTM_DELNEXTHOP:
       if (options_.ignored_nexthop_deleted && msg->nlmsg_len >= NLMSG_LENGTH(sizeof(nhmsg)) &&
           options_.ignore_protocols.count(static_cast<const nhmsg*>(NLMSG_DATA(msg))->nh_protocol)) {
@@ -379,6 +382,7 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   if (msg->nlmsg_type == RTM_DELLINK) {
     changed |= ports_.RemoveLink(ifindex);
     link_gen_.erase(ifindex);
+    v4_addrs_.erase(ifindex);
   } else {
     changed |= ports_.SetLink(ifindex, name);
     link_gen_[ifindex] = gen_;
@@ -448,6 +452,7 @@ size_t KernelTable::EndResync() {
     links_changed |= no_carrier_.erase(it->first) != 0;
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
+    v4_addrs_.erase(it->first);
     it = link_gen_.erase(it);
   }
   links_changed |= UpdateContext();
@@ -469,6 +474,7 @@ size_t KernelTable::EndResync() {
     }
     pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
   }
+  SweepAddrs();
   const std::vector<Prefix> ruled = rules_.Sweep(gen_);
   swept += ruled.size();
   std::vector<NeighKey> gone;

@@ -131,6 +131,8 @@ class KernelTable {
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
   Status ApplyRule(const nlmsghdr* msg);
+  Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
+  void SweepAddrs();
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
@@ -157,6 +159,9 @@ class KernelTable {
   std::unordered_set<uint32_t> no_carrier_;
   // Links administratively down: their coming up revives dead IPv4 paths.
   std::unordered_set<uint32_t> admin_down_;
+  // Each interface's IPv4 addresses (→ the generation that last saw them):
+  // losing the last one disables IPv4 on it, a new one revives its paths.
+  std::unordered_map<uint32_t, std::map<IpAddr, uint64_t>> v4_addrs_;
   // Policy rules that may send traffic elsewhere than the configured
   // tables: their destination prefix punts, and every route inside it.
   PolicyRules rules_;

@@ -267,6 +267,39 @@ TEST_F(KernelSourceTest, MultipathNextHopsRevivedWhenTheirLinkComesBack) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, found by the kernel differential harness's soak (seeds 2222 and
+// 7738244379143): deleting an interface's last IPv4 address disables IPv4 on
+// it — the routes through it leave the kernel's FIB and a multipath route's
+// next-hops through it are marked dead, without a route message — and a new
+// address revives those next-hops, also silently. The source kept the routes:
+// after `addr del 10.3.0.1/24 dev k3` the device still sent 100.64.0.0/10 to
+// port 3 while the kernel had no route for it.
+TEST_F(KernelSourceTest, LastIpv4AddressDeletedTakesTheRoutesThroughItsLink) {
+  MustSh("ip addr add 10.0.5.1/24 dev k0");
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.9 dev k0");
+  MustSh("ip route add 198.51.102.0/24 dev k0");
+  MustSh("ip route add 198.51.101.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  MustSh("ip addr del 10.0.0.1/24 dev k0");  // 10.0.5.1 remains: IPv4 stays on
+  ASSERT_FALSE(Sh("ip route show 198.51.100.0/24").empty());
+  MustSh("ip addr del 10.0.5.1/24 dev k0");  // the last one
+  ASSERT_TRUE(Sh("ip route show 198.51.100.0/24").empty());  // the kernel's own table
+  ASSERT_NE(Sh("ip route show 198.51.101.0/24").find("dead"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::nullopt));
+  EXPECT_TRUE(RouteIs("198.51.102.0/24", std::nullopt));
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", host));  // left with its path via k1 (not a FIBNIC port)
+  // A new address revives the next-hop through k0: with k1 down, the kernel
+  // forwards via k0 again.
+  MustSh("ip addr add 10.0.0.1/24 dev k0");
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.101.1").find("via 10.0.0.9 dev k0"), std::string::npos)
+      << Sh("ip route show 198.51.101.0/24");
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.101.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
   StartSource({});
