@@ -78,6 +78,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     return OkStatus();
   }
   NlRoute& r = m.route;
+  ForgetLinkStateFlags(r);
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
@@ -164,6 +165,25 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   if (entries.empty()) routes_.erase(p);
   EmitRoute(p);
   return OkStatus();
+}
+
+// A message's next-hop flags tell the link's state when it was sent, and the
+// kernel changes that state later without a route message: LINKDOWN follows
+// the carrier (this table tracks it, no_carrier_), and with
+// ignore_routes_with_linkdown a next-hop without carrier is reported DEAD as
+// well. A next-hop is really dead only while its link is down or, for IPv4,
+// has no address (the kernel revives it when that ends, and so does this
+// table); otherwise the DEAD seen is the carrier's, and was kept by mistake:
+// a later link going down took such a multipath route for one without a live
+// next-hop and erased it (issue #14, found explaining kdiff seed
+// 21252471530521).
+void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
+  for (NlPath& x : r.paths) {
+    x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
+    if (!(x.flags & RTNH_F_DEAD) || !link_gen_.count(x.ifindex) || admin_down_.count(x.ifindex)) continue;
+    if (r.prefix.family() == Family::kV4 && !v4_addrs_.count(x.ifindex)) continue;
+    x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
+  }
 }
 
 // An NLM_F_REPLACE route replaces the route of its rank and metric.

@@ -137,6 +137,7 @@ class KernelTable {
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
+  void ForgetLinkStateFlags(NlRoute& r) const;
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);

@@ -314,6 +314,31 @@ TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, found while explaining kdiff seed 21252471530521: with
+// ignore_routes_with_linkdown=1 the kernel reports a next-hop without carrier
+// as dead (RTNH_F_DEAD | RTNH_F_LINKDOWN) in the route message, and clears
+// that silently when the carrier returns. The source kept the reported DEAD:
+// when k1 later went down it took the route for one without a live next-hop
+// and erased it, while the kernel kept forwarding it via k0.
+TEST_F(KernelSourceTest, NextHopReportedDeadForLackOfCarrierLivesOnWhenItReturns) {
+  MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
+  StartSource({}, {{"k0", 0}, {"k1", 1}});
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p down");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip link show k0").find("NO-CARRIER") != std::string::npos; }, 10s));
+  MustSh("ip route add 198.51.100.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_NE(Sh("ip route show 198.51.100.0/24").find("dead linkdown"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.1.0.2"), 1}}));
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p up");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("dead") == std::string::npos; }, 10s));
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}, {A("10.1.0.2"), 1}}));
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.100.1").find("via 10.0.0.9 dev k0"), std::string::npos)
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 // Issue #14, found by the kernel differential harness (tests/kdiff): an
 // `ip rule` sending 198.51.0.0/16 to table 100 (unreachable there) left the
 // device forwarding it by main's routes. A rule that may decide elsewhere
