@@ -136,6 +136,8 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       AddGateways(same_object->second.route, -1);
       entries.erase(same_object);
+    } else if ((msg->nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
+      ReplaceSameRankV6(entries, key, r);
     } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
       EraseSameRank(entries, key);  // whatever its path was
     } else if (it != entries.end()) {
@@ -198,6 +200,30 @@ void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
   }
 }
 
+// IPv6 replaces the first route of the metric that is, like the new one, a
+// multipath candidate (unicast via a gateway) or not; without one, the first
+// of the metric (fib6_add_rt2node). Which is first is not told: with several
+// left to choose from, none is erased and the prefix punts (several routes of
+// one rank) rather than guess (issue #14, kdiff soak seed 37727094719453).
+void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
+  auto ecmp = [](const NlRoute& x) {
+    return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
+           std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
+  };
+  std::vector<std::map<Key, Entry>::iterator> same, like;
+  for (auto e = entries.begin(); e != entries.end(); ++e) {
+    if (!SameRank(e->first, key)) continue;
+    same.push_back(e);
+    if (ecmp(e->second.route) == ecmp(r)) like.push_back(e);
+  }
+  const std::vector<std::map<Key, Entry>::iterator> none;
+  const auto& gone = like.size() == 1 ? like : (like.empty() && same.size() == 1) ? same : none;
+  for (auto e : gone) {
+    AddGateways(e->second.route, -1);
+    entries.erase(e);
+  }
+}
+
 // Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
 // at a full table they would be the largest thing in the process. What they
 // still do: a replacing one removes the route of the same rank and metric it
@@ -228,7 +254,12 @@ KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   // IPv6 keeps one route per table, metric and prefix: a second next-hop of
   // the same metric joins it (each notification then names them all), and a
   // delete may name some of them (issue #14, bug 2).
-  if (r.prefix.family() == Family::kV6) return Key{rank, r.priority, r.tos, std::nullopt, 0};
+  // A blackhole/unreachable/prohibit route never joins one: the kernel keeps
+  // it beside a unicast route of the same metric (the last field, an ifindex
+  // for IPv4, holds its type).
+  if (r.prefix.family() == Family::kV6) {
+    return Key{rank, r.priority, r.tos, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type};
+  }
   if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, r.paths[0].gateway, r.paths[0].ifindex};
   return Key{rank, r.priority, r.tos, std::nullopt, 0};
 }

@@ -138,6 +138,7 @@ class KernelTable {
   void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   void ForgetLinkStateFlags(NlRoute& r) const;
+  void ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);

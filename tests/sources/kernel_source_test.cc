@@ -212,6 +212,31 @@ TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
 // Issue #14, bug 3: with a TOS-specific route beside a plain one for the same
 // prefix, the device sent all of it to the plain route's gateway while the
 // kernel sends that TOS elsewhere. The device has no TOS: the prefix punts.
+// Issue #14, found by the kernel differential harness's soak (seed
+// 37727094719453, 16,757 events): IPv6 keeps a blackhole route and a route
+// via a gateway of one prefix and metric side by side (they never form a
+// multipath route) and uses the first. The source kept one route per metric:
+// a replace of the gateway route erased the blackhole too (the kernel
+// replaces only a route that, like the new one, is a multipath candidate),
+// and the device forwarded 2001:db8:200::/48 while the kernel dropped it.
+TEST_F(KernelSourceTest, Ipv6BlackholeBesideAGatewayRouteOfItsMetricPunts) {
+  MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad");
+  StartSource({});
+  MustSh("ip -6 route add blackhole 2001:db8:99::/48");
+  MustSh("ip -6 route append 2001:db8:99::/48 via 2001:db8:1::2 dev k0");
+  MustSh("ip -6 route replace 2001:db8:99::/48 via 2001:db8:1::3 dev k0");
+  const std::string kernel = Sh("ip -6 route show 2001:db8:99::/48");
+  ASSERT_NE(kernel.find("blackhole"), std::string::npos) << kernel;
+  ASSERT_NE(kernel.find("via 2001:db8:1::3"), std::string::npos) << kernel;
+  // The kernel uses one of the two; the device must not forward.
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", host)) << kernel;
+  EXPECT_FALSE(WaitFor([&] { return PathsOf("2001:db8:99::/48") != host; }, 2s)) << kernel;
+  MustSh("ip -6 route del blackhole 2001:db8:99::/48");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::vector<NextHop>{{A("2001:db8:1::3"), 0}}))
+      << Sh("ip -6 route show 2001:db8:99::/48");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
   StartSource({});
   MustSh("ip route add 203.0.113.0/24 via 10.0.0.2");
