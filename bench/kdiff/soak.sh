@@ -6,7 +6,7 @@
 # the shortest event prefix that shows it). Root.
 #   bench/kdiff/soak.sh [BUILD_DIR]
 # Env: KDIFF_EVENTS (1000000), KDIFF_CHECK_EVERY (10), KDIFF_WINDOW (0.01),
-# FIBSYNC_SEED (replay).
+# KDIFF_PROGRESS (a progress line every 50000 events), FIBSYNC_SEED (replay).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -17,4 +17,5 @@ export KDIFF_EVENTS=${KDIFF_EVENTS:-1000000}
 export KDIFF_CHECK_EVERY=${KDIFF_CHECK_EVERY:-10}
 export KDIFF_WINDOW=${KDIFF_WINDOW:-0.01}
 export KDIFF_SECONDS=${KDIFF_SECONDS:-1000000000}
+export KDIFF_PROGRESS=${KDIFF_PROGRESS:-50000}
 exec python3 "$root/tests/kdiff/kdiff.py" "$build/bin/fibnicd" "$build/tests/kdiff/kdiff_bar"

@@ -96,9 +96,10 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     ASSIGN_OR_RETURN(ev_sock, OpenSocket("event"));
     ASSIGN_OR_RETURN(dump_sock, OpenSocket("dump"));
     ASSIGN_OR_RETURN(req_sock, OpenSocket("request"));
+    // IPv4 addresses: an interface losing its last one loses its IPv4 routes silently.
     int err = routes() ? nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE,
                                                    RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
-                                                   RTNLGRP_NEXTHOP, 0)
+                                                   RTNLGRP_NEXTHOP, RTNLGRP_IPV4_IFADDR, 0)
                        : nl_socket_add_memberships(ev_sock.get(), RTNLGRP_LINK, RTNLGRP_NEIGH, 0);
     if (err < 0) {
       return Unavailable(std::string("netlink subscribe: ") + nl_geterror(err));
@@ -219,12 +220,18 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         err = nl_send_simple(dump_sock.get(), RTM_GETNEIGH, NLM_F_DUMP, &nd, sizeof nd);
         break;
       }
-      case 2: {  // policy rules (both families): they may take routes out of the followed tables
+      case 2: {  // IPv4 addresses: which interfaces have IPv4 enabled (kernel_table_addr.cc)
+        ifaddrmsg ifa{};
+        ifa.ifa_family = AF_INET;
+        err = nl_send_simple(dump_sock.get(), RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
+        break;
+      }
+      case 3: {  // policy rules (both families): they may take routes out of the followed tables
         rtmsg rt{};
         err = nl_send_simple(dump_sock.get(), RTM_GETRULE, NLM_F_DUMP, &rt, sizeof rt);
         break;
       }
-      case 3: {  // next-hop objects, before the routes naming them
+      case 4: {  // next-hop objects, before the routes naming them
         nhmsg nh{};
         err = nl_send_simple(dump_sock.get(), RTM_GETNEXTHOP, NLM_F_DUMP, &nh, sizeof nh);
         break;
@@ -286,7 +293,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         return false;
       }
       if (done) {
-        if (++stage < (routes() ? 5 : 2)) {  // links, neighbours[, rules, next-hop objects, routes]
+        if (++stage < (routes() ? 6 : 2)) {  // links, neighbours[, addresses, rules, next-hop objects, routes]
           if (!SendDump()) return false;
           continue;
         }

@@ -43,6 +43,9 @@ Status KernelTable::Apply(const nlmsghdr* msg) {
     case RTM_NEWRULE:
     case RTM_DELRULE:
       return ApplyRule(msg);
+    case RTM_NEWADDR:
+    case RTM_DELADDR:
+      return ApplyAddr(msg);
     case RTM_NEWNEXTHOP:
     case RTM_DELNEXTHOP:
       return ApplyNexthop(msg);
@@ -75,6 +78,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   // message are a copy of the object's at that moment: dropped, so the route
   // is one route (one Key) in both modes.
   if (r.nh_id != 0) r.paths.clear();
+  ForgetLinkStateFlags(r);
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
@@ -132,6 +136,8 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       AddGateways(same_object->second.route, -1);
       entries.erase(same_object);
+    } else if ((msg->nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
+      ReplaceSameRankV6(entries, key, r);
     } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
       EraseSameRank(entries, key);  // whatever its path was
     } else if (it != entries.end()) {
@@ -163,6 +169,25 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   return OkStatus();
 }
 
+// A message's next-hop flags tell the link's state when it was sent, and the
+// kernel changes that state later without a route message: LINKDOWN follows
+// the carrier (this table tracks it, no_carrier_), and with
+// ignore_routes_with_linkdown a next-hop without carrier is reported DEAD as
+// well. A next-hop is really dead only while its link is down or, for IPv4,
+// has no address (the kernel revives it when that ends, and so does this
+// table); otherwise the DEAD seen is the carrier's, and was kept by mistake:
+// a later link going down took such a multipath route for one without a live
+// next-hop and erased it (issue #14, found explaining kdiff seed
+// 21252471530521).
+void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
+  for (NlPath& x : r.paths) {
+    x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
+    if (!(x.flags & RTNH_F_DEAD) || !link_gen_.count(x.ifindex) || admin_down_.count(x.ifindex)) continue;
+    if (r.prefix.family() == Family::kV4 && !v4_addrs_.count(x.ifindex)) continue;
+    x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
+  }
+}
+
 // An NLM_F_REPLACE route replaces the route of its rank and metric.
 void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
   for (auto e = entries.begin(); e != entries.end();) {
@@ -172,6 +197,30 @@ void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
     } else {
       ++e;
     }
+  }
+}
+
+// IPv6 replaces the first route of the metric that is, like the new one, a
+// multipath candidate (unicast via a gateway) or not; without one, the first
+// of the metric (fib6_add_rt2node). Which is first is not told: with several
+// left to choose from, none is erased and the prefix punts (several routes of
+// one rank) rather than guess (issue #14, kdiff soak seed 37727094719453).
+void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
+  auto ecmp = [](const NlRoute& x) {
+    return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
+           std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
+  };
+  std::vector<std::map<Key, Entry>::iterator> same, like;
+  for (auto e = entries.begin(); e != entries.end(); ++e) {
+    if (!SameRank(e->first, key)) continue;
+    same.push_back(e);
+    if (ecmp(e->second.route) == ecmp(r)) like.push_back(e);
+  }
+  const std::vector<std::map<Key, Entry>::iterator> none;
+  const auto& gone = like.size() == 1 ? like : (like.empty() && same.size() == 1) ? same : none;
+  for (auto e : gone) {
+    AddGateways(e->second.route, -1);
+    entries.erase(e);
   }
 }
 
@@ -207,7 +256,12 @@ KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   // delete may name some of them (issue #14, bug 2).
   // A route by next-hop object is never joined with another (IPv6 keeps two
   // of one metric apart, each naming its object): its object is its identity.
-  if (r.prefix.family() == Family::kV6 || r.nh_id != 0) return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, 0};
+  // A blackhole/unreachable/prohibit route never joins one: the kernel keeps
+  // it beside a unicast route of the same metric (the last field, an ifindex
+  // for IPv4, holds its type).
+  if (r.prefix.family() == Family::kV6 || r.nh_id != 0) {
+    return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type};
+  }
   if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, 0, r.paths[0].gateway, r.paths[0].ifindex};
   return Key{rank, r.priority, r.tos, 0, std::nullopt, 0};
 }
@@ -395,6 +449,7 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   if (msg->nlmsg_type == RTM_DELLINK) {
     changed |= ports_.RemoveLink(ifindex);
     link_gen_.erase(ifindex);
+    v4_addrs_.erase(ifindex);
   } else {
     changed |= ports_.SetLink(ifindex, name);
     link_gen_[ifindex] = gen_;
@@ -464,6 +519,7 @@ size_t KernelTable::EndResync() {
     links_changed |= no_carrier_.erase(it->first) != 0;
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
+    v4_addrs_.erase(it->first);
     it = link_gen_.erase(it);
   }
   links_changed |= UpdateContext();
@@ -486,6 +542,7 @@ size_t KernelTable::EndResync() {
     pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
   }
   for (const Prefix& p : SweepObjects()) touched.push_back(p);
+  SweepAddrs();
   const std::vector<Prefix> ruled = rules_.Sweep(gen_);
   swept += ruled.size();
   std::vector<NeighKey> gone;

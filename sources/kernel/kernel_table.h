@@ -148,10 +148,14 @@ class KernelTable {
   void AddObjectGateway(const NlNexthop& n, int delta);
   void EmitUsersOf(const std::vector<uint32_t>& ids);
   std::vector<Prefix> SweepObjects();
+  Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
+  void SweepAddrs();
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
+  void ForgetLinkStateFlags(NlRoute& r) const;
+  void ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);
@@ -174,6 +178,9 @@ class KernelTable {
   std::unordered_set<uint32_t> no_carrier_;
   // Links administratively down: their coming up revives dead IPv4 paths.
   std::unordered_set<uint32_t> admin_down_;
+  // Each interface's IPv4 addresses (→ the generation that last saw them):
+  // losing the last one disables IPv4 on it, a new one revives its paths.
+  std::unordered_map<uint32_t, std::map<IpAddr, uint64_t>> v4_addrs_;
   // Policy rules that may send traffic elsewhere than the configured
   // tables: their destination prefix punts, and every route inside it.
   PolicyRules rules_;

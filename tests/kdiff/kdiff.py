@@ -20,7 +20,8 @@ Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
 (default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
 N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
-KDIFF_NO_SHRINK=1 (report without shrinking)."""
+KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_PROGRESS (print a progress
+line every N events; default 0 = none)."""
 import ipaddress
 import json
 import os
@@ -54,6 +55,7 @@ class Env:
         self.work = tempfile.mkdtemp(prefix="kdiff-")
         self.daemon = self.bar = self.oracle = None
         self.sysctls = {}
+        self.quiesce_timeouts = 0
         try:
             self._setup(fibnicd, bar_tool)
         except BaseException:
@@ -153,14 +155,43 @@ class Env:
         self.bar.stdin.flush()
         return self.bar.stdout.readline().strip()
 
+    def fibnicd_busy(self):
+        """True while fibnicd has work in hand: a thread runnable, or a netlink
+        message waiting in one of its sockets. On a loaded machine it may not
+        run for a while after the kernel changed, and GENERATION alone would
+        then look quiescent."""
+        pid = self.daemon.pid
+        try:
+            for task in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/stat" % (pid, task)) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "R":
+                        return True
+            inodes = set()
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+            with open("/proc/%d/net/netlink" % pid) as f:  # its namespace's sockets
+                for line in f.readlines()[1:]:
+                    col = line.split()
+                    if col[9] in inodes and int(col[4]) > 0:  # Rmem: bytes queued
+                        return True
+        except (OSError, IndexError):  # gone, or a thread/fd vanished while read
+            return self.daemon.poll() is None
+        return False
+
     def quiesce(self):
-        """Waits until GENERATION has not moved for 60 ms (at most 5 s)."""
+        """Waits until fibnicd is idle (fibnicd_busy) and GENERATION has not
+        moved for 60 ms, at most 30 s (counted in quiesce_timeouts)."""
         time.sleep(0.02)
         last, stable, t0 = self.generation(), 0, time.time()
-        while stable < 6 and time.time() - t0 < 5:
+        while stable < 6:
+            if time.time() - t0 > 30:
+                self.quiesce_timeouts += 1
+                return
             time.sleep(0.01)
             g = self.generation()
-            stable = stable + 1 if g == last else 0
+            stable = stable + 1 if g == last and not self.fibnicd_busy() else 0
             last = g
 
     def ip_json(self, *args):
@@ -235,7 +266,10 @@ def check_quiescent(env, rng, extra=()):
 
 def run_window(env, rng, events):
     """Events one at a time, device sampled between them: each answer must be a
-    punt or one the kernel gave since the window began."""
+    punt or one the kernel gave since the window began. It begins quiescent:
+    after a chunk without a check the device may still be catching up with
+    states from before the window (soak seed 181833792324559)."""
+    env.quiesce()
     port_of, contexts, neigh, routes = env.view()
     addrs = sample(rng, routes, neigh, cap=30)
     seen = {a: set() for a in addrs}
@@ -310,6 +344,11 @@ def report(seed, events, n, bad, fibnicd, bar_tool, pauses):
         print("  %4d %s" % (i, " ; ".join("%s: %s" % x for x in ev)))
 
 
+def log_tail(env, lines=15):
+    with open(env.log.name) as f:
+        return "".join(f.readlines()[-lines:])
+
+
 def main():
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
     env_seed = os.environ.get("FIBSYNC_SEED")
@@ -319,37 +358,56 @@ def main():
     max_seconds = float(os.environ.get("KDIFF_SECONDS", "150"))
     check_every = int(os.environ.get("KDIFF_CHECK_EVERY", "1"))
     window_share = float(os.environ.get("KDIFF_WINDOW", "0.08"))
-    rng = random.Random(seed ^ 0x5EED)
+    progress = int(os.environ.get("KDIFF_PROGRESS", "0"))
+    # Chunk sizes and window choices depend on the seed alone, and each check
+    # samples with its own generator: what one check finds (the kernel's
+    # routes and neighbours) never shifts where the next chunk ends, so a
+    # seed replays with the same pauses.
+    chunker = random.Random(seed ^ 0x5EED)
     env = Env(fibnicd, bar_tool, "m")
     if not env.vrf:
         print("kdiff: this kernel has no VRF support: no VRF events in the stream")
     stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
     events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
     t0 = time.time()
+    next_progress = progress
     try:
         while len(events) < max_events and time.time() - t0 < max_seconds:
-            chunk = [stream.next() for _ in range(rng.randint(1, 40))]
+            chunk = [stream.next() for _ in range(chunker.randint(1, 40))]
             events += chunk
             chunks += 1
-            if rng.random() < window_share:
-                bad = run_window(env, rng, chunk)
+            sampler = random.Random("%d/%d" % (seed, chunks))
+            if chunker.random() < window_share:
+                bad = run_window(env, sampler, chunk)
             else:
                 env.run_lines([x for ev in chunk for x in ev])
                 bad = []
             if not bad and chunks % check_every == 0:
                 pauses.append(len(events))
-                bad, n = check_quiescent(env, rng)
+                bad, n = check_quiescent(env, sampler)
                 checks += 1
                 forwards += n
+            if env.daemon.poll() is not None:  # a dead fibnicd leaves the BAR as it was
+                print("FAIL: fibnicd exited (status %s) after %d events (FIBSYNC_SEED=%d replays it); its log "
+                      "ends:\n%s" % (env.daemon.returncode, len(events), seed, log_tail(env)))
+                return 1
             if bad:
+                print("fibnicd's log ends:\n" + log_tail(env))
                 env.close()
                 env = None
                 report(seed, events, len(events), bad, fibnicd, bar_tool, pauses[:-1])
                 return 1
+            if progress and len(events) >= next_progress:
+                next_progress += progress
+                dt = time.time() - t0
+                print("kdiff: %d events, %.0f s, %.0f events/s, %d checks, %d forwarding answers, load %.1f"
+                      % (len(events), dt, len(events) / dt, checks, forwards, os.getloadavg()[0]), flush=True)
         dt = time.time() - t0
         print("kdiff: %d events in %.1f s (%.0f events/s incl. checks), %d quiescent checks, %d forwarding "
-              "answers checked (%d by a route by next-hop object), 0 divergences"
-              % (len(events), dt, len(events) / dt, checks, forwards, env.oracle.object_forwards))
+              "answers checked (%d by a route by next-hop object), 0 divergences (seed %d, load %.1f, "
+              "quiesce timeouts %d)"
+              % (len(events), dt, len(events) / dt, checks, forwards, env.oracle.object_forwards, seed,
+                 os.getloadavg()[0], env.quiesce_timeouts))
         if forwards == 0:  # an all-punt device agrees with anything: the run proved nothing
             print("FAIL: the device never forwarded a sampled destination")
             return 1

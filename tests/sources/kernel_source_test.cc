@@ -153,6 +153,31 @@ TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
 // Issue #14, bug 3: with a TOS-specific route beside a plain one for the same
 // prefix, the device sent all of it to the plain route's gateway while the
 // kernel sends that TOS elsewhere. The device has no TOS: the prefix punts.
+// Issue #14, found by the kernel differential harness's soak (seed
+// 37727094719453, 16,757 events): IPv6 keeps a blackhole route and a route
+// via a gateway of one prefix and metric side by side (they never form a
+// multipath route) and uses the first. The source kept one route per metric:
+// a replace of the gateway route erased the blackhole too (the kernel
+// replaces only a route that, like the new one, is a multipath candidate),
+// and the device forwarded 2001:db8:200::/48 while the kernel dropped it.
+TEST_F(KernelSourceTest, Ipv6BlackholeBesideAGatewayRouteOfItsMetricPunts) {
+  MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad");
+  StartSource({});
+  MustSh("ip -6 route add blackhole 2001:db8:99::/48");
+  MustSh("ip -6 route append 2001:db8:99::/48 via 2001:db8:1::2 dev k0");
+  MustSh("ip -6 route replace 2001:db8:99::/48 via 2001:db8:1::3 dev k0");
+  const std::string kernel = Sh("ip -6 route show 2001:db8:99::/48");
+  ASSERT_NE(kernel.find("blackhole"), std::string::npos) << kernel;
+  ASSERT_NE(kernel.find("via 2001:db8:1::3"), std::string::npos) << kernel;
+  // The kernel uses one of the two; the device must not forward.
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", host)) << kernel;
+  EXPECT_FALSE(WaitFor([&] { return PathsOf("2001:db8:99::/48") != host; }, 2s)) << kernel;
+  MustSh("ip -6 route del blackhole 2001:db8:99::/48");
+  EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::vector<NextHop>{{A("2001:db8:1::3"), 0}}))
+      << Sh("ip -6 route show 2001:db8:99::/48");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
   StartSource({});
   MustSh("ip route add 203.0.113.0/24 via 10.0.0.2");
@@ -208,6 +233,39 @@ TEST_F(KernelSourceTest, MultipathNextHopsRevivedWhenTheirLinkComesBack) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14, found by the kernel differential harness's soak (seeds 2222 and
+// 7738244379143): deleting an interface's last IPv4 address disables IPv4 on
+// it — the routes through it leave the kernel's FIB and a multipath route's
+// next-hops through it are marked dead, without a route message — and a new
+// address revives those next-hops, also silently. The source kept the routes:
+// after `addr del 10.3.0.1/24 dev k3` the device still sent 100.64.0.0/10 to
+// port 3 while the kernel had no route for it.
+TEST_F(KernelSourceTest, LastIpv4AddressDeletedTakesTheRoutesThroughItsLink) {
+  MustSh("ip addr add 10.0.5.1/24 dev k0");
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.9 dev k0");
+  MustSh("ip route add 198.51.102.0/24 dev k0");
+  MustSh("ip route add 198.51.101.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  MustSh("ip addr del 10.0.0.1/24 dev k0");  // 10.0.5.1 remains: IPv4 stays on
+  ASSERT_FALSE(Sh("ip route show 198.51.100.0/24").empty());
+  MustSh("ip addr del 10.0.5.1/24 dev k0");  // the last one
+  ASSERT_TRUE(Sh("ip route show 198.51.100.0/24").empty());  // the kernel's own table
+  ASSERT_NE(Sh("ip route show 198.51.101.0/24").find("dead"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::nullopt));
+  EXPECT_TRUE(RouteIs("198.51.102.0/24", std::nullopt));
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", host));  // left with its path via k1 (not a FIBNIC port)
+  // A new address revives the next-hop through k0: with k1 down, the kernel
+  // forwards via k0 again.
+  MustSh("ip addr add 10.0.0.1/24 dev k0");
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.101.1").find("via 10.0.0.9 dev k0"), std::string::npos)
+      << Sh("ip route show 198.51.101.0/24");
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.101.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, LinkdownPathsAreNotUsed) {
   MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
   StartSource({});
@@ -235,6 +293,31 @@ TEST_F(KernelSourceTest, RouteAddedWithoutCarrierIsUsedOnceTheCarrierIsBack) {
   MustSh("ip netns exec " + peer_ns + " ip link set k0p up");
   ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("linkdown") == std::string::npos; }, 10s));
   EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}})) << Sh("ip route show");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14, found while explaining kdiff seed 21252471530521: with
+// ignore_routes_with_linkdown=1 the kernel reports a next-hop without carrier
+// as dead (RTNH_F_DEAD | RTNH_F_LINKDOWN) in the route message, and clears
+// that silently when the carrier returns. The source kept the reported DEAD:
+// when k1 later went down it took the route for one without a live next-hop
+// and erased it, while the kernel kept forwarding it via k0.
+TEST_F(KernelSourceTest, NextHopReportedDeadForLackOfCarrierLivesOnWhenItReturns) {
+  MustSh("sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1");
+  StartSource({}, {{"k0", 0}, {"k1", 1}});
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p down");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip link show k0").find("NO-CARRIER") != std::string::npos; }, 10s));
+  MustSh("ip route add 198.51.100.0/24 nexthop via 10.0.0.9 dev k0 nexthop via 10.1.0.2 dev k1");
+  ASSERT_NE(Sh("ip route show 198.51.100.0/24").find("dead linkdown"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.1.0.2"), 1}}));
+  MustSh("ip netns exec " + peer_ns + " ip link set k0p up");
+  ASSERT_TRUE(WaitFor([&] { return Sh("ip route show 198.51.100.0/24").find("dead") == std::string::npos; }, 10s));
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}, {A("10.1.0.2"), 1}}));
+  MustSh("ip link set k1 down");
+  ASSERT_NE(Sh("ip route get 198.51.100.1").find("via 10.0.0.9 dev k0"), std::string::npos)
+      << Sh("ip route show 198.51.100.0/24");
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}))
+      << Sh("ip route show 198.51.100.0/24");
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
