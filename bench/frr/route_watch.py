@@ -47,11 +47,20 @@ class ApiPoller(threading.Thread):
         self.url, self.stop = url + "/api/v1/status", False
         self.worst, self.answers, self.timeouts, self.down = 0.0, 0, 0, 0
         self.loop_late = 0  # answers saying the sources' loop did not answer in time (fibnicd's main loop busy)
+        # Sweeps seen between two answers: how many routes and next-hop groups
+        # the FPM source held less (a sweep runs once the replay is over, when
+        # nothing else arrives).
+        self.swept_routes, self.swept_groups = 0, 0
         self.last, self.since = None, None  # the last answer; when the outstanding request was sent
 
     def outstanding(self):
         s = self.since
         return 0.0 if s is None else time.monotonic() - s
+
+    def count_sweep(self, was, now):
+        if was and now and now.get("stale_swept", 0) > was.get("stale_swept", 0):
+            self.swept_routes += max(0, was.get("routes", 0) - now.get("routes", 0))
+            self.swept_groups += max(0, was.get("nexthop_groups", 0) - now.get("nexthop_groups", 0))
 
     def run(self):
         while not self.stop:
@@ -64,6 +73,7 @@ class ApiPoller(threading.Thread):
                 if "error" in body.get("sources", {}):
                     self.loop_late += 1
                 else:
+                    self.count_sweep(fpm_of(self.last), fpm_of(body))
                     self.last = body
             except ConnectionRefusedError:
                 self.down += 1
@@ -149,7 +159,7 @@ def main():
     kernel_last, kernel_events, overruns = None, 0, 0
     device_last, next_gen, next_sample, next_count = None, start, start + 0.5, start
     changed = {}  # first address -> when the kernel last changed its route
-    mf_seen, mf_max_age, mf_checked = set(), 0.0, 0
+    mf_seen, mf_max_age, mf_checked, mf_examples = set(), 0.0, 0, []
     dumped = None
     while True:
         now = time.monotonic()
@@ -184,9 +194,13 @@ def main():
             addrs = random.sample(list(changed), min(SAMPLE, len(changed)))
             mf_checked += len(addrs)
             t = time.monotonic()
-            for addr, _ in cmp.misforwarded(addrs):
+            for addr, dev in cmp.misforwarded(addrs):
                 mf_seen.add(addr)
                 mf_max_age = max(mf_max_age, t - changed[addr])
+                if len(mf_examples) < 5:
+                    hops = cmp.oracle.answers(addr)
+                    kernel = sorted(cmp.port_of.get(i, f"if{i}") for i, _ in hops) if hops else "no route"
+                    mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {t - changed[addr]:.2f}s")
             next_sample = time.monotonic() + 0.5
         if dumped is None and a.pid_file and api.outstanding() > a.stall_bound:
             dumped = a.stall_dump
@@ -219,6 +233,7 @@ def main():
                       "api_loop_late": api.loop_late,
                       "api_refused": api.down, "stall_dump": dumped,
                       "mf_destinations": len(mf_seen), "mf_max_age_s": round(mf_max_age, 3), "mf_checked": mf_checked,
+                      "mf_examples": mf_examples, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,
                       "fpm": fpm_of(end_status)}))
     cmp.close()
 

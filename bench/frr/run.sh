@@ -66,13 +66,14 @@ d = r["device_s"] if key != "fibnicd" else max(x for x in (r["device_s"], r["set
 ratio = f"{d / k:.2f}" if k and d else "-"
 mf = f"{r['mf_destinations']}/{r['mf_max_age_s']}s" if r["mf_checked"] else "-"
 print(f"{name:<26} {k if k is not None else '-':>8} {d if d is not None else '-':>8} {ratio:>6} {r['kernel_events']:>8} "
-      f"{r['api_worst_s']:>7} {c['misforwarded']:>4}/{c['checked']:<5} {mf:>9} {r['fpm'].get('stale_swept', '-'):>7}")
+      f"{r['api_worst_s']:>7} {c['misforwarded']:>4}/{c['checked']:<5} {mf:>9} {str(r['swept_routes']) + '+' + str(r['swept_groups']):>7}")
 notes = []
 if r["timed_out"]: notes.append("timed out")
 if r["overruns"]: notes.append(f"{r['overruns']} netlink overruns: kernel time is a lower bound")
 if r["api_timeouts"]: notes.append(f"{r['api_timeouts']} status requests unanswered")
 if r["api_loop_late"]: notes.append(f"{r['api_loop_late']} status answers without the sources (fibnicd's main loop busy > 2 s)")
 if r["stall_dump"]: notes.append(f"status API stalled: stack dump in {r['stall_dump']}")
+if r["mf_examples"]: notes.append(f"seen misforwarded while the phase ran: {'; '.join(r['mf_examples'])}")
 if c["misforwarded"]: notes.append(f"misforwarded at the end: {c['examples']}")
 for n in notes: print(f"    {n}")
 sys.exit(1 if r["timed_out"] or r["api_worst_s"] > bound or r["api_timeouts"] or c["misforwarded"] else 0)
@@ -101,8 +102,9 @@ if [[ "$phases" == *" fibnicd "* ]]; then
     "the new fibnicd wrote $(bar_written) bytes to the BAR; $(cmp -l "$LAB_DIR/bar0.before" "$LAB_DIR/bar0.img" | wc -l) bytes differ"
 fi
 echo "kernel: $full BGP routes with all peers up; misfwd_end = misforwarded/checked (every announced prefix's first"
-echo "address); mf_window = destinations seen misforwarded after the kernel changed them / longest seen; swept ="
-echo "fibnicd's stale_swept counter (routes + next-hop groups, cumulative per fibnicd life)"
+echo "address); mf_window = sampled destinations seen misforwarded after the kernel changed them / the longest"
+echo "after the change; swept = routes + next-hop groups the FPM source dropped at its sweeps in the phase (every"
+echo "restart phase ends with all routes back: each swept route is one zebra still held)"
 
 echo
 echo "memory (MB, after peer return)  resident    peak"
