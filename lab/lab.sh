@@ -226,7 +226,8 @@ start_fibnicd() {
   local lines=0
   [ -f "$LAB_DIR/fibnicd.log" ] && lines=$(wc -l <"$LAB_DIR/fibnicd.log")
   spawn fibnicd ip netns exec lab-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
-  wait_for 30 "fibnicd" sh -c "tail -n +$((lines + 1)) '$LAB_DIR/fibnicd.log' | grep -q 'ready:'"
+  # A restart with zebra's routes in the kernel waits for zebra's replay (sources.fpm.initial_wait, 120 s).
+  wait_for 180 "fibnicd" sh -c "tail -n +$((lines + 1)) '$LAB_DIR/fibnicd.log' | grep -q 'ready:'"
 }
 
 start_zebra() {
@@ -247,8 +248,9 @@ stop_daemon() {  # stop_daemon NAME SIGNAL: and wait for it to be gone
   local pid
   pid=$(cat "$LAB_DIR/$1.pid")
   kill -s "$2" "$pid"
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && { echo "lab: $1 ($pid) did not stop within 30 s" >&2; exit 1; }
+  # bgpd leaving a full table behind takes over 30 s on a loaded machine.
+  for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { echo "lab: $1 ($pid) did not stop within 300 s" >&2; exit 1; }
   return 0
 }
 

@@ -3,20 +3,23 @@
 
 Run inside the router's namespace, one phase at a time. Kernel: an rtnetlink
 socket subscribed to IPv4/IPv6 route events counts zebra's route changes
-(rtm_protocol BGP) and stamps the last one. Device: the BAR's GENERATION,
+(rtm_protocol BGP) and stamps the last one (or the last next-hop object
+change). Device: the BAR's GENERATION,
 read from the image file (kdiff_bar), stamps the last batch written. While
 the phase runs:
 - fibnicd's REST status is polled from a thread of its own; the worst answer
-  latency is kept, and an answer outstanding longer than --stall-bound takes
-  a stack dump of every fibnicd thread (gdb) into --stall-dump;
+  latency is kept, and how long its answers came without the sources (their
+  loop, fibnicd's main thread, did not answer within 2 s); an answer
+  outstanding, or the sources missing, for longer than --stall-bound takes a
+  stack dump of every fibnicd thread (gdb) into --stall-dump;
 - destinations whose kernel route just changed are sampled (every 0.5 s, up
   to 2000) and decoded from the BAR against the kernel (fib_compare.py):
   the misforward window is how long after the kernel's change the device
   was still seen sending one where the kernel would not.
 The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
---no-kernel, after the command returned),
-the kernel holds --min-kernel-routes BGP routes, and fibnicd's FPM source is
+--no-kernel, after the command returned), the kernel holds at least
+--min-kernel-routes and at most --max-kernel-routes BGP routes, and fibnicd's FPM source is
 connected with nothing stale pending; or at --limit. Prints one JSON line,
 times relative to the start of the watch (the event that starts the phase).
 """
@@ -33,7 +36,9 @@ import urllib.request
 from fib_compare import FibCompare
 
 RTM_NEWROUTE, RTM_DELROUTE = 24, 25
-RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE = 7, 11
+RTM_NEWNEXTHOP, RTM_DELNEXTHOP = 104, 105
+RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP = 7, 11, 32
+SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 270, 1
 RTPROT_BGP, RTA_DST = 186, 1
 SAMPLE = 2000
 
@@ -46,7 +51,10 @@ class ApiPoller(threading.Thread):
         super().__init__(daemon=True)
         self.url, self.stop = url + "/api/v1/status", False
         self.worst, self.answers, self.timeouts, self.down = 0.0, 0, 0, 0
-        self.loop_late = 0  # answers saying the sources' loop did not answer in time (fibnicd's main loop busy)
+        # Answers saying the sources' loop did not answer within 2 s (fibnicd's
+        # main loop busy), and the longest run of them: how long the sources
+        # were seen unresponsive.
+        self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
         # Sweeps seen between two answers: how many routes and next-hop groups
         # the FPM source held less (a sweep runs once the replay is over, when
         # nothing else arrives).
@@ -72,7 +80,10 @@ class ApiPoller(threading.Thread):
                 self.answers += 1
                 if "error" in body.get("sources", {}):
                     self.loop_late += 1
+                    self.late_since = self.late_since or t0
+                    self.loop_worst = max(self.loop_worst, time.monotonic() - self.late_since)
                 else:
+                    self.late_since = None
                     self.count_sweep(fpm_of(self.last), fpm_of(body))
                     self.last = body
             except ConnectionRefusedError:
@@ -139,6 +150,8 @@ def main():
     ap.add_argument("--ports", nargs="+", default=["h0=0", "h1=1", "h2=2"])
     ap.add_argument("--no-kernel", action="store_true", help="the phase changes nothing in the kernel")
     ap.add_argument("--min-kernel-routes", type=int, default=0)
+    ap.add_argument("--max-kernel-routes", type=int, default=-1,
+                    help="BGP routes the kernel holds at most once the phase is over (a loaded zebra may pause longer than --quiet)")
     ap.add_argument("--pid-file", help="fibnicd's pid, for the stack dump")
     ap.add_argument("--stall-bound", type=float, default=10.0)
     ap.add_argument("--stall-dump", default="/dev/null")
@@ -147,6 +160,9 @@ def main():
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
     s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE: a full table arrives in bursts
     s.bind((0, (1 << (RTNLGRP_IPV4_ROUTE - 1)) | (1 << (RTNLGRP_IPV6_ROUTE - 1))))
+    # Next-hop objects too: deleting one removes the routes using it with no
+    # message per route (a peer's loss), so its deletion stamps the kernel.
+    s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
     s.setblocking(False)
     cmp = FibCompare("lab-r", a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
     api = ApiPoller(a.api)
@@ -180,6 +196,8 @@ def main():
                             d = dst_of(data, off, length)
                             if d:
                                 changed[d] = t
+                    elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
+                        kernel_last = t
                     off += (length + 3) & ~3
         except BlockingIOError:
             pass
@@ -202,7 +220,9 @@ def main():
                     kernel = sorted(cmp.port_of.get(i, f"if{i}") for i, _ in hops) if hops else "no route"
                     mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {t - changed[addr]:.2f}s")
             next_sample = time.monotonic() + 0.5
-        if dumped is None and a.pid_file and api.outstanding() > a.stall_bound:
+        late = api.late_since
+        stalled = api.outstanding() > a.stall_bound or (late is not None and now - late > a.stall_bound)
+        if dumped is None and a.pid_file and stalled:
             dumped = a.stall_dump
             stack_dump(a.pid_file, a.stall_dump)
         if run_end is None and runner.poll() is not None:
@@ -215,7 +235,8 @@ def main():
         stamps = [t for t in (kernel_last, device_last, run_end) if t is not None]
         if begun and run_end is not None and now - max(stamps) >= a.quiet:
             if fpm_settled and now >= next_count:
-                if a.min_kernel_routes <= 0 or kernel_bgp_routes() >= a.min_kernel_routes:
+                n = kernel_bgp_routes() if a.min_kernel_routes > 0 or a.max_kernel_routes >= 0 else 0
+                if n >= a.min_kernel_routes and (a.max_kernel_routes < 0 or n <= a.max_kernel_routes):
                     break
                 next_count = time.monotonic() + 2
         if now - start >= a.limit:
@@ -230,7 +251,7 @@ def main():
                       "overruns": overruns, "timed_out": time.monotonic() - start >= a.limit,
                       "gen_before": gen_before, "gen_after": cmp.generation(),
                       "api_worst_s": round(api.worst, 3), "api_answers": api.answers, "api_timeouts": api.timeouts,
-                      "api_loop_late": api.loop_late,
+                      "api_loop_late": api.loop_late, "loop_worst_s": round(api.loop_worst, 3),
                       "api_refused": api.down, "stall_dump": dumped,
                       "mf_destinations": len(mf_seen), "mf_max_age_s": round(mf_max_age, 3), "mf_checked": mf_checked,
                       "mf_examples": mf_examples, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,

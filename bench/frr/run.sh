@@ -21,6 +21,9 @@ here="$root/bench/frr"
 build=$(cd "${1:-$root/build}" && pwd)
 export FIBNIC_BIN="$build/bin"
 export LAB_DIR=${LAB_DIR:-/run/fibnic-bench-frr}
+# What outlives the lab (torn down at exit): each phase's JSON, stack dumps of a stall.
+out_dir=${FRR_BENCH_OUT:-/tmp/fibnic-bench-frr.$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out_dir"
 lab="$root/lab/lab.sh"
 bar_tool="$build/tests/kdiff/kdiff_bar"
 api_bound=${FRR_BENCH_API_BOUND:-10}  # seconds: a slower status answer fails the bench
@@ -33,7 +36,7 @@ limit=()
 [ -n "${FRR_BENCH_ROUTES:-}" ] && limit=(--routes "$FRR_BENCH_ROUTES")
 trap '"$lab" down >/dev/null 2>&1 || true' EXIT
 LAB_START_PEERS=0 "$lab" up --wire direct --web-port 18480 "${limit[@]}" >/dev/null
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; results in $out_dir"
 
 mb() { awk -v k="$2:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
@@ -45,7 +48,7 @@ bar_written() {
 }
 
 failures=()
-printf '%-26s %8s %8s %6s %8s %7s %10s %9s %7s\n' phase kernel_s device_s dev/krn events api_max misfwd_end mf_window swept
+printf '%-26s %8s %8s %6s %8s %7s %13s %12s %7s\n' phase kernel_s device_s dev/krn events api_max misfwd_end mf_window swept
 phase() {  # phase KEY NAME COMMAND [route_watch options]
   local key=$1 name=$2 cmd=$3 out check log_from
   shift 3
@@ -53,10 +56,10 @@ phase() {  # phase KEY NAME COMMAND [route_watch options]
   log_from=$(($(wc -l <"$LAB_DIR/fibnicd.log") + 1))
   out=$(cd "$here" && ip netns exec lab-r python3 route_watch.py --run "$cmd" --bar-tool "$bar_tool" \
     --bar "$LAB_DIR/bar0.img" --pid-file "$LAB_DIR/fibnicd.pid" --stall-bound "$api_bound" \
-    --stall-dump "$LAB_DIR/stall-$key.txt" "$@")
+    --stall-dump "$out_dir/stall-$key.txt" "$@")
   check=$(cd "$here" && python3 bar_check.py lab-r "$bar_tool" "$LAB_DIR/bar0.img" "$LAB_DIR/table.txt" "$check_sample" h0=0 h1=1 h2=2)
-  echo "$out" >"$LAB_DIR/phase-$key.json"
-  echo "$check" >"$LAB_DIR/check-$key.json"
+  echo "$out" >"$out_dir/phase-$key.json"
+  echo "$check" >"$out_dir/check-$key.json"
   python3 - "$name" "$out" "$check" "$api_bound" "$key" <<'PY' || failures+=("$name")
 import json, sys
 name, r, c, bound, key = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
@@ -65,19 +68,23 @@ d = r["device_s"] if key != "fibnicd" else max(x for x in (r["device_s"], r["set
 ratio = f"{d / k:.2f}" if k and d else "-"
 mf = f"{r['mf_destinations']}/{r['mf_max_age_s']}s" if r["mf_checked"] else "-"
 print(f"{name:<26} {k if k is not None else '-':>8} {d if d is not None else '-':>8} {ratio:>6} {r['kernel_events']:>8} "
-      f"{r['api_worst_s']:>7} {c['misforwarded']:>4}/{c['checked']:<5} {mf:>9} {str(r['swept_routes']) + '+' + str(r['swept_groups']):>7}")
+      f"{r['api_worst_s']:>7} {str(c['misforwarded']) + '/' + str(c['checked']):>13} {mf:>12} {str(r['swept_routes']) + '+' + str(r['swept_groups']):>7}")
 notes = []
 if r["timed_out"]: notes.append("timed out")
 if r["overruns"]: notes.append(f"{r['overruns']} netlink overruns: kernel time is a lower bound")
 if r["api_timeouts"]: notes.append(f"{r['api_timeouts']} status requests unanswered")
-if r["api_loop_late"]: notes.append(f"{r['api_loop_late']} status answers without the sources (fibnicd's main loop busy > 2 s)")
+if r["api_loop_late"]:
+    notes.append(f"{r['api_loop_late']} status answers without the sources (fibnicd's main loop busy > 2 s), "
+                 f"at most {r['loop_worst_s']} s in a row")
 if r["stall_dump"]: notes.append(f"status API stalled: stack dump in {r['stall_dump']}")
 if r["mf_examples"]: notes.append(f"seen misforwarded while the phase ran: {'; '.join(r['mf_examples'])}")
 if c["misforwarded"]: notes.append(f"misforwarded at the end: {c['examples']} (FRR_BENCH_CHECK_SEED={c['seed']})")
 for n in notes: print(f"    {n}")
-sys.exit(1 if r["timed_out"] or r["api_worst_s"] > bound or r["api_timeouts"] or c["misforwarded"] else 0)
+stalled = r["api_worst_s"] > bound or r["api_timeouts"] or r["loop_worst_s"] > bound
+sys.exit(1 if r["timed_out"] or stalled or c["misforwarded"] else 0)
 PY
-  tail -n +"$log_from" "$LAB_DIR/fibnicd.log" | grep -E "replay over|swept|dropped .* stale" | sed 's/^/    fibnicd: /' | tail -n 4 || true
+  tail -n +"$log_from" "$LAB_DIR/fibnicd.log" >"$out_dir/fibnicd-$key.log"
+  grep -E "replay over|swept|dropped .* stale" "$out_dir/fibnicd-$key.log" | sed 's/^/    fibnicd: /' | tail -n 4 || true
 }
 
 fibnicd_pid=$(cat "$LAB_DIR/fibnicd.pid")
@@ -87,7 +94,9 @@ upd0=$(updates)
 # Every announced prefix and each peer's LAN, both families.
 full=$(($(wc -l <"$LAB_DIR/table.txt") + 6))
 phase initial "initial load (3 peers)" "for k in 0 1 2; do '$lab' peer start \$k; done" --min-kernel-routes "$full"
-phase loss "peer loss (peer 1 stops)" "'$lab' peer stop 1"
+# Each prefix has one peer: peer 1's routes (and its LANs) are withdrawn, then back.
+peer1=$(($(cat "$LAB_DIR/p1-v4.conf" "$LAB_DIR/p1-v6.conf" | wc -l) + 2))
+phase loss "peer loss (peer 1 stops)" "'$lab' peer stop 1" --max-kernel-routes $((full - peer1))
 phase return "peer return (peer 1)" "'$lab' peer start 1" --min-kernel-routes "$full"
 cpu1=$(cpu_s "$fibnicd_pid")
 upd1=$(updates)
