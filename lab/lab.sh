@@ -13,6 +13,10 @@
 #   lab/lab.sh down          tear it down
 #   lab/lab.sh status        counters and convergence, once
 #   lab/lab.sh peer start|stop K   start or stop BGP peer K (bird2)
+#   lab/lab.sh restart fibnicd|zebra|bgpd [--kill]
+#                            stop a daemon (SIGTERM, or SIGKILL: a crash) and
+#                            start it again as up did, its log appended (zebra:
+#                            bgpd restarts with it, as under watchfrr)
 #   --wire card|direct       card (the default once build/bin/fibnic-emu exists):
 #                            the wires cross the software FIBNIC; direct: the
 #                            peers' links end on the router's interfaces
@@ -44,10 +48,16 @@ wire=direct
 [ -x "$bin/fibnic-emu" ] && wire=card
 
 cmd=run
-case "${1:-}" in run | up | down | status | peer) cmd=$1; shift ;; esac
+case "${1:-}" in run | up | down | status | peer | restart) cmd=$1; shift ;; esac
 if [ "$cmd" = peer ]; then
   peer_action=${1:-}; peer_k=${2:-}
   shift 2 || true
+fi
+restart_signal=TERM
+if [ "$cmd" = restart ]; then
+  restart_what=${1:-}
+  shift || true
+  [ "${1:-}" = --kill ] && restart_signal=KILL && shift
 fi
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -67,20 +77,26 @@ ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
 vtysh_r() { vtysh --vty_socket "$LAB_DIR/frr" "$@"; }
 
 down() {
+  local pids=()
   for f in "$LAB_DIR"/*.pid; do
     [ -f "$f" ] || continue
-    kill "$(cat "$f")" 2>/dev/null || true
+    pids+=("$(cat "$f")")
   done
+  [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null || true
+  # zebra removing a full table from the kernel takes a while: wait, then force.
+  for _ in $(seq 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.1; done
+  [ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null || true
   pkill -f "fibnic-emu --bar $LAB_DIR/" 2>/dev/null || true
   sleep 0.3
   for n in $(ip netns list | awk '/^lab-/ {print $1}'); do ip netns del "$n"; done
   rm -rf "$LAB_DIR"
 }
 
-# Starts a command in the background, its pid in $LAB_DIR/NAME.pid, output in NAME.log.
+# Starts a command in the background, its pid in $LAB_DIR/NAME.pid, output
+# appended to NAME.log (a restarted daemon's log follows its first life's).
 spawn() {
   local name=$1; shift
-  "$@" >"$LAB_DIR/$name.log" 2>&1 &
+  "$@" >>"$LAB_DIR/$name.log" 2>&1 &
   echo $! >"$LAB_DIR/$name.pid"
 }
 
@@ -206,6 +222,50 @@ web: {listen: 127.0.0.1:8080}
 YAML
 }
 
+start_fibnicd() {
+  local lines=0
+  [ -f "$LAB_DIR/fibnicd.log" ] && lines=$(wc -l <"$LAB_DIR/fibnicd.log")
+  spawn fibnicd ip netns exec lab-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
+  # A restart with zebra's routes in the kernel waits for zebra's replay (sources.fpm.initial_wait, 120 s).
+  wait_for 180 "fibnicd" sh -c "tail -n +$((lines + 1)) '$LAB_DIR/fibnicd.log' | grep -q 'ready:'"
+}
+
+start_zebra() {
+  rm -f "$LAB_DIR/frr/zebra.vty"
+  spawn zebra ip netns exec lab-r /usr/lib/frr/zebra -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/zebra.pid" \
+    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -M dplane_fpm_nl
+  wait_for 15 "zebra" test -S "$LAB_DIR/frr/zebra.vty"
+}
+
+start_bgpd() {
+  rm -f "$LAB_DIR/frr/bgpd.vty"
+  spawn bgpd ip netns exec lab-r /usr/lib/frr/bgpd -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/bgpd.pid" \
+    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -P 0
+  wait_for 15 "bgpd" test -S "$LAB_DIR/frr/bgpd.vty"
+}
+
+stop_daemon() {  # stop_daemon NAME SIGNAL: and wait for it to be gone
+  local pid
+  pid=$(cat "$LAB_DIR/$1.pid")
+  kill -s "$2" "$pid"
+  # bgpd leaving a full table behind takes over 30 s on a loaded machine.
+  for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { echo "lab: $1 ($pid) did not stop within 300 s" >&2; exit 1; }
+  return 0
+}
+
+# restart fibnicd|zebra|bgpd. zebra: as watchfrr does when zebra fails, every
+# FRR daemon restarts (bgpd on its own does not give a new zebra back all of
+# its routes): zebra stops (restart_signal), then bgpd, zebra starts, then bgpd.
+restart() {
+  case "$1" in fibnicd | zebra | bgpd) ;; *) echo "lab.sh: restart fibnicd|zebra|bgpd [--kill]" >&2; exit 2 ;; esac
+  stop_daemon "$1" "$restart_signal"
+  [ "$1" = zebra ] && stop_daemon bgpd TERM
+  "start_$1"
+  [ "$1" = zebra ] && start_bgpd
+  return 0
+}
+
 up() {
   check_tools
   [ "$(id -u)" -eq 0 ] || { echo "lab: needs root (network namespaces)" >&2; exit 1; }
@@ -267,8 +327,7 @@ up() {
 
   say "starting fibnicd (file-backed FIBNIC at $LAB_DIR/bar0.img)"
   fibnicd_conf >"$LAB_DIR/fibnicd.yaml"
-  spawn fibnicd ip netns exec lab-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
-  wait_for 30 "fibnicd" grep -q "ready:" "$LAB_DIR/fibnicd.log"
+  start_fibnicd
 
   if [ "$wire" = card ]; then
     say "starting fibnic-emu on the wire ports"
@@ -281,12 +340,8 @@ up() {
   say "starting FRR (zebra -M dplane_fpm_nl, bgpd) on the router"
   router_conf >"$LAB_DIR/frr/frr.conf"
   chown frr:frr "$LAB_DIR/frr/frr.conf"
-  spawn zebra ip netns exec lab-r /usr/lib/frr/zebra -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/zebra.pid" \
-    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -M dplane_fpm_nl
-  wait_for 15 "zebra" test -S "$LAB_DIR/frr/zebra.vty"
-  spawn bgpd ip netns exec lab-r /usr/lib/frr/bgpd -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/bgpd.pid" \
-    -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -P 0
-  wait_for 15 "bgpd" test -S "$LAB_DIR/frr/bgpd.vty"
+  start_zebra
+  start_bgpd
 
   for k in $(seq 0 $((peers - 1))); do peer_conf $k >"$LAB_DIR/p$k-bird.conf"; done
   if [ "${LAB_START_PEERS:-1}" = 1 ]; then
@@ -354,6 +409,7 @@ case "$cmd" in
   down) down ;;
   status) status ;;
   peer) peer "$peer_action" "$peer_k" ;;
+  restart) restart "$restart_what" ;;
   run)
     up
     trap 'echo; say "tearing down"; down; exit 0' INT TERM

@@ -1,89 +1,262 @@
 #!/usr/bin/env python3
 """Watches a namespace's kernel FIB and fibnicd side by side, for bench/frr.
 
-Run inside the router's namespace. Kernel: an rtnetlink socket subscribed to
-IPv4/IPv6 route events counts zebra's route changes (rtm_protocol BGP) and
-stamps the last one. Device: fibnicd's REST status, polled, stamps the last
-change of the BAR's GENERATION (the last batch written). Prints one JSON
-line when both have been quiet for --quiet seconds (or --limit passed):
-  {"kernel_s": ..., "device_s": ..., "kernel_events": ..., ...}
+Run inside the router's namespace, one phase at a time. Kernel: an rtnetlink
+socket subscribed to IPv4/IPv6 route events counts zebra's route changes
+(rtm_protocol BGP) and stamps the last one (or the last next-hop object
+change). Device: the BAR's GENERATION,
+read from the image file (kdiff_bar), stamps the last batch written. While
+the phase runs:
+- fibnicd's REST status is polled from a thread of its own; the worst answer
+  latency is kept, and how long its answers came without the sources (their
+  loop, fibnicd's main thread, did not answer within 2 s); an answer
+  outstanding, or the sources missing, for longer than --stall-bound takes a
+  stack dump of every fibnicd thread (gdb) into --stall-dump;
+- destinations whose kernel route just changed are sampled (every 0.5 s, up
+  to 2000) and decoded from the BAR against the kernel (fib_compare.py):
+  the misforward window is how long after the kernel's change the device
+  was still seen sending one where the kernel would not.
+The phase is over when the --run command has returned, kernel and device
+have both been quiet for --quiet seconds after the kernel's first change (or,
+--no-kernel, after the command returned), the kernel holds at least
+--min-kernel-routes and at most --max-kernel-routes BGP routes, and fibnicd's FPM source is
+connected with nothing stale pending; or at --limit. Prints one JSON line,
 times relative to the start of the watch (the event that starts the phase).
 """
-import argparse, json, socket, struct, subprocess, time, urllib.request
+import argparse
+import json
+import random
+import socket
+import struct
+import subprocess
+import threading
+import time
+import urllib.request
+
+from fib_compare import FibCompare
 
 RTM_NEWROUTE, RTM_DELROUTE = 24, 25
-RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE = 7, 11
-RTPROT_BGP = 186
+RTM_NEWNEXTHOP, RTM_DELNEXTHOP = 104, 105
+RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP = 7, 11, 32
+SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 270, 1
+RTPROT_BGP, RTA_DST = 186, 1
+SAMPLE = 2000
 
 
-def status(url):
+class ApiPoller(threading.Thread):
+    """GET /api/v1/status every 0.1 s; a refused connection (fibnicd not
+    listening: a restart) is not an answer and not a latency."""
+
+    def __init__(self, url):
+        super().__init__(daemon=True)
+        self.url, self.stop = url + "/api/v1/status", False
+        self.worst, self.answers, self.timeouts, self.down = 0.0, 0, 0, 0
+        # Answers saying the sources' loop did not answer within 2 s (fibnicd's
+        # main loop busy), and the longest run of them: how long the sources
+        # were seen unresponsive.
+        self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
+        # Sweeps seen between two answers: how many routes and next-hop groups
+        # the FPM source held less (a sweep runs once the replay is over, when
+        # nothing else arrives).
+        self.swept_routes, self.swept_groups = 0, 0
+        self.last, self.since = None, None  # the last answer; when the outstanding request was sent
+
+    def outstanding(self):
+        s = self.since
+        return 0.0 if s is None else time.monotonic() - s
+
+    def count_sweep(self, was, now):
+        if was and now and now.get("stale_swept", 0) > was.get("stale_swept", 0):
+            self.swept_routes += max(0, was.get("routes", 0) - now.get("routes", 0))
+            self.swept_groups += max(0, was.get("nexthop_groups", 0) - now.get("nexthop_groups", 0))
+
+    def run(self):
+        while not self.stop:
+            self.since = t0 = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.url, timeout=120) as r:
+                    body = json.load(r)
+                self.worst = max(self.worst, time.monotonic() - t0)
+                self.answers += 1
+                if "error" in body.get("sources", {}):
+                    self.loop_late += 1
+                    self.late_since = self.late_since or t0
+                    self.loop_worst = max(self.loop_worst, time.monotonic() - self.late_since)
+                else:
+                    self.late_since = None
+                    self.count_sweep(fpm_of(self.last), fpm_of(body))
+                    self.last = body
+            except ConnectionRefusedError:
+                self.down += 1
+            except (socket.timeout, TimeoutError):
+                self.worst = max(self.worst, time.monotonic() - t0)
+                self.timeouts += 1
+            except (OSError, ValueError) as e:
+                if isinstance(getattr(e, "reason", None), ConnectionRefusedError):
+                    self.down += 1
+                else:
+                    self.worst = max(self.worst, time.monotonic() - t0)
+                    self.timeouts += 1
+            self.since = None
+            time.sleep(0.1)
+
+
+def fpm_of(status):
+    return (status or {}).get("sources", {}).get("fpm", {})
+
+
+def kernel_bgp_routes():
+    n = 0
+    for fam in ("-4", "-6"):
+        out = subprocess.run(["ip", fam, "route", "show", "proto", "bgp"], capture_output=True, text=True).stdout
+        n += out.count("\n")
+    return n
+
+
+def dst_of(data, off, length):
+    """The first address of a route message's destination (None: a default route)."""
+    fam = data[off + 16]
+    i, end = off + 28, off + length
+    while i + 4 <= end:
+        ln, ty = struct.unpack_from("=HH", data, i)
+        if ln < 4:
+            break
+        if ty == RTA_DST:
+            return socket.inet_ntop(socket.AF_INET6 if fam == socket.AF_INET6 else socket.AF_INET,
+                                    bytes(data[i + 4:i + ln]))
+        i += (ln + 3) & ~3
+    return None
+
+
+def stack_dump(pid_file, path):
     try:
-        with urllib.request.urlopen(url + "/api/v1/status", timeout=2) as r:
-            return json.load(r)
-    except (OSError, ValueError):
-        return None
+        pid = open(pid_file).read().strip()
+        out = subprocess.run(["gdb", "-p", pid, "-batch", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        out = f"stack dump failed: {e}\n"
+    with open(path, "w") as f:
+        f.write(out)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--api", default="http://127.0.0.1:8080")
     ap.add_argument("--quiet", type=float, default=3.0)
-    ap.add_argument("--limit", type=float, default=600.0)
+    ap.add_argument("--limit", type=float, default=900.0)
     ap.add_argument("--run", help="shell command that starts the phase, run once the watch is set up")
+    ap.add_argument("--bar-tool", required=True)
+    ap.add_argument("--bar", required=True)
+    ap.add_argument("--ports", nargs="+", default=["h0=0", "h1=1", "h2=2"])
+    ap.add_argument("--no-kernel", action="store_true", help="the phase changes nothing in the kernel")
+    ap.add_argument("--min-kernel-routes", type=int, default=0)
+    ap.add_argument("--max-kernel-routes", type=int, default=-1,
+                    help="BGP routes the kernel holds at most once the phase is over (a loaded zebra may pause longer than --quiet)")
+    ap.add_argument("--pid-file", help="fibnicd's pid, for the stack dump")
+    ap.add_argument("--stall-bound", type=float, default=10.0)
+    ap.add_argument("--stall-dump", default="/dev/null")
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
     s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE: a full table arrives in bursts
     s.bind((0, (1 << (RTNLGRP_IPV4_ROUTE - 1)) | (1 << (RTNLGRP_IPV6_ROUTE - 1))))
+    # Next-hop objects too: deleting one removes the routes using it with no
+    # message per route (a peer's loss), so its deletion stamps the kernel.
+    s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
     s.setblocking(False)
+    cmp = FibCompare("lab-r", a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
+    api = ApiPoller(a.api)
+    api.start()
 
-    first = status(a.api)
+    generation = gen_before = cmp.generation()
     start = time.monotonic()
-    if a.run:
-        subprocess.Popen(a.run, shell=True)
+    runner = subprocess.Popen(a.run or "true", shell=True)
+    run_end = settled_at = None
     kernel_last, kernel_events, overruns = None, 0, 0
-    device_last, generation, polls = None, None, 0
-    next_poll = start
-    if first:
-        generation = first.get("device", {}).get("generation")
+    device_last, next_gen, next_sample, next_count = None, start, start + 0.5, start
+    changed = {}  # first address -> when the kernel last changed its route
+    mf_seen, mf_max_age, mf_checked, mf_examples = set(), 0.0, 0, []
+    dumped = None
     while True:
         now = time.monotonic()
         try:
             while True:
                 data = s.recv(1 << 20)
+                t = time.monotonic()
                 off = 0
                 while off + 16 <= len(data):
                     length, mtype = struct.unpack_from("=IH", data, off)
                     if length < 16:
                         break
                     # struct rtmsg after the 16-byte header: family, dst_len, src_len, tos, table, protocol
-                    if mtype in (RTM_NEWROUTE, RTM_DELROUTE) and off + 22 <= len(data):
+                    if mtype in (RTM_NEWROUTE, RTM_DELROUTE) and off + 28 <= len(data):
                         if data[off + 16 + 5] == RTPROT_BGP:
                             kernel_events += 1
-                            kernel_last = time.monotonic()
+                            kernel_last = t
+                            d = dst_of(data, off, length)
+                            if d:
+                                changed[d] = t
+                    elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
+                        kernel_last = t
                     off += (length + 3) & ~3
         except BlockingIOError:
             pass
         except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
             overruns += 1
-        if now >= next_poll:
-            st = status(a.api)
-            polls += 1
-            if st:
-                g = st.get("device", {}).get("generation")
-                if g != generation:
-                    generation, device_last = g, now
-            next_poll = now + 0.1
-        # Quiet counts from the phase's first kernel change (a BGP session
-        # may take seconds to come up), bounded by --limit.
-        if kernel_last is not None and now - max(t for t in (kernel_last, device_last) if t is not None) >= a.quiet:
-            break
+        if now >= next_gen:
+            g = cmp.generation()
+            if g != generation:
+                generation, device_last = g, now
+            next_gen = now + 0.05
+        if now >= next_sample and changed:
+            addrs = random.sample(list(changed), min(SAMPLE, len(changed)))
+            mf_checked += len(addrs)
+            t = time.monotonic()
+            for addr, dev in cmp.misforwarded(addrs):
+                mf_seen.add(addr)
+                mf_max_age = max(mf_max_age, t - changed[addr])
+                if len(mf_examples) < 5:
+                    hops = cmp.oracle.answers(addr)
+                    kernel = sorted(cmp.port_of.get(i, f"if{i}") for i, _ in hops) if hops else "no route"
+                    mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {t - changed[addr]:.2f}s")
+            next_sample = time.monotonic() + 0.5
+        late = api.late_since
+        stalled = api.outstanding() > a.stall_bound or (late is not None and now - late > a.stall_bound)
+        if dumped is None and a.pid_file and stalled:
+            dumped = a.stall_dump
+            stack_dump(a.pid_file, a.stall_dump)
+        if run_end is None and runner.poll() is not None:
+            run_end, api.last = now, None  # a restarted daemon: only its own answers count
+        fpm = fpm_of(api.last)
+        fpm_settled = api.last is not None and fpm.get("connected", True) and not fpm.get("stale_pending", 0)
+        if run_end is not None and settled_at is None and fpm_settled:
+            settled_at = now
+        begun = kernel_last is not None or a.no_kernel
+        stamps = [t for t in (kernel_last, device_last, run_end) if t is not None]
+        if begun and run_end is not None and now - max(stamps) >= a.quiet:
+            if fpm_settled and now >= next_count:
+                n = kernel_bgp_routes() if a.min_kernel_routes > 0 or a.max_kernel_routes >= 0 else 0
+                if n >= a.min_kernel_routes and (a.max_kernel_routes < 0 or n <= a.max_kernel_routes):
+                    break
+                next_count = time.monotonic() + 2
         if now - start >= a.limit:
             break
         time.sleep(0.005)
+    api.stop = True
+    api.join(timeout=130)
+    end_status = api.last
     rel = lambda t: None if t is None else round(t - start, 3)
     print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": kernel_events,
-                      "overruns": overruns, "polls": polls, "timed_out": time.monotonic() - start >= a.limit}))
+                      "run_s": rel(run_end), "settled_s": rel(settled_at),
+                      "overruns": overruns, "timed_out": time.monotonic() - start >= a.limit,
+                      "gen_before": gen_before, "gen_after": cmp.generation(),
+                      "api_worst_s": round(api.worst, 3), "api_answers": api.answers, "api_timeouts": api.timeouts,
+                      "api_loop_late": api.loop_late, "loop_worst_s": round(api.loop_worst, 3),
+                      "api_refused": api.down, "stall_dump": dumped,
+                      "mf_destinations": len(mf_seen), "mf_max_age_s": round(mf_max_age, 3), "mf_checked": mf_checked,
+                      "mf_examples": mf_examples, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,
+                      "fpm": fpm_of(end_status)}))
+    cmp.close()
 
 
 if __name__ == "__main__":

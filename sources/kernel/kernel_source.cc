@@ -256,10 +256,17 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
-  // Returns true while the dump needs more reading.
+  // Returns true while the dump needs more reading. At most kDumpReadsPerTurn
+  // buffers per call: the kernel makes the next part of a dump as each one
+  // is read, so the socket is rarely empty before the dump is over, and
+  // reading to the end held the sources' loop (FPM, status queries) for a
+  // whole table — tens of seconds for a million routes re-dumped under
+  // zebra's churn (bench/frr, issue #16). WaitDump finds the rest readable.
+  static constexpr int kDumpReadsPerTurn = 8;
   bool ReadDump() {
     const int fd = nl_socket_get_fd(dump_sock.get());
-    for (;;) {
+    for (int reads = 0;; ++reads) {
+      if (reads == kDumpReadsPerTurn) return true;
       const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
