@@ -101,7 +101,9 @@ void RunFuzz(const Target& t, uint64_t seed, uint64_t seconds, Stats* st) {
         for (size_t i = 0, n = 1 + m.Pick(2); i < n; ++i) m.MutateContent(r);
       }
       if (is_signed ? !m.OneIn(10) : m.OneIn(10)) {
-        m.Sign(r, now + (m.OneIn(8) ? static_cast<int64_t>(m.Pick(61)) - 30 : 0), m.Nonce());
+        // Signed now, or at the edges of the ±30 s window, or well outside it.
+        static const std::vector<int64_t> kSkews = {-100000, -3600, -60, -31, -30, -29, -5, 5, 29, 30, 31, 60, 3600};
+        m.Sign(r, now + (m.OneIn(6) ? kSkews[m.Pick(kSkews.size())] : 0), m.Nonce());
       }
       if (m.OneIn(2)) {
         for (size_t i = 0, n = 1 + m.Pick(2); i < n; ++i) m.MutateEnvelope(r, now);
