@@ -224,6 +224,11 @@ inline Judgement Judge(const Req& r, int64_t now, const NonceHistory& h) {
   if (r.method != "POST") return bad("method " + r.method);
   const auto path = DecodedPath(r.target);
   if (RoutedTo(path).empty()) return bad("path");
+  if (r.target.find('?') != std::string::npos) {  // the router may refuse a query before the handler verifies
+    j.verdict = Verdict::kUnknown;
+    j.why = "query string";
+    return j;
+  }
   if (r.body.size() > 64 * 1024) return bad("body over the limit");
   const auto peer = HeaderOf(r, "X-Ipnuma-Peer"), ts_h = HeaderOf(r, "X-Ipnuma-Timestamp"),
              nonce = HeaderOf(r, "X-Ipnuma-Nonce"), sig = HeaderOf(r, "X-Ipnuma-Signature");

@@ -88,7 +88,9 @@ void RunFuzz(const Target& t, uint64_t seed, uint64_t seconds, Stats* st) {
   std::vector<fuzz::Req> sent;  // signed requests sent, for replays
   auto before = t.tables();
   const auto end = Clock::now() + std::chrono::seconds(seconds);
-  while (Clock::now() < end) {
+  // The time asked for; longer (up to 30 s more) until one request changed
+  // B's tables — a slow machine or a sanitizer build must still see one.
+  while (Clock::now() < end || (st->changes == 0 && Clock::now() < end + std::chrono::seconds(30))) {
     t.tick();
     const int64_t now = t.now();
     fuzz::Req r;
@@ -137,9 +139,12 @@ void RunFuzz(const Target& t, uint64_t seed, uint64_t seconds, Stats* st) {
     fuzz::Req unframed = r;
     unframed.exotic = false;
     const fuzz::Judgement plain = r.exotic ? fuzz::Judge(unframed, now, nonces) : j;
+    // HTTP/1.0 with chunked encoding and the like: refused by the HTTP parser
+    // before anyone looked at the signature (the nonce was not taken).
+    const bool unparsed = !answers.empty() && answers.front().body.find("malformed HTTP request") != std::string::npos;
     if (j.verdict == fuzz::Verdict::kValid) {
       ++st->valid;
-      nonces.sure.insert(j.nonce_key);
+      (unparsed ? nonces.maybe : nonces.sure).insert(j.nonce_key);
       ASSERT_FALSE(answers.empty()) << what;
       const fuzz::Answer& a = answers.front();
       ASSERT_NE(a.status, 401) << "a validly signed request refused as forged: " << what << "\n" << a.body;
