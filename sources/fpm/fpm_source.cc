@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "sources/fpm/fpm_frame.h"
@@ -171,8 +173,20 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     const std::string peer = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
     if (conn) {
       ++stats.refused;
-      Log("refused a connection from " + peer + ": zebra's connection from " + stats.peer +
-            " is live (one FPM feed at a time)");
+      // A local user can open thousands of connections a second: one line per
+      // kRefusedLogInterval (with the count of those not logged), never one
+      // each, so the refusals cannot flood the journal. stats.refused counts all.
+      const auto now = Clock::now();
+      if (refused_logged_at && now - *refused_logged_at < kRefusedLogInterval) {
+        ++refused_unlogged;
+      } else {
+        Log("refused a connection from " + peer + ": zebra's connection from " + stats.peer +
+            " is live (one FPM feed at a time)" +
+            (refused_unlogged ? "; " + std::to_string(refused_unlogged) + " more refused since the last such line"
+                              : ""));
+        refused_logged_at = now;
+        refused_unlogged = 0;
+      }
       s.close(ec);
       return;
     }
@@ -297,6 +311,9 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   uint64_t frames_before = 0;  // frames of earlier connections
   bool stopped = true;
   FpmSourceStats stats;
+  static constexpr auto kRefusedLogInterval = std::chrono::seconds(10);
+  std::optional<Clock::time_point> refused_logged_at;  // the last "refused a connection" line
+  uint64_t refused_unlogged = 0;                       // refusals since, not logged
   std::shared_ptr<FpmReplies> replies;  // offload replies, when cfg.offload
 };
 

@@ -137,5 +137,27 @@ TEST_F(FpmListener, SecondConnectionIsRefusedWhileTheFirstIsLive) {
   EXPECT_EQ(Stats().refused, 1u);
 }
 
+// Found by fibnicd_flood_test: every refused connection logged a line, so a
+// local user looping on connect() wrote ~10,000 journal lines a second. Now
+// the first refusal is logged and the rest are counted, not logged.
+TEST_F(FpmListener, RefusedConnectionFloodDoesNotFloodTheLog) {
+  asio::io_context client_io;
+  tcp::socket zebra(client_io);
+  zebra.connect(Endpoint());
+  ASSERT_TRUE(WaitFor([&] { return Stats().connected; }));
+  for (int i = 0; i < 200; ++i) {
+    tcp::socket intruder(client_io);
+    intruder.connect(Endpoint());
+  }
+  ASSERT_TRUE(WaitFor([&] { return Stats().refused == 200; })) << Stats().refused;
+  size_t lines = 0;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& l : logs_) lines += l.find("refused a connection") != std::string::npos;
+  }
+  EXPECT_EQ(lines, 1u) << Logs();
+  EXPECT_TRUE(Stats().connected);
+}
+
 }  // namespace
 }  // namespace fibnic
