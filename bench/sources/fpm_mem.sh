@@ -98,6 +98,11 @@ malloc_line() {
     /^Total \(incl. mmap\):/ { total = 1 }
     total && /system bytes/ { sys = $NF } total && /in use bytes/ { use = $NF }
     END { printf "  malloc: %d arenas, %.1f MB from the system, %.1f MB in use\n", arenas, sys / 1048576, use / 1048576 }'
+  # What a malloc_trim(0) now would hand back: free heap still resident.
+  local r0
+  r0=$(kb "$dpid" VmRSS)
+  gdb -p "$dpid" -batch -ex 'call (int) malloc_trim(0)' >/dev/null 2>&1 || true
+  echo "  malloc_trim(0) now: resident $((r0 / 1024)) -> $(($(kb "$dpid" VmRSS) / 1024)) MB"
 }
 report() {  # report PHASE ROUTES SECONDS
   python3 - "$1" "$2" "$3" "$(kb "$dpid" VmRSS)" "$(kb "$dpid" RssAnon)" "$(kb "$dpid" RssFile)" "$(kb "$dpid" VmHWM)" "${kernel_kb:-0}" <<'PY'
