@@ -30,6 +30,7 @@ void Fib::Impl::UpsertRoute(const Route& route) {
     return;
   }
   Apply(route.prefix, rib.Upsert(route.prefix, cand));
+  heap.Worked(1);
 }
 
 void Fib::Impl::DeleteRoute(const Prefix& prefix, RouteSource source) {
@@ -39,6 +40,7 @@ void Fib::Impl::DeleteRoute(const Prefix& prefix, RouteSource source) {
   }
   Settle();
   Apply(prefix, rib.Erase(prefix, source));
+  heap.Worked(1);
 }
 
 // A large batch (a table load or flush) goes into the RIB with its slots
@@ -56,6 +58,7 @@ void Fib::Impl::Settle() {
     const auto& it = pending_v4[k];
     ApplyV4(it.addr, it.len, it.erase ? rib.EraseV4(it.addr, it.len, it.cand.source) : rib.UpsertV4(it.addr, it.len, it.cand));
   }
+  heap.Worked(n);
   if (n > HeapTrim::kKeepScratch) {
     std::vector<PendingV4>().swap(pending_v4);
     heap.Request();

@@ -85,6 +85,13 @@ UpdateBatch UpdateQueue::Take(size_t max) {
     b.updates.push_back(std::move(it->second));
     pending_.erase(it);
   }
+  // A drained queue keeps the bucket array of its deepest moment (8 B per
+  // pending key: 8-16 MB after a full table arrived faster than it was
+  // applied); unordered_map never shrinks it by itself.
+  if (pending_.empty() && pending_.bucket_count() > kKeepBuckets) {
+    decltype(pending_)().swap(pending_);
+    std::deque<Key>().swap(order_);
+  }
   return b;
 }
 

@@ -82,6 +82,7 @@ class UpdateQueue : public RibSink {
     }
   };
   void Put(const Key& key, PendingUpdate u);
+  static constexpr size_t kKeepBuckets = size_t{1} << 14;
 
   std::function<void()> wake_;
   mutable std::mutex mu_;

@@ -28,10 +28,10 @@ void WriteWord(uint8_t* sram, int code_bits, uint32_t w, uint32_t v) {
 }  // namespace
 
 Sram4Compiler::Sram4Compiler()
-    : cells_(new uint16_t[kSlash24s]()), counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
+    : cells_(MapZeroPages<uint16_t>(kSlash24s)), counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
 
 void Sram4Compiler::Widen() {
-  group_hi_.reset(new uint8_t[kSlash24s]());  // every cell painted so far has a group < 1024
+  group_hi_ = MapZeroPages<uint8_t>(kSlash24s);  // every cell painted so far has a group < 1024
 }
 
 template <typename Keep>

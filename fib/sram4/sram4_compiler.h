@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fib/codes.h"
+#include "fib/sram4/zero_pages.h"
 #include "rib/nexthop_table.h"
 #include "device/fibnic_image.h"
 
@@ -116,8 +117,8 @@ class Sram4Compiler {
   // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
   uint8_t MixedCode(uint32_t slash24, const GroupCodes& codes) const;
 
-  std::unique_ptr<uint16_t[]> cells_;   // per /24: group bits 0-9, depth, longer flag
-  std::unique_ptr<uint8_t[]> group_hi_;  // per /24: group bits 10-15 (once any group >= 1024 is painted)
+  ZeroPages<uint16_t> cells_;   // per /24: group bits 0-9, depth, longer flag
+  ZeroPages<uint8_t> group_hi_;  // per /24: group bits 10-15 (once any group >= 1024 is painted)
   std::vector<uint32_t> counts_;        // by clamped group id
   std::unordered_map<uint32_t, std::vector<Longer>> longer_;
   std::vector<uint64_t> dirty_;         // one bit per SRAM word (4 /24s)
