@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "hwif/fibnic_device.h"
+#include "tests/common/as_nobody.h"
 #include "tests/hwif/temp_dir.h"
 
 namespace fibnic {
@@ -115,26 +116,10 @@ TEST(PciBarOpen, ResourceTheServiceUserMayNotOpenNamesTheUdevRule) {
   std::ofstream(root / "0000:03:00.0/resource0") << "bar";
   ASSERT_EQ(::chmod((root / "0000:03:00.0/resource0").c_str(), 0600), 0);
   for (const auto& d : {root.path(), root.path() + "/0000:03:00.0"}) ASSERT_EQ(::chmod(d.c_str(), 0755), 0);
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(2);
-    auto bar = PciBar::Open(root.path(), "0000:03:00.0");
-    const std::string msg = bar.ok() ? "opened" : bar.status().ToString();
-    if (::write(fds[1], msg.data(), msg.size()) < 0) ::_exit(3);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string msg;
-  char buf[512];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string msg = ::fibnic::testing::AsNobody([&] {
+    auto r = PciBar::Open(root.path(), "0000:03:00.0");
+    return r.ok() ? std::string("opened") : r.status().ToString();
+  });
   EXPECT_NE(msg.find("PERMISSION_DENIED"), std::string::npos) << msg;
   EXPECT_NE(msg.find("resource0: Permission denied"), std::string::npos) << msg;
   EXPECT_NE(msg.find("60-fibnic.rules"), std::string::npos) << msg;

@@ -24,6 +24,7 @@
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/kernel_neighbours.h"
+#include "tests/common/as_nobody.h"
 #include "tests/ipnuma/two_nics.h"
 
 namespace fibnic::ipnuma::testing {
@@ -417,26 +418,10 @@ TEST_F(SecretFiles, SecretTheServiceUserCannotReadNamesOwnerAndFix) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to read as another user";
   const std::string f = Write("root.secret", std::string(40, 'k') + "\n", 0600);
   ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(2);
-    auto s = ReadSecretFile(f);
-    const std::string msg = s.ok() ? "read it" : s.status().ToString();
-    if (::write(fds[1], msg.data(), msg.size()) < 0) ::_exit(3);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string msg;
-  char buf[512];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string msg = ::fibnic::testing::AsNobody([&] {
+    auto r = ReadSecretFile(f);
+    return r.ok() ? std::string("read it") : r.status().ToString();
+  });
   EXPECT_NE(msg.find(f + " belongs to uid 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("(uid 65534) cannot read it"), std::string::npos) << msg;
   EXPECT_NE(msg.find("chown ipnuma:ipnuma " + f), std::string::npos) << msg;
