@@ -321,14 +321,12 @@ void KernelTable::EmitRoute(const Prefix& p) {
     }
     // A path over a link without carrier is used by the kernel only while
     // ignore_routes_with_linkdown is 0, and then its packets are dropped:
-    // the device never uses it (issue #14, 6c).
-    // The kernel sets and clears the flag as carrier goes and comes, and
-    // for IPv4 without a route message: a route learnt while its link had
-    // no carrier keeps the flag here after the carrier is back.
+    // the device never uses it (issue #14, 6c). The carrier now decides, not
+    // a flag some message carried (see ForgetLinkStateFlags).
     for (NlPath& x : usable) {
       if (no_carrier_.count(x.ifindex)) {
         x.flags |= RTNH_F_LINKDOWN;
-      } else if (link_gen_.count(x.ifindex)) {
+      } else {
         x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
       }
     }
