@@ -139,6 +139,14 @@ class Fib {
   std::vector<RouteInfo> GetRoute(const Prefix& prefix) const;  // every source's candidate
   // One source's route for a prefix, if any (cheap: no offload state).
   std::optional<Route> FindRoute(const Prefix& prefix, RouteSource source) const;
+  // One source's candidate for a prefix: whether it is the best and its
+  // offload state as GetRoute gives it, without the paths or the words (the
+  // FPM offload replies ask this of every route zebra sends).
+  struct SourceState {
+    bool best = false;
+    OffloadState state = OffloadState::kPunted;
+  };
+  std::optional<SourceState> StateOf(const Prefix& prefix, RouteSource source) const;
   // Best routes of a family in prefix order; fn returns false to stop.
   void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
   // The same, only the routes the query selects. A page costs a scan of the

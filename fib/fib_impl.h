@@ -54,6 +54,8 @@ struct Fib::Impl : public RibSink {
   std::optional<std::pair<Prefix, RibCand>> MatchV6(const IpAddr& dst) const;
   uint8_t TcamCodeOf(const IpAddr& dst) const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
+  // Info without the route's paths (info.route stays empty).
+  RouteInfo StateInfo(const Prefix& p, const RibCand& c, bool best) const;
   // A group's punt reason in words: the next-hop it concerns and what is missing.
   std::string WhyGroup(NhgId g, PuntReason reason) const;
   template <typename Key, typename ToKey, typename ToPrefix>

@@ -27,8 +27,13 @@ uint8_t Fib::Impl::TcamCodeOf(const IpAddr& dst) const {
 }
 
 RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
-  RouteInfo info;
+  RouteInfo info = StateInfo(p, c, best);
   info.route = Route{p, c.source, c.distance, nht.PathsAsNextHops(c.nhg)};
+  return info;
+}
+
+RouteInfo Fib::Impl::StateInfo(const Prefix& p, const RibCand& c, bool best) const {
+  RouteInfo info;
   info.best = best;
   if (!best) {
     info.reason = PuntReason::kNotBest;
@@ -244,6 +249,13 @@ std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
     first = false;
   }
   return out;
+}
+
+std::optional<Fib::SourceState> Fib::StateOf(const Prefix& prefix, RouteSource source) const {
+  impl_->Settle();
+  const auto found = impl_->rib.CandidateOf(prefix, source);
+  if (!found) return std::nullopt;
+  return SourceState{found->second, impl_->StateInfo(prefix, found->first, found->second).state};
 }
 
 std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) const {

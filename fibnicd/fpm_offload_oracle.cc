@@ -7,12 +7,11 @@ std::vector<FpmOffload> FpmOffloadOf(const Fib& fib, const std::vector<Prefix>& 
   out.reserve(prefixes.size());
   for (const Prefix& p : prefixes) {
     FpmOffload state = FpmOffload::kNone;
-    for (const RouteInfo& info : fib.GetRoute(p)) {
-      if (info.route.source != RouteSource::kFpm) continue;
+    if (const auto s = fib.StateOf(p, RouteSource::kFpm)) {
       if (!on_device) {
         state = FpmOffload::kFailed;
       } else {
-        state = info.best && info.state == OffloadState::kOffloaded ? FpmOffload::kOffloaded : FpmOffload::kTrapped;
+        state = s->best && s->state == OffloadState::kOffloaded ? FpmOffload::kOffloaded : FpmOffload::kTrapped;
       }
     }
     out.push_back(state);

@@ -250,6 +250,19 @@ std::vector<RibCand> Rib::Candidates(const Prefix& p) const {
   return {*b};
 }
 
+std::optional<std::pair<RibCand, bool>> Rib::CandidateOf(const Prefix& p, RouteSource source) const {
+  const auto best = Best(p);
+  if (!best) return std::nullopt;
+  if (best->source == source) return std::make_pair(*best, true);
+  // Only a prefix with several candidates can hold another source's.
+  const auto it = multi_.find(p);
+  if (it == multi_.end()) return std::nullopt;
+  for (const RibCand& c : it->second) {
+    if (c.source == source) return std::make_pair(c, false);
+  }
+  return std::nullopt;
+}
+
 void Rib::ForEach(Family f, const std::function<void(const Prefix&, const RibCand&)>& fn) const {
   if (f == Family::kV4) {
     for (const auto& e : v4_.slots) {

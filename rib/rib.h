@@ -58,6 +58,8 @@ class Rib {
   // length would probe up to 24 times (this is a delete's parent search).
   std::optional<std::pair<int, RibCand>> ParentV4(uint32_t addr, int len) const;
   std::vector<RibCand> Candidates(const Prefix& p) const;  // best first
+  // One source's candidate, and whether it is the best (no copy of the list).
+  std::optional<std::pair<RibCand, bool>> CandidateOf(const Prefix& p, RouteSource source) const;
   // Every prefix of a family with its best candidate (unordered).
   void ForEach(Family f, const std::function<void(const Prefix&, const RibCand& best)>& fn) const;
   size_t size(Family f) const { return f == Family::kV4 ? v4_.size : v6_.size; }

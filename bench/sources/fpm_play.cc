@@ -6,6 +6,9 @@
 //   withdraw G   delete the routes of gateway G (that peer is lost)
 //   announce G   send them again (it returns)
 // End of stdin closes the connection. Ports are interfaces IFPREFIX<port>.
+// fibnicd's offload replies are read and dropped, as FRR 8.4's zebra does: a
+// peer that never reads would fill the socket, and fibnicd then re-walks
+// every route at each quiet point to resend them — not the production path.
 //   fpm_play ROUTES.txt HOST PORT [--inline] [--ifprefix h]
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -20,6 +23,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sources/fpm/fpm_frame.h"
@@ -148,6 +152,11 @@ int main(int argc, char** argv) {
   sa.sin_port = htons(static_cast<uint16_t>(std::stoi(argv[3])));
   if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1) Die(std::string("bad host ") + argv[2]);
   if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) Die(std::string("connect: ") + std::strerror(errno));
+  std::thread drain([fd] {
+    uint8_t buf[65536];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+  });
   Player play(fd, ifprefix, inline_paths);
   for (auto& r : routes) {
     const std::string gw = r.gateway.ToString();
@@ -179,6 +188,8 @@ int main(int argc, char** argv) {
     std::printf("ok %s %d: %zu routes\n", cmd.c_str(), g, n);
     std::fflush(stdout);
   }
+  shutdown(fd, SHUT_RDWR);
+  drain.join();
   close(fd);
   return 0;
 }

@@ -182,6 +182,21 @@ FibCounts CheckAll(Fib& fib, const Table& table, std::mt19937_64& rng) {
       EXPECT_FALSE(cands.empty());
       if (cands.empty()) continue;
       ExpectSameInfo(got[i], cands[0]);
+      // StateOf (the FPM offload replies' query): each source's candidate,
+      // best or not, with GetRoute's state; none for a source with no route.
+      for (int k = 0; k < kRouteSourceCount; ++k) {
+        const auto s = static_cast<RouteSource>(k);
+        const auto state = fib.StateOf(ref[i], s);
+        const bool held = table.routes.at(ref[i]).count(s) > 0;
+        EXPECT_EQ(state.has_value(), held) << "source " << k;
+        if (!state || !held) continue;
+        EXPECT_EQ(state->best, s == source) << "source " << k;
+        for (const auto& c : cands) {
+          if (c.route.source == s) {
+            EXPECT_EQ(state->state, c.state) << "source " << k;
+          }
+        }
+      }
       ++want.routes[f == Family::kV4 ? 0 : 1][static_cast<int>(cands[0].state)];
       want.shadowed[f == Family::kV4 ? 0 : 1] += cands[0].reason == PuntReason::kShadowed;
     }
