@@ -147,6 +147,9 @@ class Fib {
     OffloadState state = OffloadState::kPunted;
   };
   std::optional<SourceState> StateOf(const Prefix& prefix, RouteSource source) const;
+  // The same for many prefixes at once (answers in their order; cheaper than
+  // one call each: IPv6 states are looked up in prefix order).
+  std::vector<std::optional<SourceState>> StatesOf(const std::vector<Prefix>& prefixes, RouteSource source) const;
   // Best routes of a family in prefix order; fn returns false to stop.
   void ForEachRoute(Family family, const std::function<bool(const RouteInfo&)>& fn) const;
   // The same, only the routes the query selects. A page costs a scan of the

@@ -54,8 +54,9 @@ struct Fib::Impl : public RibSink {
   std::optional<std::pair<Prefix, RibCand>> MatchV6(const IpAddr& dst) const;
   uint8_t TcamCodeOf(const IpAddr& dst) const;
   RouteInfo Info(const Prefix& p, const RibCand& c, bool best) const;
-  // Info without the route's paths (info.route stays empty).
-  RouteInfo StateInfo(const Prefix& p, const RibCand& c, bool best) const;
+  // Info without the route's paths (info.route stays empty). `walk`: for
+  // IPv6 questions in ascending prefix order (Tcam6Compiler::StateOf).
+  RouteInfo StateInfo(const Prefix& p, const RibCand& c, bool best, std::vector<int>* walk = nullptr) const;
   // A group's punt reason in words: the next-hop it concerns and what is missing.
   std::string WhyGroup(NhgId g, PuntReason reason) const;
   template <typename Key, typename ToKey, typename ToPrefix>

@@ -32,7 +32,7 @@ RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
   return info;
 }
 
-RouteInfo Fib::Impl::StateInfo(const Prefix& p, const RibCand& c, bool best) const {
+RouteInfo Fib::Impl::StateInfo(const Prefix& p, const RibCand& c, bool best, std::vector<int>* walk) const {
   RouteInfo info;
   info.best = best;
   if (!best) {
@@ -47,7 +47,7 @@ RouteInfo Fib::Impl::StateInfo(const Prefix& p, const RibCand& c, bool best) con
       info.reason = why;
       return info;
     }
-    const auto st = tcam6.compiler().StateOf(p);
+    const auto st = tcam6.compiler().StateOf(p, walk);
     info.state = st.state;
     info.reason = st.reason;
     if (st.state != OffloadState::kOffloaded && st.reason == PuntReason::kNone) {
@@ -252,10 +252,25 @@ std::vector<RouteInfo> Fib::GetRoute(const Prefix& prefix) const {
 }
 
 std::optional<Fib::SourceState> Fib::StateOf(const Prefix& prefix, RouteSource source) const {
+  return StatesOf({prefix}, source)[0];
+}
+
+std::vector<std::optional<Fib::SourceState>> Fib::StatesOf(const std::vector<Prefix>& prefixes,
+                                                           RouteSource source) const {
   impl_->Settle();
-  const auto found = impl_->rib.CandidateOf(prefix, source);
-  if (!found) return std::nullopt;
-  return SourceState{found->second, impl_->StateInfo(prefix, found->first, found->second).state};
+  // IPv6 states come from the TCAM compiler's trie: asked in ascending order,
+  // each walks from the previous one's path instead of from the root.
+  std::vector<uint32_t> order(prefixes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return prefixes[a] < prefixes[b]; });
+  std::vector<std::optional<SourceState>> out(prefixes.size());
+  std::vector<int> walk;
+  for (const uint32_t i : order) {
+    const auto found = impl_->rib.CandidateOf(prefixes[i], source);
+    if (!found) continue;
+    out[i] = SourceState{found->second, impl_->StateInfo(prefixes[i], found->first, found->second, &walk).state};
+  }
+  return out;
 }
 
 std::optional<Route> Fib::FindRoute(const Prefix& prefix, RouteSource source) const {
@@ -318,12 +333,18 @@ FibCounts Fib::Counts() const {
   const auto [v4, v4_shadowed] = m.CountV4();
   std::copy(v4.begin(), v4.end(), c.routes[0]);
   c.shadowed[0] = v4_shadowed;
-  // IPv6 routes have no cells to walk: each one's Info is a group and a TCAM probe.
-  m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) {
-    const RouteInfo info = m.Info(p, cand, true);
+  // IPv6 routes have no cells to walk: each one's state is a group and a
+  // TCAM trie probe, asked in prefix order so each walks from its neighbour.
+  std::vector<std::pair<Prefix, RibCand>> v6;
+  v6.reserve(m.rib.size(Family::kV6));
+  m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) { v6.emplace_back(p, cand); });
+  std::sort(v6.begin(), v6.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> walk;
+  for (const auto& [p, cand] : v6) {
+    const RouteInfo info = m.StateInfo(p, cand, true, &walk);
     ++c.routes[1][static_cast<int>(info.state)];
     c.shadowed[1] += info.reason == PuntReason::kShadowed;
-  });
+  }
   c.candidates = m.rib.candidates();
   c.neighbors = m.resolver.neighbors().size();
   c.slots_used = m.resolver.slots_used();

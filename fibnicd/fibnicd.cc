@@ -44,8 +44,11 @@ Fibnicd::~Fibnicd() {
 }
 
 std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
-  if (counts_commit_ != fib.commits()) {
-    counts_ = fib.Counts();
+  // The counts walk every route on the pipeline thread (about a second at a
+  // full table): at start-up at once, then cost-bounded, so a heartbeat
+  // during a long churn never holds up the routes (it may show older counts).
+  if (!counts_commit_ || (counts_commit_ != fib.commits() && counts_cost_.Due(kCountsCostFactor))) {
+    counts_cost_.Run([&] { counts_ = fib.Counts(); });
     counts_commit_ = fib.commits();
   }
   const FibCounts& c = counts_;

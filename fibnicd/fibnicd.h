@@ -22,6 +22,7 @@
 #include "fibnicd/fibnicd_config.h"
 #include "fibnicd/fpm_offload_oracle.h"
 #include "fibnicd/pipeline.h"
+#include "common/cost_bound.h"
 #include "common/sd_notifier.h"
 #include "sources/api/api_source.h"
 #include "sources/file/file_source.h"
@@ -111,6 +112,8 @@ class Fibnicd {
   // ms on a full table) and the heartbeat must not stall updates that long.
   FibCounts counts_;
   std::optional<uint64_t> counts_commit_;
+  CostBound counts_cost_;
+  static constexpr double kCountsCostFactor = 20;  // as the web's (FibView::Options::cost_factor)
 };
 
 }  // namespace fibnic

@@ -5,9 +5,9 @@ namespace fibnic {
 std::vector<FpmOffload> FpmOffloadOf(const Fib& fib, const std::vector<Prefix>& prefixes, bool on_device) {
   std::vector<FpmOffload> out;
   out.reserve(prefixes.size());
-  for (const Prefix& p : prefixes) {
+  for (const auto& s : fib.StatesOf(prefixes, RouteSource::kFpm)) {
     FpmOffload state = FpmOffload::kNone;
-    if (const auto s = fib.StateOf(p, RouteSource::kFpm)) {
+    if (s) {
       if (!on_device) {
         state = FpmOffload::kFailed;
       } else {

@@ -45,8 +45,8 @@ std::vector<TcamWrite> Tcam6Compiler::Commit() {
   return std::move(plan.writes);
 }
 
-Tcam6Compiler::State Tcam6Compiler::StateOf(const Prefix& p) const {
-  const tcam6::OptRouteState s = opt_.StateOf(p);
+Tcam6Compiler::State Tcam6Compiler::StateOf(const Prefix& p, std::vector<int>* walk) const {
+  const tcam6::OptRouteState s = opt_.StateOf(p, walk);
   return {s.state, s.reason};
 }
 

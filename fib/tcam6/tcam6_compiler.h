@@ -61,7 +61,8 @@ class Tcam6Compiler {
   };
   // As of the last Commit(): offloaded / partial / punted and why. Unknown
   // prefixes are punted with reason kNone.
-  State StateOf(const Prefix& p) const;
+  // `walk` as for tcam6::Optimizer::StateOf (questions in ascending order).
+  State StateOf(const Prefix& p, std::vector<int>* walk = nullptr) const;
 
   // As of the last Commit(): routes (<= /64, code != 0) whose every address
   // the hardware can answer (outside /64s mixed by longer routes) is answered,

@@ -402,7 +402,7 @@ void Optimizer::ShrinkScratch() {
   if (touched_.capacity() > kKeptScratch) touched_ = std::vector<int32_t>();
 }
 
-OptRouteState Optimizer::StateOf(const Prefix& p) const {
+OptRouteState Optimizer::StateOf(const Prefix& p, std::vector<int>* walk) const {
   using S = OffloadState;
   using R = PuntReason;
   if (p.family() != Family::kV6) return {};
@@ -420,7 +420,7 @@ OptRouteState Optimizer::StateOf(const Prefix& p) const {
     }
     return code == n.gc ? OptRouteState{S::kOffloaded, R::kNone} : OptRouteState{S::kPunted, R::kTcamFull};
   }
-  const int v = trie_.Find(Hi(p), p.len());
+  const int v = walk ? trie_.FindFrom(Hi(p), p.len(), *walk) : trie_.Find(Hi(p), p.len());
   if (v < 0 || trie_[v].route < 0) return {};
   const RouteRec& r = routes_[trie_[v].route];
   if (!(r.flags & kSettled)) return {};

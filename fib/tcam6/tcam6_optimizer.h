@@ -79,8 +79,10 @@ class Optimizer {
   // most of it wins.
   const std::vector<OptEntry>& Solve(const std::vector<OptEntry>& prefer);
 
-  // As of the last Solve(). Unknown prefixes: punted, kNone.
-  OptRouteState StateOf(const Prefix& p) const;
+  // As of the last Solve(). Unknown prefixes: punted, kNone. `walk`: for
+  // many questions in ascending prefix order, the trie path of the previous
+  // one (Trie::FindFrom); each then walks from its neighbour, not the root.
+  OptRouteState StateOf(const Prefix& p, std::vector<int>* walk = nullptr) const;
   // Routes (<= /64, code != 0) whose every address outside mixed /64s is
   // answered in hardware — the objective — and their total weight.
   uint64_t covered_weight() const { return covered_weight_; }

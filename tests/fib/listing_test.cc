@@ -173,6 +173,18 @@ FibCounts CheckAll(Fib& fib, const Table& table, std::mt19937_64& rng) {
     const auto ref = table.Select(q);
     EXPECT_EQ(PrefixesOf(got), ref) << FamilyName(f);
     if (got.size() != ref.size()) continue;
+    // StatesOf, asked of all at once in a random order, answers as StateOf.
+    std::vector<size_t> shuffled(ref.size());
+    for (size_t i = 0; i < shuffled.size(); ++i) shuffled[i] = i;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    std::vector<Prefix> asked;
+    std::vector<size_t> asked_at(ref.size());  // ref index -> position in asked
+    for (const size_t i : shuffled) {
+      asked_at[i] = asked.size();
+      asked.push_back(ref[i]);
+    }
+    std::vector<std::vector<std::optional<Fib::SourceState>>> batch;
+    for (int k = 0; k < kRouteSourceCount; ++k) batch.push_back(fib.StatesOf(asked, static_cast<RouteSource>(k)));
     for (size_t i = 0; i < got.size(); ++i) {
       SCOPED_TRACE(ref[i].ToString());
       const auto [source, cand] = table.Best(ref[i]);
@@ -189,6 +201,12 @@ FibCounts CheckAll(Fib& fib, const Table& table, std::mt19937_64& rng) {
         const auto state = fib.StateOf(ref[i], s);
         const bool held = table.routes.at(ref[i]).count(s) > 0;
         EXPECT_EQ(state.has_value(), held) << "source " << k;
+        const auto& in_batch = batch[k][asked_at[i]];
+        EXPECT_EQ(in_batch.has_value(), held) << "source " << k << " (StatesOf)";
+        if (in_batch && state) {
+          EXPECT_EQ(in_batch->best, state->best) << "source " << k << " (StatesOf)";
+          EXPECT_EQ(in_batch->state, state->state) << "source " << k << " (StatesOf)";
+        }
         if (!state || !held) continue;
         EXPECT_EQ(state->best, s == source) << "source " << k;
         for (const auto& c : cands) {

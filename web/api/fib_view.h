@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/cost_bound.h"
 #include "common/status.h"
 #include "fib/fib.h"
 #include "hwif/device_writer.h"
@@ -112,17 +113,6 @@ class FibView : public std::enable_shared_from_this<FibView> {
   void Swap(std::shared_ptr<const FibSnapshot> next);
   void RefreshCounts();  // on the strand
   void ScheduleCounts();  // on the strand: a recount now or when the cost bound allows
-
-  // When a cost-bounded job may run again: never sooner than cost_factor x its last cost.
-  struct CostBound {
-    std::chrono::steady_clock::time_point at;
-    std::chrono::steady_clock::duration cost{0};
-    std::chrono::steady_clock::duration Wait(double factor) const {  // until Due (0 = now)
-      const auto until = at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(cost * factor);
-      return std::max(std::chrono::steady_clock::duration::zero(), until - std::chrono::steady_clock::now());
-    }
-    bool Due(double factor) const { return Wait(factor) == std::chrono::steady_clock::duration::zero(); }
-  };
 
   Post post_;
   const Fib* fib_;
