@@ -102,6 +102,9 @@ TEST_F(FpmFluxTest, FpmFirstThenKernelEchoCausesNoPunt) {
   EXPECT_EQ(table.counts().flux_entered, 0u);
   EXPECT_EQ(table.in_flux(), 0u);
   EXPECT_EQ(Device("10.2.0.0/16"), via1);
+  // Not silence for everything: another object in the kernel does punt.
+  table.KernelRoute(KernelView("10.2.0.0/16", false, {Via("192.0.2.1", 10)}, 8));
+  EXPECT_EQ(Device("10.2.0.0/16"), host);
 }
 
 // zebra replaced the route in the kernel; FPM still has the old paths (and
@@ -186,8 +189,9 @@ TEST_F(FpmFluxTest, FluxDuringReplayAndStaleRoutes) {
   EXPECT_EQ(table.flux_punting(), 0u);
 }
 
-// A bounded map: beyond flux_max, a disagreeing prefix punts by a
-// placeholder that FPM's word replaces and the kernel's deletion removes.
+// A bounded map: an entry that no longer punts (waiting for FPM to catch up)
+// gives way; beyond that, a disagreeing prefix punts by a placeholder that
+// FPM's word replaces and the kernel's deletion removes.
 TEST_F(FpmFluxTest, OverflowPuntsByPlaceholder) {
   options.flux_max = 1;
   FpmTable small{sink, testing::TestPorts(), options};
@@ -196,7 +200,12 @@ TEST_F(FpmFluxTest, OverflowPuntsByPlaceholder) {
     ASSERT_TRUE(small.ApplyFrame(m.data(), m.size()).ok());
   };
   fpm(InlineRoute("10.3.0.0/16", {Via("192.0.2.1", 10)}));
+  fpm(InlineRoute("10.9.0.0/16", {Via("192.0.2.1", 10)}));
+  small.KernelRoute(KernelView("10.9.0.0/16", false, {Via("192.0.2.5", 11)}));
+  small.KernelRoute(KernelView("10.9.0.0/16", false, {Via("192.0.2.1", 10)}));  // back: waiting
+  EXPECT_EQ(Device("10.9.0.0/16"), via1);
   small.KernelRoute(KernelView("10.1.0.0/16", false, {Via("192.0.2.5", 11)}));
+  EXPECT_EQ(small.counts().flux_overflows, 0u) << "the waiting entry should have given way";
   small.KernelRoute(KernelView("10.2.0.0/16", false, {Via("192.0.2.5", 11)}));
   small.KernelRoute(KernelView("10.3.0.0/16", true));
   EXPECT_EQ(small.in_flux(), 1u);
