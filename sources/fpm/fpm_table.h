@@ -156,7 +156,11 @@ class FpmTable {
   bool IsPlaceholder(uint32_t set) const;
   // Prefixes in flux whose FPM group changed (compared by paths): to Finish.
   void TouchFluxOfGroups(FrameWork& work);
-  bool Punted(const Prefix& p) const { return !flux_.empty() && flux_.count(p); }
+  bool Punted(const Prefix& p) const {
+    if (flux_.empty()) return false;
+    auto f = flux_.find(p);
+    return f != flux_.end() && f->second.punted;
+  }
   bool EvictWaiting();  // frees a slot held by an entry that does not punt
   const std::vector<NextHop>* EmittedOf(uint32_t set, Family fam) const;
 

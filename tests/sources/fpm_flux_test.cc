@@ -189,6 +189,19 @@ TEST_F(FpmFluxTest, FluxDuringReplayAndStaleRoutes) {
   EXPECT_EQ(table.flux_punting(), 0u);
 }
 
+// An entry waiting for FPM to catch up does not punt, so the route follows
+// its group like any other.
+TEST_F(FpmFluxTest, GroupChangeReachesAPrefixWaitingForFpm) {
+  FpmObject(7, Via("192.0.2.1", 10));
+  Fpm(ByObject("10.2.0.0/16", 7));
+  table.KernelRoute(KernelView("10.2.0.0/16", false, {Via("192.0.2.5", 11)}, 8));
+  EXPECT_EQ(Device("10.2.0.0/16"), host);
+  table.KernelRoute(KernelView("10.2.0.0/16", false, {Via("192.0.2.1", 10)}, 7));
+  EXPECT_EQ(Device("10.2.0.0/16"), via1);
+  FpmObject(7, Via("192.0.2.5", 11));
+  EXPECT_EQ(Device("10.2.0.0/16"), via5);
+}
+
 // A bounded map: an entry that no longer punts (waiting for FPM to catch up)
 // gives way; beyond that, a disagreeing prefix punts by a placeholder that
 // FPM's word replaces and the kernel's deletion removes.
