@@ -119,6 +119,7 @@ bool FpmTable::EvictWaiting() {
     flux_waiting_.pop_front();
     auto f = flux_.find(p);
     if (f != flux_.end() && !f->second.punted) {
+      flux_by_paths_ -= ByPaths(f->second);
       flux_.erase(f);
       return true;
     }
@@ -142,6 +143,7 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
       f->second.punted = false;
       flux_waiting_.push_back(p);
     } else {
+      flux_by_paths_ -= ByPaths(f->second);
       flux_.erase(f);
     }
     return punted ? FluxStep::kBack : FluxStep::kNone;
@@ -153,8 +155,11 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
 }
 
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {
+  // Usually none: zebra installs by next-hop object when the kernel has
+  // them, and then the kernel's id is compared, whatever the group holds.
+  if (flux_by_paths_ == 0) return;
   for (const auto& [p, e] : flux_) {
-    if (e.nh_id != 0) continue;  // compared by id: the group's contents do not matter
+    if (!ByPaths(e)) continue;
     const std::optional<FpmRouteRef> now = refs_.Find(p);
     if (now && !(now->set & kInlineBit) && work.groups.count(now->set)) work.touched.emplace(p, now);
   }
@@ -182,11 +187,13 @@ void FpmTable::KernelRoute(const KernelRouteView& k) {
   }
   if (f != flux_.end()) {
     const bool punted = f->second.punted;
+    flux_by_paths_ += ByPaths(seen) - ByPaths(f->second);
     f->second = seen;
     f->second.punted = punted;
   } else if (!Agrees(now, seen)) {
     if (flux_.size() < options_.flux_max || EvictWaiting()) {
       flux_.emplace(p, seen);
+      flux_by_paths_ += ByPaths(seen);
     } else {
       NlRoute placeholder;
       placeholder.type = RTN_UNICAST;

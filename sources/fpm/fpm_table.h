@@ -178,6 +178,10 @@ class FpmTable {
   // (key: set << 1 | v6): all routes of a set carry the same paths.
   std::unordered_map<uint64_t, std::vector<NextHop>> emitted_;
   std::unordered_map<Prefix, FpmFluxEntry> flux_;  // prefixes in flux (fpm_flux.h)
+  // Entries whose kernel route has inline paths: compared with FPM's by
+  // paths, so a change of FPM's group may change the answer.
+  static bool ByPaths(const FpmFluxEntry& e) { return e.present && e.nh_id == 0; }
+  size_t flux_by_paths_ = 0;
   std::deque<Prefix> flux_waiting_;                // entries that stopped punting, oldest first (may be gone)
   std::vector<Prefix> sent_;  // see TakeSent
   bool sent_overflow_ = false;

@@ -202,6 +202,18 @@ TEST_F(FpmFluxTest, GroupChangeReachesAPrefixWaitingForFpm) {
   EXPECT_EQ(Device("10.2.0.0/16"), via5);
 }
 
+// The kernel's route has inline paths, FPM's names a group: compared by
+// paths, so FPM changing the group to the kernel's paths ends the flux.
+TEST_F(FpmFluxTest, GroupChangeThatAgreesWithTheKernelEndsTheFlux) {
+  FpmObject(7, Via("192.0.2.1", 10));
+  Fpm(ByObject("10.2.0.0/16", 7));
+  table.KernelRoute(KernelView("10.2.0.0/16", false, {Via("192.0.2.5", 11)}));
+  EXPECT_EQ(Device("10.2.0.0/16"), host);
+  FpmObject(7, Via("192.0.2.5", 11));
+  EXPECT_EQ(Device("10.2.0.0/16"), via5);
+  EXPECT_EQ(table.in_flux(), 0u);
+}
+
 // A bounded map: an entry that no longer punts (waiting for FPM to catch up)
 // gives way; beyond that, a disagreeing prefix punts by a placeholder that
 // FPM's word replaces and the kernel's deletion removes.
