@@ -245,8 +245,8 @@ Status Fibnicd::StartSources() {
     // at start-up: the FPM source follows both.
     kc.ignore_frr_routes = config_.fpm.enabled;
     if (config_.fpm.enabled) {
-      kc.ignored_route = [this](const Prefix& p, uint32_t table, bool deleted) {
-        if (fpm_) fpm_->KernelRoute(p, table, deleted);
+      kc.ignored_route = [this](const KernelRouteView& v) {
+        if (fpm_) fpm_->KernelRoute(v);
       };
       kc.ignored_nexthop_deleted = [this](uint32_t id) {
         if (fpm_) fpm_->KernelNexthopDeleted(id);

@@ -116,13 +116,19 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     return cfg.initial_wait.count() == 0 || !kernel_has_zebra_routes || initial_over;
   }
 
-  void KernelRoute(const Prefix& p, uint32_t table_id, bool deleted) {
-    if (table_id != cfg.table) return;
-    if (!deleted) {
-      kernel_has_zebra_routes = true;
-      return;
+  void KernelRoute(const KernelRouteView& k) {
+    if (k.table != cfg.table) return;
+    if (!k.deleted) kernel_has_zebra_routes = true;
+    const uint64_t overflows = table.counts().flux_overflows;
+    table.KernelRoute(k);
+    // Once per time the map fills up (again only after it emptied).
+    if (table.counts().flux_overflows != overflows && !flux_full_logged) {
+      flux_full_logged = true;
+      Log("the kernel and FPM disagree on more than " + std::to_string(table.in_flux()) +
+          " prefixes: the others punt by placeholder until zebra's word on them (flux_overflows)");
+    } else if (flux_full_logged && table.in_flux() == 0) {
+      flux_full_logged = false;
     }
-    table.DropStale(p);
   }
 
   void KernelNexthopDeleted(uint32_t id) {
@@ -303,6 +309,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   FpmReplayWatch watch;
   bool initial_over = false;            // start-up: a replay was over, or initial_wait passed
   bool kernel_has_zebra_routes = false;  // the kernel said so (KernelRoute)
+  bool flux_full_logged = false;         // the flux map overflowed and it was logged
   std::set<uint32_t> nexthops_deleted;   // KernelNexthopDeleted, not yet applied
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
@@ -325,7 +332,7 @@ FpmSource::~FpmSource() { impl_->Stop(); }
 Status FpmSource::Start() { return impl_->Start(); }
 void FpmSource::Stop() { impl_->Stop(); }
 bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
-void FpmSource::KernelRoute(const Prefix& p, uint32_t table, bool deleted) { impl_->KernelRoute(p, table, deleted); }
+void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
 
 uint16_t FpmSource::port() const {
@@ -367,6 +374,9 @@ FpmSourceStats FpmSource::stats() const {
   if (impl_->replies) s.offload = impl_->replies->counts();
   s.kernel_dropped = c.kernel_dropped;
   s.kernel_kept = c.kernel_kept;
+  s.in_flux = impl_->table.in_flux();
+  s.flux_entered = c.flux_entered;
+  s.flux_overflows = c.flux_overflows;
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
 #include "sources/source.h"
@@ -80,6 +81,9 @@ struct FpmSourceStats {
   uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
   uint64_t kernel_dropped = 0;   // stale routes dropped as the kernel deleted them
   uint64_t kernel_kept = 0;      // stale routes sweeps punted as the kernel still held them
+  uint64_t in_flux = 0;          // prefixes punted now because the kernel and FPM disagree
+  uint64_t flux_entered = 0;     // prefixes that went into flux
+  uint64_t flux_overflows = 0;   // disagreeing prefixes punted by a placeholder (flux map full)
   bool replaying = false;        // connected, replay not over yet
   std::string last_error;
   FpmReplyCounts offload;        // replies to zebra
@@ -100,10 +104,12 @@ class FpmSource : public Source {
   // With initial_wait set and zebra's routes in the kernel: once zebra's
   // replay is over (or initial_wait has passed). Otherwise at once.
   bool initial_sync_done() const override;
-  // The kernel's view of a route zebra installed (any FRR protocol), from
-  // the kernel source: a deletion drops our stale copy of it (see
-  // FpmTable::DropStale); an addition tells start-up there is a table to wait for.
-  void KernelRoute(const Prefix& p, uint32_t table, bool deleted);
+  // The kernel's state of a route zebra installed (any FRR protocol), from
+  // the kernel source, as it changes: it gates what FPM says of the prefix
+  // (FpmTable::KernelRoute, fpm_flux.h: a prefix where the two disagree
+  // punts), a deletion drops a stale copy at once, and an addition tells
+  // start-up there is a table to wait for.
+  void KernelRoute(const KernelRouteView& k);
   // The kernel deleted zebra's next-hop object `id` (and, without a route
   // message, the routes using it): stale routes naming it are dropped, in
   // one pass per burst of deletions (FpmTable::DropStaleUsing).

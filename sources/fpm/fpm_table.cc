@@ -206,10 +206,29 @@ void FpmTable::Finish(FrameWork& work) {
     ++counts_.route_updates;
     if (!res.punt_why.empty()) ++counts_.punted_updates;
   };
+  if (!work.groups.empty()) TouchFluxOfGroups(work);
   // Each touched prefix once, with its final state; what its set was last
-  // given to the RIB as decides whether the RIB needs to hear of it.
+  // given to the RIB as decides whether the RIB needs to hear of it — unless
+  // the prefix is in flux (fpm_flux.h): then the punt does.
   for (const auto& [p, before] : work.touched) {
     const std::optional<FpmRouteRef> now = refs_.Find(p);
+    switch (StepFlux(p, now, work.kernel_word)) {
+      case FluxStep::kNone:
+        break;
+      case FluxStep::kStay:
+        continue;
+      case FluxStep::kPunt:
+        upsert(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
+        continue;
+      case FluxStep::kBack:
+        if (now) {
+          upsert(p, answer(now->set, p.family()));
+        } else {
+          sink_.DeleteRoute(p, RouteSource::kFpm);
+          ++counts_.route_updates;
+        }
+        continue;
+    }
     if (!now) {
       if (before) {
         sink_.DeleteRoute(p, RouteSource::kFpm);
@@ -241,7 +260,7 @@ void FpmTable::Finish(FrameWork& work) {
   for (uint32_t id : work.groups) used = used || users_.count(id);
   if (used) {
     refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
-      if (work.touched.count(p)) return;
+      if (work.touched.count(p) || Punted(p)) return;
       const bool group_changed = !(set & kInlineBit) && work.groups.count(set);
       if (!group_changed && !moved.count(EmittedKey(set, p.family()))) return;
       const FibPathsResult& res = answer(set, p.family());
@@ -394,7 +413,7 @@ void FpmTable::ReevaluateAll() {
   if (changed.empty()) return;
   refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
     auto c = changed.find(EmittedKey(set, p.family()));
-    if (c == changed.end()) return;
+    if (c == changed.end() || Punted(p)) return;
     sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, c->second.paths});
     ++counts_.route_updates;
     if (!c->second.punt_why.empty()) ++counts_.punted_updates;
@@ -408,6 +427,8 @@ FpmTable::Memory FpmTable::memory() const {
   m.groups = nhgs_.size() * (sizeof(StoredNhg) + 32) + parents_.size() * 64 + users_.size() * 32;
   for (const InlineSet& s : inline_) m.inline_sets += sizeof s + s.paths.capacity() * sizeof(NlPath) + s.key.capacity();
   m.inline_sets += emitted_.size() * 64;
+  // A node (prefix, entry, next pointer, cached hash) and a bucket per prefix in flux.
+  m.flux = flux_.size() * (sizeof(Prefix) + sizeof(FpmFluxEntry) + 24) + flux_.bucket_count() * sizeof(void*);
   return m;
 }
 

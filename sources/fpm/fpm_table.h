@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -20,7 +21,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sources/fpm/fpm_flux.h"
 #include "sources/fpm/fpm_route_refs.h"
+#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_route.h"
 #include "rib/route.h"
@@ -39,6 +42,9 @@ struct FpmTableOptions {
   // Offload replies (fpm_offload.h): remember which routes zebra sent, up to
   // this many between two TakeSent() calls (0 = none are remembered).
   size_t sent_max = 0;
+  // Prefixes in flux (the kernel and FPM disagree, fpm_flux.h) kept at most;
+  // ~70 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
+  size_t flux_max = 131072;
 };
 
 struct FpmTableCounts {
@@ -52,6 +58,8 @@ struct FpmTableCounts {
   uint64_t replayed = 0;
   uint64_t kernel_dropped = 0;   // stale routes dropped because the kernel deleted them
   uint64_t kernel_kept = 0;      // stale routes punted by sweeps because the kernel still has them
+  uint64_t flux_entered = 0;     // prefixes punted because the kernel and FPM disagreed (fpm_flux.h)
+  uint64_t flux_overflows = 0;   // disagreeing prefixes given a placeholder instead: the flux map was full
 };
 
 class FpmTable {
@@ -81,6 +89,13 @@ class FpmTable {
   // the kernel routes using them: their stale routes are dropped (one pass
   // over the routes, only when a route names one). Returns how many.
   size_t DropStaleUsing(const std::set<uint32_t>& ids);
+  // The kernel's state of one of zebra's routes changed (fpm_flux.h): a
+  // stale copy (or a placeholder) it deleted is dropped as by DropStale; a
+  // state that disagrees with FPM's puts the prefix in flux (punted), one
+  // that agrees with FPM's takes it out.
+  void KernelRoute(const KernelRouteView& k);
+  size_t in_flux() const { return flux_.size(); }
+  size_t flux_punting() const;  // of those, punted now (the others wait for FPM to catch up)
 
   size_t routes() const { return refs_.size(); }
   // For the offload replies (fpm_offload.h), which own FpmRouteRef::replied:
@@ -95,7 +110,7 @@ class FpmTable {
   void ReevaluateAll();
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
-    size_t routes = 0, groups = 0, inline_sets = 0;
+    size_t routes = 0, groups = 0, inline_sets = 0, flux = 0;
   };
   Memory memory() const;
 
@@ -119,6 +134,7 @@ class FpmTable {
   struct FrameWork {
     std::map<Prefix, std::optional<FpmRouteRef>> touched;  // prefix → its ref before the frame
     std::set<uint32_t> groups;                             // next-hop objects whose meaning changed
+    bool kernel_word = false;  // the kernel's change (KernelRoute), not FPM's or a sweep's
   };
 
   uint32_t SetOf(const NlRoute& r);  // interns; takes a reference
@@ -127,6 +143,25 @@ class FpmTable {
   void ApplyNexthop(NlNexthop n, FrameWork& work);
   void Finish(FrameWork& work);
   FibPathsResult PathsOf(uint32_t set, Family fam) const;
+  // Flux (fpm_flux.cc). What Finish does with a touched prefix in flux:
+  enum class FluxStep {
+    kNone,   // not in flux, or agreeing and not punted: as usual
+    kPunt,   // just went into flux: give the RIB the punt
+    kStay,   // still in flux, already punted: nothing
+    kBack,   // left flux after a punt: give the RIB FPM's state, whatever it was
+  };
+  FluxStep StepFlux(const Prefix& p, const std::optional<FpmRouteRef>& now, bool kernel_word);
+  bool Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const;
+  uint64_t DigestOf(uint32_t set) const;
+  bool IsPlaceholder(uint32_t set) const;
+  // Prefixes in flux whose FPM group changed (compared by paths): to Finish.
+  void TouchFluxOfGroups(FrameWork& work);
+  bool Punted(const Prefix& p) const {
+    if (flux_.empty()) return false;
+    auto f = flux_.find(p);
+    return f != flux_.end() && f->second.punted;
+  }
+  bool EvictWaiting();  // frees a slot held by an entry that does not punt
   const std::vector<NextHop>* EmittedOf(uint32_t set, Family fam) const;
 
   RouteSink& sink_;
@@ -142,6 +177,12 @@ class FpmTable {
   // What each set's routes were last given to the RIB as, per family
   // (key: set << 1 | v6): all routes of a set carry the same paths.
   std::unordered_map<uint64_t, std::vector<NextHop>> emitted_;
+  std::unordered_map<Prefix, FpmFluxEntry> flux_;  // prefixes in flux (fpm_flux.h)
+  // Entries whose kernel route has inline paths: compared with FPM's by
+  // paths, so a change of FPM's group may change the answer.
+  static bool ByPaths(const FpmFluxEntry& e) { return e.present && e.nh_id == 0; }
+  size_t flux_by_paths_ = 0;
+  std::deque<Prefix> flux_waiting_;                // entries that stopped punting, oldest first (may be gone)
   std::vector<Prefix> sent_;  // see TakeSent
   bool sent_overflow_ = false;
   FpmTableCounts counts_;

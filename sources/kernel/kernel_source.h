@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
 #include "sources/source.h"
@@ -41,7 +42,7 @@ struct KernelSourceConfig {
   // FrrRouteProtocols() in addition to ignore_protocols.
   bool ignore_frr_routes = false;
   std::set<uint8_t> ignore_protocols;
-  std::function<void(const Prefix&, uint32_t table, bool deleted)> ignored_route;  // KernelTableOptions::ignored_route
+  std::function<void(const KernelRouteView&)> ignored_route;  // KernelTableOptions::ignored_route
   std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};

@@ -65,7 +65,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
   if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
       options_.ignore_protocols.count(m.route.protocol)) {
-    options_.ignored_route(m.route.prefix, m.route.table, m.route.del);
+    TellIgnoredRoute(m.route);
   }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
@@ -229,6 +229,29 @@ void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& ke
 // still do: a replacing one removes the route of the same rank and metric it
 // replaced, and their gateways are asked to be resolved (the neighbours the
 // FPM source's routes need come from here). Their own deletions find nothing.
+// The kernel's state for a route it holds for FRR, told as it changes and
+// not kept: its object resolved as it is now (zebra announces objects
+// before the routes naming them).
+void KernelTable::TellIgnoredRoute(const NlRoute& r) const {
+  KernelRouteView v;
+  v.prefix = r.prefix;
+  v.table = r.table;
+  v.deleted = r.del;
+  v.protocol = r.protocol;
+  v.type = r.type;
+  v.nh_id = r.nh_id;
+  if (!r.del && r.nh_id != 0) {
+    NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
+    if (r.type == RTN_UNICAST) v.type = o.type;
+    v.paths = std::move(o.paths);
+    v.unusable = !o.unsupported.empty();
+  } else if (!r.del) {
+    v.paths = r.paths;
+    v.unusable = !r.unsupported.empty();
+  }
+  options_.ignored_route(v);
+}
+
 Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key) {
   if (r.del) return OkStatus();
   if (msg->nlmsg_flags & NLM_F_REPLACE) {

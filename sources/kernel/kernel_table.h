@@ -36,6 +36,7 @@
 #include "common/status.h"
 #include "sources/kernel/kernel_rules.h"
 #include "sources/kernel/kernel_vrf.h"
+#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/netlink_route.h"
@@ -53,9 +54,10 @@ struct KernelTableOptions {
   // the FPM source is on (zebra installs them in the kernel too). Their
   // gateways are still resolved.
   std::set<uint8_t> ignore_protocols;
-  // Told of every route of an ignored protocol, in any table, as it comes
-  // and goes (with FPM on: zebra's kernel deletions, FpmSource::KernelRoute).
-  std::function<void(const Prefix&, uint32_t table, bool deleted)> ignored_route;
+  // Told of every route of an ignored protocol, in any table, as it comes,
+  // changes and goes, with what the kernel forwards along for it (with FPM
+  // on: FpmSource::KernelRoute compares it with zebra's FPM word).
+  std::function<void(const KernelRouteView&)> ignored_route;
   // Told of the deletion of a next-hop object of an ignored protocol: it
   // takes the routes using it out of the kernel without a route message.
   // Also for the deletions the kernel makes silently (a link going down).
@@ -136,6 +138,7 @@ class KernelTable {
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
+  void TellIgnoredRoute(const NlRoute& r) const;
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);

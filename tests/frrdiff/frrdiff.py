@@ -84,8 +84,11 @@ class FrrEnv(kdiff.Env):
     """Router + peer namespaces, FRR, bird2 peers, fibnicd and the BAR reader.
     Reuses kdiff.Env's device(), generation(), view() and oracle."""
 
-    def __init__(self, fibnicd, bar_tool, tag, nhg):
+    def __init__(self, fibnicd, bar_tool, tag, nhg, fpm_delay=0.0):
+        """fpm_delay: zebra's FPM stream reaches fibnicd this many seconds
+        late (fpm_delay.py), as on a loaded host."""
         assert nhg in (0, 1)
+        self.fpm_delay = fpm_delay
         self.ns = "fd-%d-%s" % (os.getpid(), tag)
         self.peers = ["%s-p%d" % (self.ns, k) for k in range(BGP_PEERS)]
         self.host = self.ns + "-h"
@@ -152,10 +155,12 @@ class FrrEnv(kdiff.Env):
         with open(self.cfg, "w") as f:
             f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
-                    "  fpm: {enabled: true, listen: 127.0.0.1:2620}\n"
+                    "  fpm: {enabled: true, listen: 127.0.0.1:%d}\n"
                     "policies: {batch_delay: 1ms, batch_max: 4%s}\nweb: {enabled: false}\n"
-                    % (w, ports, ", stale_hold: " + STALE_HOLD if STALE_HOLD else ""))
+                    % (w, ports, 2621 if self.fpm_delay else 2620, ", stale_hold: " + STALE_HOLD if STALE_HOLD else ""))
         self.start_fibnicd()
+        if self.fpm_delay:  # zebra connects to 2620, as ever
+            self._spawn("fpm_delay", [sys.executable, os.path.join(HERE, "fpm_delay.py"), "2620", "2621", str(self.fpm_delay)])
         self.start_zebra()
         self.start_frr("bgpd")
         self.start_frr("staticd")

@@ -193,14 +193,14 @@ TEST_F(FpmSourceReplay, KernelDeletionWhileZebraIsAwayTakesTheRouteOff) {
     // Connected, replay over: a kernel deletion is zebra's normal first step
     // of a delete (FPM follows); the route stays until zebra says so.
     ASSERT_TRUE(testing::WaitFor([&] { return !Stats().replaying; }, 5s));
-    OnLoop([&] { source->KernelRoute(P("10.1.0.0/16"), RT_TABLE_MAIN, true); });
+    OnLoop([&] { source->KernelRoute(testing::KernelView("10.1.0.0/16", true)); });
     EXPECT_TRUE(Has("10.1.0.0/16"));
     z.Close();
   }
   ASSERT_TRUE(testing::WaitFor([&] { return !Stats().connected; }, 5s));
-  OnLoop([&] { source->KernelRoute(P("10.1.0.0/16"), 100, true); });  // another table: not ours
+  OnLoop([&] { source->KernelRoute(testing::KernelView("10.1.0.0/16", true, {}, 0, 100)); });  // another table: not ours
   EXPECT_TRUE(Has("10.1.0.0/16"));
-  OnLoop([&] { source->KernelRoute(P("10.1.0.0/16"), RT_TABLE_MAIN, true); });
+  OnLoop([&] { source->KernelRoute(testing::KernelView("10.1.0.0/16", true)); });
   EXPECT_FALSE(Has("10.1.0.0/16"));
   EXPECT_TRUE(Has("10.2.0.0/16"));
   EXPECT_EQ(Stats().kernel_dropped, 1u);
@@ -244,7 +244,7 @@ TEST_F(FpmSourceReplay, InitialStateWaitsForZebrasReplayWhenTheKernelHasItsRoute
   cfg.initial_wait = 20s;
   Start(cfg);
   EXPECT_TRUE(OnLoop([&] { return source->initial_sync_done(); })) << "no zebra routes in the kernel: no wait";
-  OnLoop([&] { source->KernelRoute(P("10.1.0.0/16"), RT_TABLE_MAIN, false); });
+  OnLoop([&] { source->KernelRoute(testing::KernelView("10.1.0.0/16", false)); });
   EXPECT_FALSE(OnLoop([&] { return source->initial_sync_done(); }));
   FakeZebra z(source->port());
   z.Route("10.1.0.0/16");
@@ -258,7 +258,7 @@ TEST_F(FpmSourceReplay, InitialWaitBoundsTheWaitForAnAbsentZebra) {
   FpmSourceConfig cfg;
   cfg.initial_wait = 300ms;
   Start(cfg);
-  OnLoop([&] { source->KernelRoute(P("10.1.0.0/16"), RT_TABLE_MAIN, false); });
+  OnLoop([&] { source->KernelRoute(testing::KernelView("10.1.0.0/16", false)); });
   EXPECT_FALSE(OnLoop([&] { return source->initial_sync_done(); }));
   ASSERT_TRUE(testing::WaitFor([&] { return OnLoop([&] { return source->initial_sync_done(); }); }, 3s));
   EXPECT_TRUE(Logged("zebra has not connected after initial_wait")) << "the log does not say why";
@@ -281,7 +281,7 @@ TEST(KernelIgnoredRoutes, DeletionsOfFrrRoutesAreReported) {
   std::vector<std::tuple<Prefix, uint32_t, bool>> seen;
   KernelTableOptions o;
   o.ignore_protocols = FrrRouteProtocols();
-  o.ignored_route = [&](const Prefix& p, uint32_t table, bool deleted) { seen.emplace_back(p, table, deleted); };
+  o.ignored_route = [&](const KernelRouteView& v) { seen.emplace_back(v.prefix, v.table, v.deleted); };
   KernelTable table(sink, PortNames{{"k0", 0}}, o, nullptr);
   auto feed = [&](const NlRoute& r) {
     const auto m = BuildRouteMessage(r);

@@ -1,0 +1,217 @@
+// FpmTable's routes in flux (fpm_flux.h): the kernel's state of zebra's
+// routes gating what FPM says of them.
+#include "sources/fpm/fpm_flux.h"
+
+#include <linux/rtnetlink.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sources/fpm/fpm_table.h"
+
+namespace fibnic {
+namespace {
+
+// The placeholder a disagreeing prefix gets when the flux map is full.
+constexpr const char* kFluxFull = "the kernel and FPM disagree (flux map full)";
+
+uint64_t Fnv(uint64_t h, const void* data, size_t len) {
+  const auto* b = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < len; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+uint64_t RouteMeaningDigest(uint8_t type, const std::vector<NlPath>& paths, bool unusable) {
+  uint64_t h = Fnv(14695981039346656037ull, &type, 1);
+  const uint8_t u = unusable;
+  h = Fnv(h, &u, 1);
+  if (unusable || type != RTN_UNICAST) return h;  // punted or not forwarded: its paths do not matter
+  // Each path as bytes; sorted and unique, so the set is what counts.
+  std::vector<std::string> keys;
+  keys.reserve(paths.size());
+  for (const NlPath& p : paths) {
+    std::string k;
+    if (p.gateway) {
+      const auto b = p.gateway->bytes();
+      k.push_back(p.gateway->is_v4() ? '4' : '6');
+      k.append(reinterpret_cast<const char*>(b.data()), p.gateway->is_v4() ? 4 : 16);
+    } else {
+      k.push_back('-');
+    }
+    k.append(reinterpret_cast<const char*>(&p.ifindex), sizeof p.ifindex);
+    keys.push_back(std::move(k));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& k : keys) {
+    const uint8_t n = static_cast<uint8_t>(k.size());
+    h = Fnv(h, &n, 1);
+    h = Fnv(h, k.data(), k.size());
+  }
+  return h;
+}
+
+FpmFluxEntry FluxEntryOf(const KernelRouteView& k) {
+  FpmFluxEntry e;
+  e.present = !k.deleted;
+  if (e.present) {
+    e.nh_id = k.nh_id;
+    e.digest = RouteMeaningDigest(k.type, k.paths, k.unusable);
+  }
+  return e;
+}
+
+bool FpmTable::IsPlaceholder(uint32_t set) const {
+  return (set & kInlineBit) && inline_[set & ~kInlineBit].unsupported == kFluxFull;
+}
+
+// What FPM's set forwards along, resolved as PathsOf does, as a digest.
+uint64_t FpmTable::DigestOf(uint32_t set) const {
+  if (set & kInlineBit) {
+    const InlineSet& s = inline_[set & ~kInlineBit];
+    return RouteMeaningDigest(s.type, s.paths, !s.unsupported.empty());
+  }
+  const uint64_t unusable = RouteMeaningDigest(RTN_UNICAST, {}, true);
+  auto it = nhgs_.find(set);
+  if (it == nhgs_.end()) return unusable;
+  const NlNexthop& top = it->second.nh;
+  std::vector<const NlNexthop*> singles;
+  if (top.group.empty()) {
+    singles.push_back(&top);
+  } else {
+    for (const auto& m : top.group) {
+      auto mi = nhgs_.find(m.id);
+      if (mi == nhgs_.end() || !mi->second.nh.group.empty()) return unusable;
+      singles.push_back(&mi->second.nh);
+    }
+  }
+  std::vector<NlPath> paths;
+  bool bad = false;
+  for (const NlNexthop* s : singles) {
+    if (s->blackhole) return RouteMeaningDigest(RTN_BLACKHOLE, {}, false);
+    bad = bad || !s->unsupported.empty();
+    paths.push_back(s->path);
+  }
+  return RouteMeaningDigest(RTN_UNICAST, paths, bad);
+}
+
+bool FpmTable::Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const {
+  if (!fpm || !kernel.present) return !fpm && !kernel.present;
+  if (IsPlaceholder(fpm->set)) return false;  // FPM's word on it is not known
+  // zebra names its objects over FPM with the ids it gave them in the kernel.
+  if (!(fpm->set & kInlineBit) && kernel.nh_id != 0) return fpm->set == kernel.nh_id;
+  return DigestOf(fpm->set) == kernel.digest;
+}
+
+size_t FpmTable::flux_punting() const {
+  size_t n = 0;
+  for (const auto& [p, e] : flux_) n += e.punted;
+  return n;
+}
+
+// An entry waiting for FPM to catch up does not punt: when the map is full
+// it gives way first (the oldest), the prefix back to FPM's word alone.
+bool FpmTable::EvictWaiting() {
+  while (!flux_waiting_.empty()) {
+    const Prefix p = flux_waiting_.front();
+    flux_waiting_.pop_front();
+    auto f = flux_.find(p);
+    if (f != flux_.end() && !f->second.punted) {
+      flux_by_paths_ -= ByPaths(f->second);
+      flux_.erase(f);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The kernel coming back to FPM's state ends the punt but not the flux: FPM
+// has yet to go through the states the kernel went through (zebra sends each
+// of its kernel changes over FPM too), e.g. a bgpd restart's delete and
+// re-add, read after the kernel's re-add — forwarding FPM's stale delete
+// would send the traffic to the covering route while the kernel has the
+// route again. The entry goes once FPM's own word agrees with the kernel's.
+FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRouteRef>& now, bool kernel_word) {
+  if (flux_.empty()) return FluxStep::kNone;
+  auto f = flux_.find(p);
+  if (f == flux_.end()) return FluxStep::kNone;
+  if (Agrees(now, f->second)) {
+    const bool punted = f->second.punted;
+    if (kernel_word) {
+      f->second.punted = false;
+      flux_waiting_.push_back(p);
+    } else {
+      flux_by_paths_ -= ByPaths(f->second);
+      flux_.erase(f);
+    }
+    return punted ? FluxStep::kBack : FluxStep::kNone;
+  }
+  if (f->second.punted) return FluxStep::kStay;
+  f->second.punted = true;
+  ++counts_.flux_entered;
+  return FluxStep::kPunt;
+}
+
+void FpmTable::TouchFluxOfGroups(FrameWork& work) {
+  // Usually none: zebra installs by next-hop object when the kernel has
+  // them, and then the kernel's id is compared, whatever the group holds.
+  if (flux_by_paths_ == 0) return;
+  for (const auto& [p, e] : flux_) {
+    if (!ByPaths(e)) continue;
+    const std::optional<FpmRouteRef> now = refs_.Find(p);
+    if (now && !(now->set & kInlineBit) && work.groups.count(now->set)) work.touched.emplace(p, now);
+  }
+}
+
+void FpmTable::KernelRoute(const KernelRouteView& k) {
+  if (k.table != options_.table) return;
+  const Prefix& p = k.prefix;
+  std::optional<FpmRouteRef> now = refs_.Find(p);
+  const FpmFluxEntry seen = FluxEntryOf(k);
+  auto f = flux_.find(p);
+  // A stale copy (zebra away, or not replayed since it came back: it will
+  // not send the delete) and a placeholder (FPM's word on it is lost) go
+  // with the kernel's deletion.
+  const bool drop = k.deleted && now && (now->stale || IsPlaceholder(now->set));
+  if (!drop && f == flux_.end() && Agrees(now, seen)) return;  // the usual echo: nothing to keep or say
+  FrameWork work;
+  work.kernel_word = true;
+  work.touched.emplace(p, now);
+  if (drop) {
+    refs_.Erase(p);
+    Release(now->set);
+    ++counts_.kernel_dropped;
+    now.reset();
+  }
+  if (f != flux_.end()) {
+    const bool punted = f->second.punted;
+    flux_by_paths_ += ByPaths(seen) - ByPaths(f->second);
+    f->second = seen;
+    f->second.punted = punted;
+  } else if (!Agrees(now, seen)) {
+    if (flux_.size() < options_.flux_max || EvictWaiting()) {
+      flux_.emplace(p, seen);
+      flux_by_paths_ += ByPaths(seen);
+    } else {
+      NlRoute placeholder;
+      placeholder.type = RTN_UNICAST;
+      placeholder.unsupported = kFluxFull;
+      refs_.Put(p, FpmRouteRef{SetOf(placeholder), now && now->stale, k.protocol, 0});
+      if (now) Release(now->set);
+      ++counts_.flux_overflows;
+    }
+  }
+  Finish(work);
+  // The list of waiting entries names some that punt again or are gone:
+  // rebuilt when it outgrows the map.
+  if (flux_waiting_.size() > 2 * flux_.size() + 1024) {
+    flux_waiting_.clear();
+    for (const auto& [q, e] : flux_) {
+      if (!e.punted) flux_waiting_.push_back(q);
+    }
+  }
+}
+
+}  // namespace fibnic

@@ -1,0 +1,57 @@
+// Routes "in flux": zebra installs each route in the kernel first and sends
+// it over FPM after, and on a loaded host the FPM stream trails the kernel by
+// seconds to minutes. Meanwhile the device must not forward along a route the
+// kernel no longer (or does not yet) forward along that way (issue #16).
+//
+// So the kernel source tells the FPM table the kernel's state of each of
+// zebra's routes as it changes (KernelRouteView), without keeping it, and the
+// table compares it with what FPM holds for the prefix:
+// - they agree (both absent, or both present with the same next-hop object
+//   id or the same route type and (gateway, ifindex) paths): nothing is kept
+//   and nothing reaches the RIB — the kernel's echo of what FPM already
+//   delivered costs one lookup;
+// - they disagree: the prefix is in flux. It punts (a to-host route at FPM's
+//   distance: a kernel deletion stops forwarding along the old route at
+//   once; a kernel addition FPM has not brought yet beats the covering
+//   route) until an FPM frame brings a state that agrees with the kernel's
+//   last one, or the kernel comes back to FPM's. Agreement is by state, not
+//   by the order fibnicd reads the two streams in.
+// - The entry itself goes only when FPM's own word agrees with the kernel's
+//   last state: after the kernel came back to FPM's state, FPM still has to
+//   pass through what the kernel passed through (zebra sends each kernel
+//   change over FPM too; a bgpd restart deletes and re-adds), and each of
+//   those states punts while it disagrees with the kernel's. When fibnicd
+//   read FPM's frames first, no such word comes: the waiting entry (it
+//   does not punt) is the first to give way when the map is full.
+// Only prefixes in flux cost memory: a compact digest of the kernel's state
+// (FpmFluxEntry) in a map bounded by FpmTableOptions::flux_max. When it is
+// full of punting entries, a disagreeing prefix gets a punting placeholder in the route table
+// instead (counted: flux_overflows) which FPM's next word on it replaces and
+// the kernel's deletion removes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sources/netlink/kernel_route_view.h"
+#include "sources/netlink/netlink_route.h"
+
+namespace fibnic {
+
+// A route's forwarding meaning as one number: its type, whether it is usable,
+// and the set of its (gateway, ifindex) paths (order, weights and flags
+// aside). Equal meanings have equal digests; unequal ones differ but for a
+// 64-bit hash collision.
+uint64_t RouteMeaningDigest(uint8_t type, const std::vector<NlPath>& paths, bool unusable);
+
+// The kernel's last state of a prefix in flux.
+struct FpmFluxEntry {
+  uint64_t digest = 0;   // RouteMeaningDigest of the kernel's route (present)
+  uint32_t nh_id = 0;    // the kernel route's next-hop object, 0 = inline
+  bool present = false;  // the kernel holds the route
+  bool punted = false;   // the RIB has been given the punt
+};
+
+FpmFluxEntry FluxEntryOf(const KernelRouteView& k);
+
+}  // namespace fibnic
