@@ -350,7 +350,10 @@ nlohmann::json FpmSource::StatsJson() const {
           {"route_updates", s.route_updates}, {"errors", s.errors},
           {"resyncs", s.resyncs},         {"refused", s.refused},
           {"stale_swept", s.stale_swept},
-          {"stale_pending", s.stale_pending}, {"last_error", s.last_error}};
+          {"stale_pending", s.stale_pending}, {"last_error", s.last_error},
+          // Where the kernel and FPM disagree (fpm_flux.h): those prefixes punt.
+          {"in_flux", s.in_flux}, {"flux_entered", s.flux_entered},
+          {"flux_overflows", s.flux_overflows}};
   if (impl_->replies) {  // only when replying (cfg.offload)
     j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},
               {"offload_trapped", s.offload.trapped},     {"offload_failed", s.offload.failed},

@@ -93,7 +93,8 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads"}));
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
                                                    "routes", "nexthop_groups", "route_updates", "errors", "resyncs",
-                                                   "stale_swept", "stale_pending", "last_error", "refused"}));
+                                                   "stale_swept", "stale_pending", "last_error", "refused",
+                                                   "in_flux", "flux_entered", "flux_overflows"}));
   EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes"}));
   // Not started: the kernel's first dump is not in, the files not read.
   EXPECT_FALSE(reg.sources()[0]->initial_sync_done());
