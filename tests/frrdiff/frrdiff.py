@@ -86,7 +86,8 @@ class FrrEnv(kdiff.Env):
 
     def __init__(self, fibnicd, bar_tool, tag, nhg):
         assert nhg in (0, 1)
-        self.ns = "fd-%d-%s" % (os.getpid(), tag)
+        # FRRDIFF_NS_PREFIX: runs side by side on a shared machine keep apart.
+        self.ns = "%s-%d-%s" % (os.environ.get("FRRDIFF_NS_PREFIX", "fd"), os.getpid(), tag)
         self.peers = ["%s-p%d" % (self.ns, k) for k in range(BGP_PEERS)]
         self.host = self.ns + "-h"
         self.work = "/tmp/" + self.ns
