@@ -21,8 +21,16 @@
 // - While the link is down or without carrier, an object through it is
 //   refused ("Carrier for nexthop device is down"), and so are a group
 //   naming a removed object and a route naming one ("Nexthop id does not
-//   exist"), and an inline route with a path through it (its objects): they
-//   punt. zebra logs the failure and FRR 8.4 still sends them over FPM.
+//   exist"): they punt. zebra logs the failure and FRR 8.4 still sends them
+//   over FPM, in replays too. A group zebra made before its member was
+//   removed still holds its other members in the kernel, but its replay
+//   looks the same as a new one: after a fibnicd restart it punts (safe),
+//   where the run that saw the removal forwards along the other members.
+// - An inline route zebra sends with paths through such a link is taken
+//   without them (punts when none is left): zebra does not install a path
+//   through an interface it knows is down, so this is a replay of a route
+//   that lost those paths with the carrier — the same answer as when the
+//   carrier went while the route was here, also after a fibnicd restart.
 // - The carrier coming back brings nothing back: zebra must send the object
 //   and its routes again, as it does when it re-installs.
 #include <linux/rtnetlink.h>
@@ -42,7 +50,7 @@ void FpmTable::LinkState(uint32_t ifindex, bool carrier) {
   }
   no_carrier_.insert(ifindex);
   // Again at every such message: what zebra sent meanwhile was refused
-  // already (KernelRefuses), so this finds only what came before the link
+  // already (KernelRefuses, SetOfLive), so this finds only what came before the link
   // state was known (fibnicd's start-up).
   FrameWork work;
   RemoveObjectsVia(ifindex, work);
@@ -59,13 +67,22 @@ bool FpmTable::KernelRefuses(const NlNexthop& n) const {
   });
 }
 
-bool FpmTable::KernelRefuses(const NlRoute& r) const {
-  if (r.type != RTN_UNICAST || r.nh_id >= kInlineBit) return false;
-  if (r.nh_id == 0) {
-    return std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; });
+uint32_t FpmTable::SetOfLive(const NlRoute& r) {
+  if (r.type != RTN_UNICAST || r.nh_id >= kInlineBit) return SetOf(r);
+  if (r.nh_id != 0) {
+    auto it = nhgs_.find(r.nh_id);
+    return it != nhgs_.end() && it->second.removed ? RemovedRouteSet() : SetOf(r);
   }
-  auto it = nhgs_.find(r.nh_id);
-  return it != nhgs_.end() && it->second.removed;
+  if (std::none_of(r.paths.begin(), r.paths.end(), [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; })) {
+    return SetOf(r);
+  }
+  // Paths through a link without carrier: zebra's replay of a route whose
+  // objects the kernel removed with the carrier (zebra does not install a
+  // path through an interface it knows is down), so the kernel holds the
+  // rest, as when the carrier went while the route was here.
+  NlRoute live = r;
+  std::erase_if(live.paths, [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; });
+  return live.paths.empty() ? RemovedRouteSet() : SetOf(live);
 }
 
 uint32_t FpmTable::RemovedRouteSet() {

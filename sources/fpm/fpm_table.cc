@@ -116,7 +116,7 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
   }
   if (!now || now->stale) ++counts_.replayed;
   // Taken before the old one is released: a replay keeps its set.
-  const uint32_t set = KernelRefuses(r) ? RemovedRouteSet() : SetOf(r);
+  const uint32_t set = SetOfLive(r);
   PutRef(p, FpmRouteRef{set, false, r.protocol, 0}, now);
   if (sent_.size() < options_.sent_max) {
     sent_.push_back(p);

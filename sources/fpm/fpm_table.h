@@ -146,7 +146,7 @@ class FpmTable {
   FibPathsResult PathsOf(uint32_t set, Family fam) const;
   // The kernel's view of links (fpm_links.cc).
   bool KernelRefuses(const NlNexthop& n) const;
-  bool KernelRefuses(const NlRoute& r) const;
+  uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
   uint32_t RemovedRouteSet();  // the punted set of routes the kernel removed or refused
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
