@@ -49,9 +49,9 @@ void FpmTable::LinkState(uint32_t ifindex, bool carrier) {
     return;
   }
   no_carrier_.insert(ifindex);
-  // Again at every such message: what zebra sent meanwhile was refused
-  // already (KernelRefuses, SetOfLive), so this finds only what came before the link
-  // state was known (fibnicd's start-up).
+  // Again at every such message: what zebra sent meanwhile was refused or
+  // trimmed already (KernelRefuses, SetOfLive), so this finds only what came
+  // before the link state was known (fibnicd's start-up).
   FrameWork work;
   RemoveObjectsVia(ifindex, work);
   RemoveInlinePathsVia(ifindex, work);
@@ -73,15 +73,14 @@ uint32_t FpmTable::SetOfLive(const NlRoute& r) {
     auto it = nhgs_.find(r.nh_id);
     return it != nhgs_.end() && it->second.removed ? RemovedRouteSet() : SetOf(r);
   }
-  if (std::none_of(r.paths.begin(), r.paths.end(), [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; })) {
-    return SetOf(r);
-  }
+  auto dead = [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; };
+  if (std::none_of(r.paths.begin(), r.paths.end(), dead)) return SetOf(r);
   // Paths through a link without carrier: zebra's replay of a route whose
   // objects the kernel removed with the carrier (zebra does not install a
   // path through an interface it knows is down), so the kernel holds the
   // rest, as when the carrier went while the route was here.
   NlRoute live = r;
-  std::erase_if(live.paths, [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; });
+  std::erase_if(live.paths, dead);
   return live.paths.empty() ? RemovedRouteSet() : SetOf(live);
 }
 
