@@ -180,7 +180,7 @@ void FpmTable::KernelRoute(const KernelRouteView& k) {
   work.kernel_word = true;
   work.touched.emplace(p, now);
   if (drop) {
-    refs_.Erase(p);
+    EraseRef(p, *now);
     Release(now->set);
     ++counts_.kernel_dropped;
     now.reset();
@@ -198,7 +198,7 @@ void FpmTable::KernelRoute(const KernelRouteView& k) {
       NlRoute placeholder;
       placeholder.type = RTN_UNICAST;
       placeholder.unsupported = kFluxFull;
-      refs_.Put(p, FpmRouteRef{SetOf(placeholder), now && now->stale, k.protocol, 0});
+      PutRef(p, FpmRouteRef{SetOf(placeholder), now && now->stale, k.protocol, 0}, now);
       if (now) Release(now->set);
       ++counts_.flux_overflows;
     }

@@ -334,6 +334,7 @@ void FpmSource::Stop() { impl_->Stop(); }
 bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
 void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
+void FpmSource::KernelLink(uint32_t ifindex, bool carrier) { impl_->table.LinkState(ifindex, carrier); }
 
 uint16_t FpmSource::port() const {
   boost::system::error_code ec;

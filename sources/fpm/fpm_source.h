@@ -114,6 +114,9 @@ class FpmSource : public Source {
   // message, the routes using it): stale routes naming it are dropped, in
   // one pass per burst of deletions (FpmTable::DropStaleUsing).
   void KernelNexthopDeleted(uint32_t id);
+  // A link's state, from the kernel source: down, without carrier or gone
+  // (carrier false), or up with carrier (FpmTable::LinkState).
+  void KernelLink(uint32_t ifindex, bool carrier);
   nlohmann::json StatsJson() const override;
   FpmSourceStats stats() const;
   uint16_t port() const;  // the bound port (after Start)

@@ -109,14 +109,15 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
   work.touched.emplace(p, now);  // keeps the state before the frame
   if (r.del) {
     if (now) {
-      refs_.Erase(p);
+      EraseRef(p, *now);
       Release(now->set);
     }
     return;
   }
   if (!now || now->stale) ++counts_.replayed;
-  const uint32_t set = SetOf(r);  // taken before the old one is released: a replay keeps its set
-  refs_.Put(p, FpmRouteRef{set, false, r.protocol, 0});
+  // Taken before the old one is released: a replay keeps its set.
+  const uint32_t set = SetOfLive(r);
+  PutRef(p, FpmRouteRef{set, false, r.protocol, 0}, now);
   if (sent_.size() < options_.sent_max) {
     sent_.push_back(p);
   } else if (options_.sent_max != 0) {
@@ -130,6 +131,7 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   auto it = nhgs_.find(id);
   if (!n.del && (it == nhgs_.end() || it->second.stale)) ++counts_.replayed;
   if (it != nhgs_.end()) {
+    stale_groups_ -= it->second.stale;
     for (const auto& m : it->second.nh.group) {
       auto p = parents_.find(m.id);
       if (p == parents_.end()) continue;
@@ -140,7 +142,8 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   }
   if (!n.del) {
     for (const auto& m : n.group) parents_[m.id].insert(id);
-    nhgs_[id] = StoredNhg{std::move(n), false};
+    const bool refused = KernelRefuses(n);
+    nhgs_[id] = StoredNhg{std::move(n), false, refused};
   }
   // It and every group holding it (malformed input may nest a group in
   // itself: walk with a visited set) now mean something else.
@@ -161,8 +164,13 @@ FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
   auto unknown = [](uint32_t id) {
     return FibPathsResult{{NextHop::ToHost()}, "unknown next-hop id " + std::to_string(id)};
   };
+  auto removed = [](uint32_t id) {
+    return FibPathsResult{{NextHop::ToHost()}, "next-hop id " + std::to_string(id) +
+                                                   " not in the kernel (its link went down or lost carrier)"};
+  };
   auto it = nhgs_.find(set);
   if (it == nhgs_.end()) return unknown(set);
+  if (it->second.removed) return removed(set);
   const NlNexthop& top = it->second.nh;
   std::vector<const NlNexthop*> singles;
   if (top.group.empty()) {
@@ -171,6 +179,7 @@ FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
     for (const auto& m : top.group) {
       auto mi = nhgs_.find(m.id);
       if (mi == nhgs_.end()) return unknown(m.id);
+      if (mi->second.removed) return removed(m.id);
       if (!mi->second.nh.group.empty()) {
         return FibPathsResult{{NextHop::ToHost()}, "next-hop group " + std::to_string(m.id) + " nested in a group"};
       }
@@ -302,9 +311,11 @@ void FpmTable::MarkAllStale() {
   // A new zebra knows nothing of earlier replies.
   refs_.Walk(0, refs_.size(), [](const Prefix&, FpmRouteRef& ref) { ref.replied = 0; });
   for (auto& [id, n] : nhgs_) n.stale = true;
+  stale_routes_ = refs_.size();
+  stale_groups_ = nhgs_.size();
 }
 
-size_t FpmTable::stale_count() const {
+size_t FpmTable::stale_walked() const {
   size_t n = 0;
   refs_.ForEach([&](const Prefix&, uint32_t, bool stale) { n += stale; });
   for (const auto& [id, g] : nhgs_) n += g.stale;
@@ -328,7 +339,7 @@ size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
     FrameWork work;
     for (const auto& [p, before] : held) {
       work.touched.emplace(p, before);
-      refs_.Put(p, FpmRouteRef{SetOf(punt), true, before.protocol, before.replied});
+      PutRef(p, FpmRouteRef{SetOf(punt), true, before.protocol, before.replied}, before);
       Release(before.set);
       kept.insert(p);
     }
@@ -348,7 +359,7 @@ size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
     FrameWork work;
     for (const auto& [p, set] : round) {
       work.touched.emplace(p, FpmRouteRef{set, true});
-      refs_.Erase(p);
+      EraseRef(p, FpmRouteRef{set, true});
       Release(set);
     }
     removed += round.size();
@@ -376,7 +387,7 @@ bool FpmTable::DropStale(const Prefix& p) {
   if (!now || !now->stale) return false;
   FrameWork work;
   work.touched.emplace(p, now);
-  refs_.Erase(p);
+  EraseRef(p, *now);
   Release(now->set);
   Finish(work);
   ++counts_.kernel_dropped;
@@ -394,12 +405,22 @@ size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
   FrameWork work;
   for (const auto& [p, set] : gone) {
     work.touched.emplace(p, FpmRouteRef{set, true});
-    refs_.Erase(p);
+    EraseRef(p, FpmRouteRef{set, true});
     Release(set);
   }
   Finish(work);
   counts_.kernel_dropped += gone.size();
   return gone.size();
+}
+
+void FpmTable::PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before) {
+  refs_.Put(p, ref);
+  stale_routes_ += ref.stale;
+  if (before) stale_routes_ -= before->stale;
+}
+
+void FpmTable::EraseRef(const Prefix& p, const FpmRouteRef& before) {
+  if (refs_.Erase(p)) stale_routes_ -= before.stale;
 }
 
 void FpmTable::ReevaluateAll() {

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -78,7 +79,12 @@ class FpmTable {
   // the kernel's deletion (DropStale) or zebra's word on it ends that.
   using KernelHolds = std::function<bool(const Prefix&, uint8_t protocol)>;
   size_t SweepStale(const KernelHolds& kernel_holds = {});
-  size_t stale_count() const;
+  // Routes + groups marked stale (a running count, for the status API):
+  // not yet replayed nor swept, and the routes a sweep punted because the
+  // kernel still had them (they stay stale, see SweepStale).
+  size_t stale_count() const { return stale_routes_ + stale_groups_; }
+  // The same by walking the table (tests check the count against it).
+  size_t stale_walked() const;
   // The kernel deleted zebra's route for p (zebra deletes from the kernel
   // first, then tells FPM). A stale copy — zebra away, or not replayed since
   // it came back — is dropped at once: the host no longer forwards along
@@ -108,6 +114,13 @@ class FpmTable {
   const FpmTableCounts& counts() const { return counts_; }
   // Re-evaluates every route (after a port-map change); emits what changed.
   void ReevaluateAll();
+  // A link's state from the kernel source (fpm_links.cc): `carrier` false
+  // when it is down, without carrier or gone. The kernel then holds no
+  // next-hop object through it: zebra's go (their routes punt, groups keep
+  // their other members), and so do the paths through it of inline routes
+  // (zebra installs those with objects too); nothing comes back with the
+  // carrier until zebra sends it again.
+  void LinkState(uint32_t ifindex, bool carrier);
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
     size_t routes = 0, groups = 0, inline_sets = 0, flux = 0;
@@ -129,6 +142,10 @@ class FpmTable {
   struct StoredNhg {
     NlNexthop nh;
     bool stale = false;
+    // The kernel does not hold it: it removed it (its link went down, lost
+    // carrier or went away; a group, its last member) or refused it (made
+    // while that was so). Its routes punt until zebra sends it again.
+    bool removed = false;
   };
   // What one frame changed, applied at its end so each prefix is emitted once.
   struct FrameWork {
@@ -162,6 +179,14 @@ class FpmTable {
     return f != flux_.end() && f->second.punted;
   }
   bool EvictWaiting();  // frees a slot held by an entry that does not punt
+  // The kernel's view of links (fpm_links.cc).
+  bool KernelRefuses(const NlNexthop& n) const;
+  uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
+  uint32_t RemovedRouteSet();  // the punted set of routes the kernel removed or refused
+  void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
+  void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
+  void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);
+  void EraseRef(const Prefix& p, const FpmRouteRef& before);
   const std::vector<NextHop>* EmittedOf(uint32_t set, Family fam) const;
 
   RouteSink& sink_;
@@ -186,6 +211,8 @@ class FpmTable {
   std::vector<Prefix> sent_;  // see TakeSent
   bool sent_overflow_ = false;
   FpmTableCounts counts_;
+  size_t stale_routes_ = 0, stale_groups_ = 0;  // see stale_count()
+  std::unordered_set<uint32_t> no_carrier_;      // links down, without carrier or gone (LinkState)
 };
 
 }  // namespace fibnic

@@ -462,6 +462,7 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
     no_carrier_.insert(ifindex);
   }
   bool changed = had_carrier != !no_carrier_.count(ifindex);
+  if (options_.link_state) options_.link_state(ifindex, !gone && carrier);
   if (gone) {
     vrf_.ForgetLink(ifindex);
   } else {
@@ -538,6 +539,7 @@ size_t KernelTable::EndResync() {
     }
     links_changed |= ports_.RemoveLink(it->first);
     links_changed |= no_carrier_.erase(it->first) != 0;
+    if (options_.link_state) options_.link_state(it->first, false);
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
     v4_addrs_.erase(it->first);

@@ -62,6 +62,10 @@ struct KernelTableOptions {
   // takes the routes using it out of the kernel without a route message.
   // Also for the deletions the kernel makes silently (a link going down).
   std::function<void(uint32_t id)> ignored_nexthop_deleted;
+  // Told at every link message (and of links a re-dump no longer shows)
+  // whether the link is up with carrier: with FPM on, zebra's objects and
+  // inline paths through it follow (FpmTable::LinkState).
+  std::function<void(uint32_t ifindex, bool carrier)> link_state;
 };
 
 // rtm_protocol values FRR's zebra installs routes with (zebra, babel, bgp,

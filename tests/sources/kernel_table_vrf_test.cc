@@ -26,17 +26,18 @@ namespace {
 constexpr unsigned kIffLowerUp = 0x10000;
 constexpr uint32_t kK0 = 10, kK1 = 11, kVrf = 20;
 
-std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name, uint32_t master, std::optional<uint32_t> vrf_table) {
+std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name, uint32_t master, std::optional<uint32_t> vrf_table,
+                                 unsigned flags = IFF_UP | kIffLowerUp, uint16_t type = RTM_NEWLINK) {
   rtnl_link* l = vrf_table ? rtnl_link_vrf_alloc() : rtnl_link_alloc();
   if (vrf_table) rtnl_link_vrf_set_tableid(l, *vrf_table);
   rtnl_link_set_ifindex(l, static_cast<int>(ifindex));
   rtnl_link_set_name(l, name);
-  rtnl_link_set_flags(l, IFF_UP | kIffLowerUp);
+  rtnl_link_set_flags(l, flags);
   if (master) rtnl_link_set_master(l, static_cast<int>(master));
   nl_msg* m = nullptr;
   EXPECT_EQ(rtnl_link_build_add_request(l, NLM_F_CREATE, &m), 0);
   nlmsghdr* h = nlmsg_hdr(m);
-  h->nlmsg_type = RTM_NEWLINK;
+  h->nlmsg_type = type;
   const auto* b = reinterpret_cast<const uint8_t*>(h);
   std::vector<uint8_t> out(b, b + h->nlmsg_len);
   nlmsg_free(m);
@@ -128,6 +129,31 @@ TEST_F(KernelTableVrf, PortEnslavedToAnUnknownMasterPunts) {
   EXPECT_EQ(table->counts().refusing, "");
   Feed(RouteVia("198.51.100.0/24", 10, "10.0.0.3", kK0));
   EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.3").value(), 0}}));
+}
+
+// With FPM on, the FPM source follows the kernel's links (FpmTable::LinkState):
+// every link message says whether the link is up with carrier — admin down,
+// carrier loss, deletion and a link a re-dump no longer shows all say no.
+TEST(KernelTableLinkState, EveryLinkMessageTellsWhetherTheLinkHasCarrier) {
+  testing::RecordingSink sink;
+  std::vector<std::pair<uint32_t, bool>> told;
+  KernelTableOptions o;
+  o.link_state = [&told](uint32_t ifindex, bool carrier) { told.emplace_back(ifindex, carrier); };
+  KernelTable table(sink, PortNames{{"k0", 0}, {"k1", 1}}, o, nullptr);
+  auto feed = [&table](const std::vector<uint8_t>& m) {
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    ASSERT_TRUE(table.Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
+  };
+  feed(LinkMessage(kK0, "k0", 0, std::nullopt));
+  feed(LinkMessage(kK0, "k0", 0, std::nullopt, IFF_UP));        // carrier lost (peer down)
+  feed(LinkMessage(kK0, "k0", 0, std::nullopt, kIffLowerUp));   // admin down
+  feed(LinkMessage(kK0, "k0", 0, std::nullopt, IFF_UP | kIffLowerUp, RTM_DELLINK));
+  feed(LinkMessage(kK1, "k1", 0, std::nullopt));
+  table.BeginResync();
+  table.EndResync();  // k1 not in the dump: gone
+  EXPECT_EQ(told, (std::vector<std::pair<uint32_t, bool>>{
+                      {kK0, true}, {kK0, false}, {kK0, false}, {kK0, false}, {kK1, true}, {kK1, false}}));
 }
 
 }  // namespace

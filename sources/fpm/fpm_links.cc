@@ -1,0 +1,166 @@
+// FpmTable and the kernel's links (issue #14, "FPM carries routes the kernel
+// does not hold or use"). zebra 8.4 keeps its next-hop objects as installed
+// whatever the kernel does with them, and FPM carries them on, replays
+// included. The kernel source says when a link goes down, loses carrier or
+// goes away (LinkState), and this table then does what the kernel does
+// (net/ipv4/nexthop.c; each rule checked with `ip monitor route nexthop` on
+// 6.18, both families):
+// - Every single next-hop object through the link is removed (blackholes
+//   stay), without a message. A group holding one loses it and keeps its
+//   other members; a group losing its last member is removed too. Every
+//   route naming a removed object is deleted (IPv4 silently, IPv6 announced
+//   or not by nexthop_compat_mode): here it punts until zebra sends it again.
+// - zebra installs its inline routes (`no fpm use-next-hop-groups` is about
+//   FPM only) with next-hop objects in the kernel too, one per path: such a
+//   route loses its paths through the link, and punts when none is left
+//   (seen with FIBSYNC_SEED=16447697085535 FRRDIFF_NHG=0: after the carrier
+//   came back zebra still had the route, the kernel none). Were a route
+//   in the kernel without objects, the kernel would keep such paths flagged
+//   linkdown and skip them, and use them again with the carrier: here they
+//   stay away until zebra sends the route again — a punt, or fewer paths.
+// - While the link is down or without carrier, an object through it is
+//   refused ("Carrier for nexthop device is down"), and so are a group
+//   naming a removed object and a route naming one ("Nexthop id does not
+//   exist"): they punt. zebra logs the failure and FRR 8.4 still sends them
+//   over FPM, in replays too. A group zebra made before its member was
+//   removed still holds its other members in the kernel, but its replay
+//   looks the same as a new one: after a fibnicd restart it punts (safe),
+//   where the run that saw the removal forwards along the other members.
+// - An inline route zebra sends with paths through such a link is taken
+//   without them (punts when none is left): zebra does not install a path
+//   through an interface it knows is down, so this is a replay of a route
+//   that lost those paths with the carrier — the same answer as when the
+//   carrier went while the route was here, also after a fibnicd restart.
+// - The carrier coming back brings nothing back: zebra must send the object
+//   and its routes again, as it does when it re-installs.
+#include <linux/rtnetlink.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "sources/fpm/fpm_table.h"
+
+namespace fibnic {
+
+void FpmTable::LinkState(uint32_t ifindex, bool carrier) {
+  if (carrier) {
+    no_carrier_.erase(ifindex);
+    return;
+  }
+  no_carrier_.insert(ifindex);
+  // Again at every such message: what zebra sent meanwhile was refused or
+  // trimmed already (KernelRefuses, SetOfLive), so this finds only what came
+  // before the link state was known (fibnicd's start-up).
+  FrameWork work;
+  RemoveObjectsVia(ifindex, work);
+  RemoveInlinePathsVia(ifindex, work);
+  if (!work.groups.empty() || !work.touched.empty()) Finish(work);
+}
+
+bool FpmTable::KernelRefuses(const NlNexthop& n) const {
+  if (n.del || n.blackhole) return false;
+  if (n.group.empty()) return n.path.ifindex != 0 && no_carrier_.count(n.path.ifindex) != 0;
+  return std::any_of(n.group.begin(), n.group.end(), [&](const NlGroupMember& m) {
+    auto it = nhgs_.find(m.id);
+    return it != nhgs_.end() && it->second.removed;
+  });
+}
+
+uint32_t FpmTable::SetOfLive(const NlRoute& r) {
+  if (r.type != RTN_UNICAST || r.nh_id >= kInlineBit) return SetOf(r);
+  if (r.nh_id != 0) {
+    auto it = nhgs_.find(r.nh_id);
+    return it != nhgs_.end() && it->second.removed ? RemovedRouteSet() : SetOf(r);
+  }
+  auto dead = [&](const NlPath& p) { return no_carrier_.count(p.ifindex) != 0; };
+  if (std::none_of(r.paths.begin(), r.paths.end(), dead)) return SetOf(r);
+  // Paths through a link without carrier: zebra's replay of a route whose
+  // objects the kernel removed with the carrier (zebra does not install a
+  // path through an interface it knows is down), so the kernel holds the
+  // rest, as when the carrier went while the route was here.
+  NlRoute live = r;
+  std::erase_if(live.paths, dead);
+  return live.paths.empty() ? RemovedRouteSet() : SetOf(live);
+}
+
+uint32_t FpmTable::RemovedRouteSet() {
+  NlRoute punt;
+  punt.type = RTN_UNICAST;
+  punt.unsupported = "not in the kernel: a next-hop of it went down or lost carrier";
+  return SetOf(punt);
+}
+
+void FpmTable::RemoveObjectsVia(uint32_t ifindex, FrameWork& work) {
+  std::vector<uint32_t> gone;
+  for (auto& [id, g] : nhgs_) {
+    if (g.removed || g.nh.blackhole || !g.nh.group.empty() || g.nh.path.ifindex != ifindex) continue;
+    g.removed = true;
+    gone.push_back(id);
+  }
+  // Groups holding a removed object lose it; one left without members goes
+  // too (and so on up, though groups of groups punt anyway).
+  for (size_t i = 0; i < gone.size(); ++i) {
+    const uint32_t id = gone[i];
+    work.groups.insert(id);
+    auto holders = parents_.find(id);
+    if (holders == parents_.end()) continue;
+    for (uint32_t gid : holders->second) {
+      auto g = nhgs_.find(gid);
+      if (g == nhgs_.end()) continue;
+      work.groups.insert(gid);
+      std::vector<NlGroupMember>& members = g->second.nh.group;
+      std::erase_if(members, [id](const NlGroupMember& m) { return m.id == id; });
+      if (members.empty() && !g->second.removed) {
+        g->second.removed = true;
+        gone.push_back(gid);
+      }
+    }
+    parents_.erase(holders);
+  }
+  // The routes naming a removed object are deleted by the kernel: they punt
+  // until zebra sends them again (its object revived or not).
+  const std::unordered_set<uint32_t> removed(gone.begin(), gone.end());
+  if (std::none_of(gone.begin(), gone.end(), [&](uint32_t id) { return users_.count(id) != 0; })) return;
+  std::vector<std::pair<Prefix, FpmRouteRef>> users;
+  refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
+    if (!(ref.set & kInlineBit) && removed.count(ref.set)) users.emplace_back(p, ref);
+  });
+  for (const auto& [p, before] : users) {
+    work.touched.emplace(p, before);
+    PutRef(p, FpmRouteRef{RemovedRouteSet(), before.stale, before.protocol, before.replied}, before);
+    Release(before.set);
+  }
+}
+
+void FpmTable::RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work) {
+  // What each inline set through the link becomes (interned below, once
+  // per route: each route holds a reference).
+  std::unordered_map<uint32_t, NlRoute> becomes;
+  for (uint32_t index = 0; index < inline_.size(); ++index) {
+    const InlineSet& s = inline_[index];
+    if (s.refs == 0 || s.type != RTN_UNICAST) continue;
+    if (std::none_of(s.paths.begin(), s.paths.end(), [&](const NlPath& p) { return p.ifindex == ifindex; })) continue;
+    NlRoute r;
+    r.type = RTN_UNICAST;
+    r.unsupported = s.unsupported;
+    for (const NlPath& p : s.paths) {
+      if (p.ifindex != ifindex) r.paths.push_back(p);
+    }
+    becomes.emplace(index | kInlineBit, std::move(r));
+  }
+  if (becomes.empty()) return;
+  std::vector<std::pair<Prefix, FpmRouteRef>> users;
+  refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
+    if (becomes.count(ref.set)) users.emplace_back(p, ref);
+  });
+  for (const auto& [p, before] : users) {
+    const NlRoute& r = becomes.at(before.set);
+    const uint32_t set = r.paths.empty() ? RemovedRouteSet() : SetOf(r);
+    work.touched.emplace(p, before);
+    PutRef(p, FpmRouteRef{set, before.stale, before.protocol, before.replied}, before);
+    Release(before.set);
+  }
+}
+
+}  // namespace fibnic

@@ -1,0 +1,198 @@
+// FpmTable::LinkState (fpm_links.cc): zebra's next-hop objects and inline
+// paths follow what the kernel does when a link goes down, loses carrier or
+// goes away (issue #14, "FPM carries routes the kernel does not hold or
+// use"). Each expectation is the kernel's behaviour on 6.18, checked in a
+// namespace (`ip monitor route nexthop`, `ip route`, `ip nexthop`): objects
+// through the link removed without a message, groups keeping their other
+// members, routes naming a removed object deleted, objects and routes
+// refused while the carrier is off, nothing brought back by the carrier.
+// zebra's inline routes are backed by such objects in the kernel too.
+#include <linux/rtnetlink.h>
+
+#include <gtest/gtest.h>
+
+#include "sources/fpm/fpm_table.h"
+#include "sources/netlink/netlink_build.h"
+#include "tests/sources/recording_sink.h"
+#include "tests/sources/test_util.h"
+
+namespace fibnic {
+namespace {
+
+using testing::A;
+using testing::Concat;
+using testing::InlineRoute;
+using testing::P;
+using testing::RecordingSink;
+using testing::Via;
+
+// Interfaces 10 and 11 are FIBNIC ports 0 and 1 (testing::TestPorts).
+class FpmLinkTest : public ::testing::Test {
+ protected:
+  void Frame(std::vector<std::vector<uint8_t>> msgs) {
+    auto payload = Concat(std::move(msgs));
+    ASSERT_TRUE(table.ApplyFrame(payload.data(), payload.size()).ok());
+  }
+  std::vector<NextHop> PathsOf(const std::string& p) {
+    auto r = sink.routes();
+    auto it = r.find(P(p));
+    return it == r.end() ? std::vector<NextHop>{} : it->second.paths;
+  }
+  static NlNexthop Single(uint32_t id, const std::string& gw, uint32_t ifindex) {
+    NlNexthop n;
+    n.id = id;
+    n.path = Via(gw, ifindex);
+    return n;
+  }
+  static NlNexthop Group(uint32_t id, std::vector<uint32_t> members) {
+    NlNexthop n;
+    n.id = id;
+    for (uint32_t m : members) n.group.push_back({m, 1});
+    return n;
+  }
+  static NlRoute ByObject(const std::string& p, uint32_t id) {
+    NlRoute r = InlineRoute(p, {});
+    r.nh_id = id;
+    return r;
+  }
+  RecordingSink sink;
+  FpmTable table{sink, testing::TestPorts(), FpmTableOptions{}};
+  const std::vector<NextHop> host{NextHop::ToHost()};
+  const std::vector<NextHop> via1_port0{{A("192.0.2.1"), 0}};
+  const std::vector<NextHop> via2_port1{{A("192.0.2.2"), 1}};
+};
+
+TEST_F(FpmLinkTest, CarrierLossRemovesObjectsThroughTheLinkAndTheirRoutesPunt) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildRouteMessage(ByObject("198.51.100.0/24", 1)),
+         BuildNexthopMessage(Single(4, "2001:db8::1", 10)), BuildRouteMessage(ByObject("2001:db8:100::/64", 4))});
+  ASSERT_EQ(PathsOf("198.51.100.0/24"), via1_port0);
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  EXPECT_EQ(PathsOf("2001:db8:100::/64"), host);
+  EXPECT_EQ(table.routes(), 2u);  // zebra still has them: punted, not deleted
+}
+
+TEST_F(FpmLinkTest, CarrierBackBringsNothingBackUntilZebraSendsTheObjectAndTheRoute) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildRouteMessage(ByObject("198.51.100.0/24", 1))});
+  table.LinkState(10, false);
+  table.LinkState(10, true);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);  // the kernel does not re-create objects
+  // zebra re-installs the object: the kernel's route stays deleted.
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10))});
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  Frame({BuildRouteMessage(ByObject("198.51.100.0/24", 1))});
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), via1_port0);
+}
+
+TEST_F(FpmLinkTest, GroupKeepsItsOtherMembersAndDoesNotRegainTheLostOne) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildNexthopMessage(Group(3, {1, 2})), BuildRouteMessage(ByObject("198.51.101.0/24", 3))});
+  ASSERT_EQ(PathsOf("198.51.101.0/24").size(), 2u);
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), via2_port1);
+  table.LinkState(10, true);
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10))});  // the member is back, the group does not know it
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), via2_port1);
+  Frame({BuildNexthopMessage(Group(3, {1, 2}))});  // zebra replaces the group
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), (std::vector<NextHop>{{A("192.0.2.1"), 0}, {A("192.0.2.2"), 1}}));
+}
+
+TEST_F(FpmLinkTest, GroupLosingItsLastMemberGoesAndItsRoutesPunt) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Group(3, {1})),
+         BuildRouteMessage(ByObject("198.51.101.0/24", 3))});
+  ASSERT_EQ(PathsOf("198.51.101.0/24"), via1_port0);
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), host);
+  table.LinkState(10, true);
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Group(3, {1}))});
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), host);  // its route was deleted with it
+  Frame({BuildRouteMessage(ByObject("198.51.101.0/24", 3))});
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), via1_port0);
+}
+
+TEST_F(FpmLinkTest, ObjectsGroupsAndRoutesMadeWithoutCarrierAreRefused) {
+  table.LinkState(10, false);
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildNexthopMessage(Group(3, {1, 2})), BuildRouteMessage(ByObject("198.51.100.0/24", 1)),
+         BuildRouteMessage(ByObject("198.51.101.0/24", 3)), BuildRouteMessage(ByObject("198.51.102.0/24", 2))});
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);  // "Carrier for nexthop device is down"
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), host);  // the group names a missing object
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), via2_port1);
+  table.LinkState(10, true);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  EXPECT_EQ(PathsOf("198.51.101.0/24"), host);
+  // zebra's replay (or re-install) after the carrier is back: all there.
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Group(3, {1, 2})),
+         BuildRouteMessage(ByObject("198.51.100.0/24", 1)), BuildRouteMessage(ByObject("198.51.101.0/24", 3))});
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), via1_port0);
+  EXPECT_EQ(PathsOf("198.51.101.0/24").size(), 2u);
+}
+
+TEST_F(FpmLinkTest, AdminDownAndDeletionRemoveObjectsLikeCarrierLoss) {
+  // The kernel source reports all three as carrier == false; a deleted link
+  // never comes back under its index, so nothing more is needed for it.
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildRouteMessage(ByObject("198.51.100.0/24", 1)), BuildRouteMessage(ByObject("198.51.102.0/24", 2))});
+  table.LinkState(10, false);
+  table.LinkState(10, false);  // every link message saying so: idempotent
+  table.LinkState(11, false);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), host);
+}
+
+TEST_F(FpmLinkTest, BlackholeObjectsAndOtherLinksStay) {
+  NlNexthop bh;
+  bh.id = 5;
+  bh.blackhole = true;
+  Frame({BuildNexthopMessage(bh), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildRouteMessage(ByObject("198.51.102.0/24", 2)), BuildRouteMessage(ByObject("198.51.105.0/24", 5))});
+  sink.TakeLog();
+  table.LinkState(10, false);
+  EXPECT_TRUE(sink.TakeLog().empty());
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), via2_port1);
+  EXPECT_EQ(table.nexthop_groups(), 2u);
+}
+
+// zebra installs inline routes with next-hop objects in the kernel as well
+// (FIBSYNC_SEED=16447697085535 FRRDIFF_NHG=0: after the carrier was back,
+// zebra had 2001:db8:100:21::/64 via k1, the kernel had no such route).
+TEST_F(FpmLinkTest, InlineRoutesLosePathsThroughALinkThatLostCarrierUntilZebraSendsThemAgain) {
+  Frame({BuildRouteMessage(InlineRoute("198.51.102.0/24", {Via("192.0.2.1", 10)})),
+         BuildRouteMessage(InlineRoute("198.51.103.0/24", {Via("192.0.2.1", 10), Via("192.0.2.2", 11)})),
+         BuildRouteMessage(InlineRoute("2001:db8:102::/64", {Via("2001:db8::2", 10)}))});
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), host);
+  EXPECT_EQ(PathsOf("198.51.103.0/24"), via2_port1);
+  EXPECT_EQ(PathsOf("2001:db8:102::/64"), host);
+  // A route zebra sends meanwhile (its replay, e.g. to a restarted fibnicd)
+  // comes without the link's paths, as the kernel holds it.
+  Frame({BuildRouteMessage(InlineRoute("198.51.104.0/24", {Via("192.0.2.1", 10), Via("192.0.2.2", 11)})),
+         BuildRouteMessage(InlineRoute("198.51.105.0/24", {Via("192.0.2.1", 10)}))});
+  EXPECT_EQ(PathsOf("198.51.104.0/24"), via2_port1);
+  EXPECT_EQ(PathsOf("198.51.105.0/24"), host);
+  table.LinkState(10, true);
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), host);
+  EXPECT_EQ(PathsOf("198.51.103.0/24"), via2_port1);
+  EXPECT_EQ(PathsOf("198.51.104.0/24"), via2_port1);
+  EXPECT_EQ(PathsOf("198.51.105.0/24"), host);
+  EXPECT_EQ(PathsOf("2001:db8:102::/64"), host);
+  Frame({BuildRouteMessage(InlineRoute("198.51.102.0/24", {Via("192.0.2.1", 10)})),
+         BuildRouteMessage(InlineRoute("198.51.103.0/24", {Via("192.0.2.1", 10), Via("192.0.2.2", 11)})),
+         BuildRouteMessage(InlineRoute("2001:db8:102::/64", {Via("2001:db8::2", 10)}))});
+  EXPECT_EQ(PathsOf("198.51.102.0/24"), via1_port0);
+  EXPECT_EQ(PathsOf("198.51.103.0/24").size(), 2u);
+  EXPECT_EQ(PathsOf("2001:db8:102::/64"), (std::vector<NextHop>{{A("2001:db8::2"), 0}}));
+}
+
+TEST_F(FpmLinkTest, StaleRoutesOfARemovedObjectStayStaleAndAreSwept) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildRouteMessage(ByObject("198.51.100.0/24", 1))});
+  table.MarkAllStale();
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  EXPECT_EQ(table.stale_count(), 2u);
+  EXPECT_EQ(table.SweepStale(), 2u);
+  EXPECT_TRUE(sink.routes().empty());
+}
+
+}  // namespace
+}  // namespace fibnic
