@@ -133,17 +133,21 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     auto same_object = r.nh_id == 0 ? entries.end() : std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
       return SameRank(x.first, key) && x.second.route.nh_id == r.nh_id;
     });
+    std::optional<int64_t> place;  // IPv4: the place of the route it replaced
     if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
+      place = same_object->second.order;
       AddGateways(same_object->second.route, -1);
       entries.erase(same_object);
     } else if ((msg->nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
       ReplaceSameRankV6(entries, key, r);
     } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
-      EraseSameRank(entries, key);  // whatever its path was
+      place = ReplaceFirstOfRankV4(entries, key);
     } else if (it != entries.end()) {
       AddGateways(it->second.route, -1);
     }
+    if (p.family() == Family::kV4 && !place) place = PlaceV4(entries, key, msg->nlmsg_flags);
     Entry& e = entries[key];
+    if (place) e.order = *place;
     // IPv6 names every next-hop of a multipath route in each notification;
     // one that does not name those already held is another route (IPv6
     // routes without a gateway are not joined into a multipath route).
@@ -198,6 +202,39 @@ void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
       ++e;
     }
   }
+}
+
+// IPv4 replaces the first route of the rank (fib_table_insert: fa_first),
+// whatever its type or paths, and leaves the others; the new route takes its
+// place. Returns that place (none: there was no route of the rank).
+std::optional<int64_t> KernelTable::ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key) {
+  auto first = entries.end();
+  for (auto e = entries.begin(); e != entries.end(); ++e) {
+    if (SameRank(e->first, key) && (first == entries.end() || e->second.order < first->second.order)) first = e;
+  }
+  if (first == entries.end()) return std::nullopt;
+  const int64_t place = first->second.order;
+  AddGateways(first->second.route, -1);
+  entries.erase(first);
+  return place;
+}
+
+// Where a new IPv4 route goes among those of its rank, told by the
+// notification's flags (checked on 6.18): NLM_F_APPEND after them, none of
+// NLM_F_EXCL/APPEND/REPLACE (`ip route prepend`) before them, NLM_F_EXCL the
+// only one. A dump (NLM_F_MULTI) lists them in the kernel's order; a route
+// announced again otherwise keeps its place.
+int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags) {
+  auto it = entries.find(key);
+  if (it != entries.end() && !(nlmsg_flags & NLM_F_MULTI)) return it->second.order;
+  if (!(nlmsg_flags & (NLM_F_MULTI | NLM_F_APPEND | NLM_F_EXCL))) {
+    std::optional<int64_t> first;
+    for (const auto& [k, e] : entries) {
+      if (k != key && SameRank(k, key) && (!first || e.order < *first)) first = e.order;
+    }
+    if (first) return *first - 1;
+  }
+  return ++last_order_;
 }
 
 // IPv6 replaces the first route of the metric that is, like the new one, a
@@ -282,11 +319,22 @@ KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   // A blackhole/unreachable/prohibit route never joins one: the kernel keeps
   // it beside a unicast route of the same metric (the last field, an ifindex
   // for IPv4, holds its type).
-  if (r.prefix.family() == Family::kV6 || r.nh_id != 0) {
-    return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type};
+  // IPv4 keeps apart any two routes the kernel keeps apart (fib_info and
+  // type differ: `ip route append` of a blackhole beside an unreachable, of
+  // `via G mtu 1400` beside `via G`): the last field hashes what tells them
+  // apart; a delete names the route it removed with all of it.
+  if (r.prefix.family() == Family::kV6) {
+    return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type, 0};
   }
-  if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, 0, r.paths[0].gateway, r.paths[0].ifindex};
-  return Key{rank, r.priority, r.tos, 0, std::nullopt, 0};
+  std::string id{static_cast<char>(r.type), static_cast<char>(r.protocol), static_cast<char>(r.scope)};
+  for (const NlPath& x : r.paths) {
+    if (x.gateway) id += x.gateway->ToString();
+    id += "/" + std::to_string(x.ifindex) + "/" + std::to_string(x.weight) + ";";
+  }
+  const uint64_t v4 = std::hash<std::string>()(id + r.metrics_and_src);
+  if (r.nh_id != 0) return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type, v4};
+  if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, 0, r.paths[0].gateway, r.paths[0].ifindex, v4};
+  return Key{rank, r.priority, r.tos, 0, std::nullopt, 0, v4};
 }
 
 bool KernelTable::SameRank(const Key& a, const Key& b) {

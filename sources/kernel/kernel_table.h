@@ -111,10 +111,12 @@ class KernelTable {
  private:
   // Precedence order within a prefix: local table first, then configured
   // table order, then metric, then TOS.
-  // (table rank, priority, tos, next-hop object, path identity): the
-  // identity keeps routes that differ only in their single path (or object)
-  // apart, as the kernel does.
-  using Key = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t>;
+  // (table rank, priority, tos, next-hop object, path identity, IPv4
+  // identity): the identities keep routes that differ only in their single
+  // path (or object) apart, as the kernel does, and for IPv4 in anything
+  // else the kernel tells them apart by (type, protocol, scope, every path,
+  // metrics, preferred source: a hash; see KeyOf).
+  using Key = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t, uint64_t>;
   static Key KeyOf(int rank, const NlRoute& r);
   static bool SameRank(const Key& a, const Key& b);
   struct Entry {
@@ -124,6 +126,9 @@ class KernelTable {
     // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
     // the device cannot tell which, so the prefix punts while there are two.
     bool several = false;
+    // IPv4: the route's place among those of its rank — the kernel's order,
+    // which `ip route replace` and a plain `ip route del` act on (the first).
+    int64_t order = 0;
   };
   // A neighbour is an address on an interface: a link-local address on two
   // interfaces is two neighbours (kernel_table_neigh.cc).
@@ -161,6 +166,8 @@ class KernelTable {
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
   void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
+  std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
+  int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
   void ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
@@ -175,6 +182,7 @@ class KernelTable {
   KernelTableOptions options_;
   ResolveFn resolve_;
   uint64_t gen_ = 1;
+  int64_t last_order_ = 0;  // Entry::order of the last route placed at the end
   std::unordered_map<Prefix, std::map<Key, Entry>> routes_;
   std::unordered_map<Prefix, std::vector<NextHop>> emitted_;
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;

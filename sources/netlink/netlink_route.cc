@@ -158,6 +158,12 @@ StatusOr<NlMessage> ParseRoute(const uint8_t* base, const nlmsghdr* h) {
   if (tb[RTA_NH_ID]) {
     ASSIGN_OR_RETURN(r.nh_id, U32(base, tb[RTA_NH_ID], "RTA_NH_ID"));
   }
+  for (int t : {RTA_METRICS, RTA_PREFSRC}) {
+    if (tb[t]) {
+      r.metrics_and_src += static_cast<char>(t);
+      r.metrics_and_src.append(static_cast<const char*>(nla_data(tb[t])), static_cast<size_t>(nla_len(tb[t])));
+    }
+  }
   if (tb[RTA_SRC] || rtm.rtm_src_len != 0) r.unsupported = "source-specific route (RTA_SRC)";
   if (tb[RTA_MULTIPATH]) {
     RETURN_IF_ERROR(ParseMultipath(base, tb[RTA_MULTIPATH], *fam, r));

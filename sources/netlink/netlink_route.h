@@ -41,6 +41,10 @@ struct NlRoute {
   uint32_t priority = 0;  // RTA_PRIORITY (metric)
   uint32_t nh_id = 0;     // RTA_NH_ID; 0 = paths are inline
   std::vector<NlPath> paths;
+  // RTA_METRICS and RTA_PREFSRC as sent (raw): with the type, protocol,
+  // scope and paths they tell two IPv4 routes of one rank apart, as the
+  // kernel does (`ip route append P via G mtu 1400` beside `P via G`).
+  std::string metrics_and_src;
   // Non-empty when the route uses something the FIBNIC cannot do (an
   // encapsulation, a gateway of the other family, ...): it must be punted.
   std::string unsupported;

@@ -20,12 +20,14 @@ Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
 (default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
 N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
-KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_PROGRESS (print a progress
+KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_NS_PREFIX (namespace
+name prefix, default "kd"), KDIFF_PROGRESS (print a progress
 line every N events; default 0 = none)."""
 import ipaddress
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,7 +52,8 @@ class Env:
     """Namespaces + fibnicd + the BAR reader, built fresh for each (re)play."""
 
     def __init__(self, fibnicd, bar_tool, tag):
-        self.ns = "kd-%d-%s" % (os.getpid(), tag)
+        # KDIFF_NS_PREFIX: several harnesses on one machine (CI, soaks) never share a name.
+        self.ns = "%s-%d-%s" % (os.environ.get("KDIFF_NS_PREFIX", "kd"), os.getpid(), tag)
         self.peer = self.ns + "-p"
         self.work = tempfile.mkdtemp(prefix="kdiff-")
         self.daemon = self.bar = self.oracle = None
@@ -351,6 +354,10 @@ def log_tail(env, lines=15):
 
 def main():
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
+    # Stopped by a signal (a soak in the background ignores SIGINT), the
+    # namespaces and fibnicd still go: the finally clauses run.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, _: sys.exit(128 + signum))
     env_seed = os.environ.get("FIBSYNC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
     print("kdiff: seed %d (FIBSYNC_SEED=%d replays it)" % (seed, seed), flush=True)

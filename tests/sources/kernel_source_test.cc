@@ -180,6 +180,56 @@ TEST_F(KernelSourceTest, Ipv6BlackholeBesideAGatewayRouteOfItsMetricPunts) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// Issue #14: IPv4 `ip route replace` replaces the first route of its prefix,
+// table, TOS and metric and leaves the others (they come from `append` and
+// `prepend`); a plain `ip route del` takes the first. The source erased every
+// route of the rank on a replace, so after the delete it had none while the
+// kernel forwarded by the route appended first.
+TEST_F(KernelSourceTest, Ipv4ReplaceReplacesOnlyTheFirstRouteOfItsRank) {
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.2");
+  MustSh("ip route append 198.51.100.0/24 via 10.0.0.3");
+  MustSh("ip route prepend unreachable 198.51.100.0/24");
+  MustSh("ip route replace 198.51.100.0/24 via 10.0.0.4");  // replaces the unreachable
+  MustSh("ip route del 198.51.100.0/24");                   // the first: via 10.0.0.4
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", host)) << Sh("ip route show 198.51.100.0/24");
+  MustSh("ip route del 198.51.100.0/24 via 10.0.0.3");
+  const std::string kernel = Sh("ip route show 198.51.100.0/24");
+  ASSERT_EQ(kernel.find("via 10.0.0.4"), std::string::npos) << kernel;
+  ASSERT_NE(kernel.find("via 10.0.0.2"), std::string::npos) << kernel;
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.2"), 0}})) << kernel;
+  // Replaced in the middle of the rank: the new route takes the first's place.
+  MustSh("ip route append blackhole 198.51.100.0/24");
+  MustSh("ip route prepend 198.51.100.0/24 via 10.0.0.5");
+  MustSh("ip route replace 198.51.100.0/24 via 10.0.0.6");  // replaces via 10.0.0.5
+  MustSh("ip route del 198.51.100.0/24 via 10.0.0.2 && ip route del 198.51.100.0/24 via 10.0.0.6");
+  ASSERT_NE(Sh("ip route show 198.51.100.0/24").find("blackhole"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", host)) << Sh("ip route show 198.51.100.0/24");
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Issue #14: the kernel keeps IPv4 routes of one rank apart when their type
+// or metrics differ (a blackhole beside an unreachable, `via G mtu 1400`
+// beside `via G`); the source keyed them by their path alone, so the second
+// overwrote the first and deleting one lost both while the kernel still
+// used the other.
+TEST_F(KernelSourceTest, Ipv4RoutesOfOneRankDifferingInTypeOrMetricsStayApart) {
+  MustSh("ip route add 198.51.0.0/16 via 10.0.0.7");  // the cover a lost route would fall to
+  StartSource({});
+  MustSh("ip route add 198.51.100.0/24 via 10.0.0.2");
+  MustSh("ip route append 198.51.100.0/24 via 10.0.0.2 mtu 1400");
+  MustSh("ip route del 198.51.100.0/24 via 10.0.0.2");  // the first: without mtu
+  ASSERT_NE(Sh("ip route show 198.51.100.0/24").find("mtu 1400"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.100.0/24", std::vector<NextHop>{{A("10.0.0.2"), 0}}))
+      << Sh("ip route show 198.51.100.0/24");
+  MustSh("ip route add blackhole 198.51.101.0/24 && ip route append unreachable 198.51.101.0/24");
+  MustSh("ip route del blackhole 198.51.101.0/24");
+  ASSERT_NE(Sh("ip route show 198.51.101.0/24").find("unreachable"), std::string::npos);
+  EXPECT_TRUE(RouteIs("198.51.101.0/24", host)) << Sh("ip route show 198.51.101.0/24");
+  EXPECT_FALSE(WaitFor([&] { return PathsOf("198.51.101.0/24") != host; }, 1s));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
   StartSource({});
   MustSh("ip route add 203.0.113.0/24 via 10.0.0.2");
