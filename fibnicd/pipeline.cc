@@ -112,7 +112,11 @@ void Pipeline::RunBatch() {
     }
   }
   CheckBarriers();
-  if (queue_.depth() > 0) boost::asio::post(io_, [this] { Schedule(); });
+  if (queue_.depth() > 0) {
+    boost::asio::post(io_, [this] { Schedule(); });
+  } else if (!initial_) {
+    fib_->TrimAfterChurn();  // the churn's garbage (queue, batches, deltas) back to the system
+  }
 }
 
 Status Pipeline::PushCommit() {
