@@ -2,7 +2,7 @@
 //
 // A route update used to wait as a whole `Route` in a node of an
 // unordered_map, its key again in a deque and its paths in a vector of their
-// own: ~450 bytes per pending route (IpAddr is 32 bytes with its 128-bit
+// own: ~470 bytes per pending route (IpAddr is 32 bytes with its 128-bit
 // value), 150-200 MB while a peer's routes were withdrawn and re-announced
 // faster than they were applied. Packed, an update is 56 bytes: the key's
 // address as two words, its arrival numbers and time, and the value — a route

@@ -224,7 +224,7 @@ TEST(UpdateQueueRandom, DeepQueueGrowsAndDrains) {
 
 // Issue #16: a peer loss queues ~350k route updates faster than they are
 // applied. Measured by malloc itself: at most 80 bytes per pending route
-// (each one was ~450 before). Not under ASan, whose allocator malloc's
+// (each one was ~470 before). Not under ASan, whose allocator malloc's
 // counters do not describe.
 TEST(UpdateQueueRandom, APendingRouteTakesAtMost80Bytes) {
 #if !defined(__SANITIZE_ADDRESS__)
