@@ -131,6 +131,10 @@ class Fib {
 
   // Compile what is pending; the deltas are to be pushed in order.
   std::vector<DeviceDelta> Commit();
+  // The update stream has gone quiet (the caller's queue is empty): hands the
+  // heap a churn left behind back to the system if many routes changed since
+  // the last trim (fib/heap_trim.h).
+  void TrimAfterChurn();
   // The compiled image as of the last Commit().
   const DeviceImage& image() const;
 

@@ -84,7 +84,13 @@ void Pipeline::Schedule() {
 
 void Pipeline::RunBatch() {
   UpdateBatch batch = queue_.Take(initial_ ? std::numeric_limits<size_t>::max() : batching_.max);
-  for (const PendingUpdate& u : batch.updates) Apply(*fib_, u);
+  {
+    PendingUpdate u;  // one decoded update at a time, its paths' storage reused
+    for (size_t i = 0; i < batch.updates.size(); ++i) {
+      batch.updates.Decode(i, u);
+      Apply(*fib_, u);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.updates_applied += batch.updates.size();
@@ -100,13 +106,17 @@ void Pipeline::RunBatch() {
       const auto pushed = Clock::now();
       m_.latency_ns_last = std::chrono::duration_cast<std::chrono::nanoseconds>(pushed - batch.oldest).count();
       m_.latency_ns_max = std::max(m_.latency_ns_max, m_.latency_ns_last);
-      for (const PendingUpdate& u : batch.updates) {
-        m_.install_latency.Observe(std::chrono::duration<double>(pushed - u.first_arrival).count());
+      for (size_t i = 0; i < batch.updates.size(); ++i) {
+        m_.install_latency.Observe(std::chrono::duration<double>(pushed - batch.updates.first_arrival(i)).count());
       }
     }
   }
   CheckBarriers();
-  if (queue_.depth() > 0) boost::asio::post(io_, [this] { Schedule(); });
+  if (queue_.depth() > 0) {
+    boost::asio::post(io_, [this] { Schedule(); });
+  } else if (!initial_) {
+    fib_->TrimAfterChurn();  // the churn's garbage (queue, batches, deltas) back to the system
+  }
 }
 
 Status Pipeline::PushCommit() {

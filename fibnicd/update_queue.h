@@ -9,6 +9,12 @@
 // every key with an update up to T along (issue #14, 6b), so a batch is always
 // a state the sources were in, not a later value of one key next to an earlier
 // value of another. A batch may therefore exceed Take's max by what coalesced.
+//
+// Memory: a pending update is a PackedUpdate (56 bytes, fibnicd/packed_update.h)
+// in a deque in first-arrival order, found by its key through an open-addressing
+// index of positions (8 bytes a slot, at most 3/4 full) that keeps no key of
+// its own; route paths are interned per distinct set. ~70 bytes per pending
+// update, against ~470 when each one was a node-based map entry.
 #pragma once
 
 #include <chrono>
@@ -20,22 +26,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fibnicd/packed_update.h"
 #include "rib/route.h"
 
 namespace fibnic {
 
-struct PendingUpdate {
-  enum class Kind : uint8_t { kUpsertRoute, kDeleteRoute, kUpsertNeighbor, kDeleteNeighbor };
-  Kind kind = Kind::kUpsertRoute;
-  Route route;          // kUpsertRoute; kDeleteRoute uses route.prefix/source
-  Neighbor neighbor;    // kUpsertNeighbor; kDeleteNeighbor uses neighbor.addr and .port
-  uint64_t seq = 0;     // arrival number of the key's first pending update
-  uint64_t last_seq = 0;  // arrival number of the value it holds now
-  std::chrono::steady_clock::time_point first_arrival;
-};
-
 struct UpdateBatch {
-  std::vector<PendingUpdate> updates;
+  PackedUpdates updates;
   std::chrono::steady_clock::time_point oldest;  // first_arrival of the oldest update
 };
 
@@ -67,27 +64,38 @@ class UpdateQueue : public RibSink {
   uint64_t received() const;   // updates handed in
   uint64_t coalesced() const;  // updates that replaced a pending one
   size_t max_depth() const;
+  // Distinct path sets the pending route upserts name (each kept once).
+  size_t path_sets() const;
+  // Bytes the pending updates, their index and their path sets hold.
+  size_t memory() const;
 
  private:
-  struct Key {
-    uint8_t kind = 0;  // 0 route, 1 neighbour
-    RouteSource source = RouteSource::kStatic;
-    Prefix prefix;     // neighbours: the host prefix of the address
-    PortId port = 0;   // neighbours: a link-local address is one neighbour per port
-    bool operator==(const Key&) const = default;
+  struct PathsHash {
+    size_t operator()(const std::vector<NextHop>& v) const noexcept;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const noexcept {
-      return std::hash<Prefix>()(k.prefix) * 7 + k.kind * 3 + static_cast<size_t>(k.source) + size_t{k.port} * 131;
-    }
+  struct PathSet {
+    const std::vector<NextHop>* paths = nullptr;  // the key in set_ids_
+    uint32_t refs = 0;                            // pending upserts naming it
   };
-  void Put(const Key& key, PendingUpdate u);
-  static constexpr size_t kKeepBuckets = size_t{1} << 14;
+  void Put(PackedUpdate u, const std::vector<NextHop>* paths);
+  uint32_t InternPaths(const std::vector<NextHop>& paths);
+  void ReleasePaths(uint32_t id);
+  // Index: slot of the pending update with e's key, or the empty slot where it goes.
+  size_t Probe(const PackedUpdate& e) const;
+  const PackedUpdate& At(uint64_t pos) const { return entries_[pos - front_pos_]; }
+  void IndexInsert(const PackedUpdate& e, uint64_t pos);
+  void IndexErase(const PackedUpdate& e);
+  void IndexGrow();
+  static constexpr size_t kKeepSlots = size_t{1} << 14;
 
   std::function<void()> wake_;
   mutable std::mutex mu_;
-  std::deque<Key> order_;
-  std::unordered_map<Key, PendingUpdate, KeyHash> pending_;
+  std::deque<PackedUpdate> entries_;  // pending, by first arrival
+  uint64_t front_pos_ = 0;            // position of entries_.front() since the queue began
+  std::vector<uint64_t> index_;       // position + 1 of a pending update; 0 = empty
+  std::unordered_map<std::vector<NextHop>, uint32_t, PathsHash> set_ids_;
+  std::vector<PathSet> sets_;
+  std::vector<uint32_t> free_sets_;
   uint64_t next_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t coalesced_ = 0;

@@ -76,9 +76,11 @@ void Rib::PlaceFrom(Table<Addr>& t, Entry<Addr> e, size_t i) {
 template <typename Addr>
 void Rib::Reserve(Table<Addr>& t, size_t entries) {
   if (entries * 8 <= t.slots.size() * 7) return;
-  // Grow by half (not double): a full table then sits at 70-87% load. A bulk
-  // reservation leaves a fifth spare so the next single route does not rehash.
-  Rehash(t, std::max(t.slots.size() * 3 / 2, entries * 5 / 4));
+  // Grow by a quarter: a table that stopped growing sits at 70-87% load
+  // (by half it was 58-87%: up to 20.6 B per IPv4 prefix instead of 17). A
+  // bulk reservation leaves a fifth spare so the next single route does not
+  // rehash.
+  Rehash(t, std::max(t.slots.size() * 5 / 4, entries * 5 / 4));
 }
 
 template <typename Addr>

@@ -4,8 +4,8 @@
 // (addr, len) holds the best candidate inline (12 bytes per IPv4 prefix, 24
 // per IPv6) at up to 7/8 load; the rare prefixes that several sources announce
 // keep all their candidates in a side map. Home slots come from the hash by
-// multiply-shift, so the table can have any size (it grows by half, not by
-// doubling) and slot order is hash order (a rehash walks it sequentially).
+// multiply-shift, so the table can have any size (it grows by a quarter, not
+// by doubling) and slot order is hash order (a rehash walks it sequentially).
 #pragma once
 
 #include <cstdint>

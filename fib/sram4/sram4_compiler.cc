@@ -28,7 +28,7 @@ void WriteWord(uint8_t* sram, int code_bits, uint32_t w, uint32_t v) {
 }  // namespace
 
 Sram4Compiler::Sram4Compiler()
-    : cells_(MapZeroPages<uint16_t>(kSlash24s)), counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
+    : counts_(size_t{kOverflowGroup} + 1), dirty_(kWords / 64) {}
 
 void Sram4Compiler::Widen() {
   group_hi_ = MapZeroPages<uint8_t>(kSlash24s);  // every cell painted so far has a group < 1024
@@ -54,25 +54,38 @@ void Sram4Compiler::PaintRange(uint32_t first, uint32_t n, uint16_t group, uint8
         MarkWordsDirty(i >> 2, (i + k) >> 2);
       }
     }
-    std::fill_n(&cells_[i], k, static_cast<uint16_t>((c & kLongerBit) | fresh));
+    cells_.Fill(i, k, static_cast<uint16_t>((c & kLongerBit) | fresh));
     if (group_hi_) std::fill_n(&group_hi_[i], k, hi);
     painted += k;
   };
   if (n < 4) {  // a /23 or /24
-    for (uint32_t i = first; i < first + n; ++i) paint(i, cells_[i], 1);
+    for (uint32_t i = first; i < first + n; ++i) paint(i, cells_.Get(i), 1);
   } else {
     // Whole words (the range is aligned): runs of identical words are painted
     // at once — a table load is mostly such runs.
+    constexpr uint32_t kBlockWords = CellBlocks::kPerBlock / 4;
     const uint32_t end_word = (first + n) >> 2;
     for (uint32_t w = first >> 2; w < end_word;) {
+      // Whole /16s of one value (their high group bytes may differ: not then).
+      if (!group_hi_ && w % kBlockWords == 0 && w + kBlockWords <= end_word && cells_.IsUniform(w / kBlockWords)) {
+        const uint16_t c = cells_.uniform(w / kBlockWords);
+        uint32_t next = w + kBlockWords;
+        while (next + kBlockWords <= end_word && cells_.IsUniform(next / kBlockWords) &&
+               cells_.uniform(next / kBlockWords) == c) {
+          next += kBlockWords;
+        }
+        paint(4 * w, c, 4 * (next - w));
+        w = next;
+        continue;
+      }
       if (!Uniform(4 * w)) {
-        for (uint32_t i = 4 * w; i < 4 * w + 4; ++i) paint(i, cells_[i], 1);
+        for (uint32_t i = 4 * w; i < 4 * w + 4; ++i) paint(i, cells_.Get(i), 1);
         ++w;
         continue;
       }
       uint32_t next = w + 1;
       while (next < end_word && SameWord(4 * next, 4 * w)) ++next;
-      paint(4 * w, cells_[4 * w], 4 * (next - w));
+      paint(4 * w, cells_.Get(4 * w), 4 * (next - w));
       w = next;
     }
   }
@@ -80,8 +93,7 @@ void Sram4Compiler::PaintRange(uint32_t first, uint32_t n, uint16_t group, uint8
 }
 
 bool Sram4Compiler::Uniform(uint32_t i) const {
-  uint64_t q;
-  std::memcpy(&q, &cells_[i], sizeof q);
+  const uint64_t q = cells_.Word(i);
   if (q != (q & 0xFFFF) * 0x0001000100010001ull) return false;
   if (!group_hi_) return true;
   uint32_t h;
@@ -90,7 +102,7 @@ bool Sram4Compiler::Uniform(uint32_t i) const {
 }
 
 bool Sram4Compiler::SameWord(uint32_t i, uint32_t j) const {
-  if (std::memcmp(&cells_[i], &cells_[j], 4 * sizeof(uint16_t)) != 0) return false;
+  if (cells_.Word(i) != cells_.Word(j)) return false;
   return !group_hi_ || std::memcmp(&group_hi_[i], &group_hi_[j], 4) == 0;
 }
 
@@ -128,7 +140,7 @@ void Sram4Compiler::SetLonger(uint32_t addr, int len, NhgId g) {
     v.insert(std::upper_bound(v.begin(), v.end(), item, [](const Longer& a, const Longer& b) { return a.len < b.len; }),
              item);
   }
-  cells_[i] |= kLongerBit;
+  cells_.Set(i, cells_.Get(i) | kLongerBit);
   MarkWordDirty(i >> 2);
 }
 
@@ -140,7 +152,7 @@ void Sram4Compiler::RemoveLonger(uint32_t addr, int len) {
   std::erase_if(v, [&](const Longer& x) { return x.offset == (addr & 0xFF) && x.len == len; });
   if (v.empty()) {
     longer_.erase(it);
-    cells_[i] &= static_cast<uint16_t>(~kLongerBit);
+    cells_.Set(i, cells_.Get(i) & static_cast<uint16_t>(~kLongerBit));
   }
   MarkWordDirty(i >> 2);
 }
@@ -200,6 +212,9 @@ void Sram4Compiler::Flush(const GroupCodes& codes, uint8_t* sram, int code_bits,
   } else {
     FlushWords<2>(codes, code_of, sram, out);
   }
+  // A dirty block of 64 words is one /16: give back the cells of those that
+  // became one value (a deleted more-specific, a fill that did not end there).
+  for (uint32_t b : dirty_blocks_) cells_.Collapse(b);
   dirty_blocks_.clear();
 }
 
@@ -207,7 +222,7 @@ template <int kBits>
 void Sram4Compiler::FlushWords(const GroupCodes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram,
                                DeviceDelta& out) {
   auto code_at = [&](uint32_t i) -> uint32_t {
-    const uint16_t c = cells_[i];
+    const uint16_t c = cells_.Get(i);
     if (c & kLongerBit) return MixedCode(i, codes);
     if (Depth(c) == 0) return 0;
     const uint16_t g = GroupOf(i, c);
@@ -223,7 +238,7 @@ void Sram4Compiler::FlushWords(const GroupCodes& codes, const std::vector<uint8_
       const uint32_t i = 4 * w;
       // Martian ranges are /8 and /4 aligned: a word's four /24s are all in or all out.
       const uint32_t v = MartianSlash24(i) ? 0
-                         : Uniform(i) && !(cells_[i] & kLongerBit)
+                         : Uniform(i) && !(cells_.Get(i) & kLongerBit)
                              ? code_at(i) * kRepeat
                              : code_at(i) | code_at(i + 1) << kBits | code_at(i + 2) << (2 * kBits) |
                                    code_at(i + 3) << (3 * kBits);
@@ -242,20 +257,25 @@ void Sram4Compiler::MarkGroupsDirty(const std::vector<uint8_t>& changed) {
   bool any_space = false;
   for (size_t g = 0; g < changed.size() && !any_space; ++g) any_space = changed[g] && counts_[g] > 0;
   if (!any_space) return;
-  for (uint32_t w = 0; w < kWords; ++w) {
-    const uint64_t block = dirty_[w >> 6];
-    if (block == ~uint64_t{0}) {  // a whole block already dirty (typical after a table load)
-      w |= 63;
+  // A dirty_ block (64 words) is one /16 of cells.
+  for (uint32_t blk = 0; blk < CellBlocks::kBlocks; ++blk) {
+    const uint64_t block = dirty_[blk];
+    if (block == ~uint64_t{0}) continue;  // already dirty (typical after a table load)
+    if (cells_.IsUniform(blk) && !group_hi_) {
+      const uint16_t c = cells_.uniform(blk);
+      if (Depth(c) && changed[c & kLowGroupMask]) MarkWordsDirty(blk * 64, blk * 64 + 64);
       continue;
     }
-    if (block >> (w & 63) & 1) continue;
-    if (EmptyWord(w)) continue;  // no route here (unrouted space after a load)
-    for (uint32_t s = 0; s < 4; ++s) {
-      const uint32_t i = 4 * w + s;
-      const uint16_t c = cells_[i];
-      if (Depth(c) && changed[GroupOf(i, c)]) {
-        MarkWordDirty(w);
-        break;
+    for (uint32_t w = blk * 64; w < blk * 64 + 64; ++w) {
+      if (block >> (w & 63) & 1) continue;
+      if (EmptyWord(w)) continue;  // no route here (unrouted space after a load)
+      for (uint32_t s = 0; s < 4; ++s) {
+        const uint32_t i = 4 * w + s;
+        const uint16_t c = cells_.Get(i);
+        if (Depth(c) && changed[GroupOf(i, c)]) {
+          MarkWordDirty(w);
+          break;
+        }
       }
     }
   }

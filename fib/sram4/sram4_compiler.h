@@ -4,7 +4,8 @@
 // Per /24 (2^24 cells) it keeps the group of the longest best route of
 // length <= 24 covering that /24, its depth (length + 1, 0 = none) and whether
 // routes longer than /24 lie inside. A cell is 16 bits — group bits 0-9,
-// depth, the "longer" flag — so the full table costs 32 MiB; group ids of
+// depth, the "longer" flag — kept per /16 (fib/sram4/cell_blocks.h: a /16 of
+// equal cells is one value), 13 MB for the full table; group ids of
 // 1024 and up also use a second byte per /24 (bits 10-15), allocated the first
 // time such a group is painted. Adding a <= /24 prefix of length L paints only
 // the /24s of its range whose depth <= L + 1; deleting it repaints those at
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "fib/codes.h"
+#include "fib/sram4/cell_blocks.h"
 #include "fib/sram4/zero_pages.h"
 #include "rib/nexthop_table.h"
 #include "device/fibnic_image.h"
@@ -53,16 +55,12 @@ class Sram4Compiler {
     bool has_longer = false;
   };
   Cell cell(uint32_t slash24) const {
-    const uint16_t c = cells_[slash24];
+    const uint16_t c = cells_.Get(slash24);
     return Cell{GroupOf(slash24, c), Depth(c), (c & kLongerBit) != 0};
   }
   // Whether SRAM word w's four /24s are all without routes (a fast skip for
   // passes over every cell of a sparse table).
-  bool EmptyWord(uint32_t w) const {
-    uint64_t q;
-    std::memcpy(&q, &cells_[4 * size_t{w}], sizeof q);
-    return q == 0;
-  }
+  bool EmptyWord(uint32_t w) const { return cells_.Word(4 * w) == 0; }
   struct Longer {
     uint8_t offset = 0;  // address & 0xFF
     uint8_t len = 0;
@@ -74,6 +72,9 @@ class Sram4Compiler {
   std::optional<std::pair<NhgId, int>> Match(uint32_t addr) const;
   // /24s whose longest <= /24 route uses group g (the weight of the group).
   uint32_t Count24(NhgId g) const { return counts_[Clamp(g)]; }
+
+  // /16s holding cells of their own (the others are one value each).
+  size_t cell_blocks() const { return cells_.blocks(); }
 
   // Marks every /24 whose group's code changed (changed[clamped id]) and every
   // /24 holding longer routes; used when slots or resolution move.
@@ -117,7 +118,7 @@ class Sram4Compiler {
   // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
   uint8_t MixedCode(uint32_t slash24, const GroupCodes& codes) const;
 
-  ZeroPages<uint16_t> cells_;   // per /24: group bits 0-9, depth, longer flag
+  CellBlocks cells_;             // per /24: group bits 0-9, depth, longer flag
   ZeroPages<uint8_t> group_hi_;  // per /24: group bits 10-15 (once any group >= 1024 is painted)
   std::vector<uint32_t> counts_;        // by clamped group id
   std::unordered_map<uint32_t, std::vector<Longer>> longer_;

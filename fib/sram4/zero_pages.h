@@ -1,9 +1,8 @@
 // A large array of zeroes whose pages cost memory only once written: mapped
 // anonymous and private, so untouched pages are the kernel's shared zero page
-// (reading them costs nothing either). The per-/24 cells are 32 MiB for the
-// whole IPv4 space, of which a full table writes about 85% (no routes in
-// 0/8, 10/8, 127/8, 224/3...) and an empty Fib nothing; `new T[n]()` would
-// write all of it at construction.
+// (reading them costs nothing either). The second group byte per /24 (16 MiB,
+// once a group id >= 1024 is painted) is written only where routes are, and
+// `new T[n]()` would write all of it at construction.
 #pragma once
 
 #include <sys/mman.h>

@@ -61,10 +61,14 @@ size_t Probe(const std::vector<E>& slots, const K& key) {
   return i;
 }
 
+// By a quarter: a table that stopped growing is 64-80% full (15-19 B per
+// IPv4 route; by half it was 53-80%, up to 22.5 B), and a growth holds the
+// old and the new table 2.25 times the old size, not 2.5. A full table's
+// growths move each route ~5 times instead of ~3: ~0.1 s for a million.
 template <typename E, typename K>
 void Grow(std::vector<E>& slots) {
   std::vector<E> old = std::move(slots);
-  slots.assign(std::max<size_t>(64, old.size() * 3 / 2), E{});
+  slots.assign(std::max<size_t>(64, old.size() + old.size() / 4), E{});
   for (const E& e : old) {
     if (e.len == kEmptyLen) continue;
     const size_t n = slots.size();
