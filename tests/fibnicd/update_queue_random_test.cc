@@ -225,9 +225,9 @@ TEST(UpdateQueueRandom, DeepQueueGrowsAndDrains) {
 // Issue #16: a peer loss queues ~350k route updates faster than they are
 // applied. Measured by malloc itself: at most 80 bytes per pending route
 // (each one was ~470 before). Not under ASan, whose allocator malloc's
-// counters do not describe.
-TEST(UpdateQueueRandom, APendingRouteTakesAtMost80Bytes) {
+// counters do not describe: there the test is not built at all.
 #if !defined(__SANITIZE_ADDRESS__)
+TEST(UpdateQueueRandom, APendingRouteTakesAtMost80Bytes) {
   const auto used = [] {
     struct mallinfo2 m = mallinfo2();
     return m.uordblks + m.hblkhd;
@@ -250,10 +250,8 @@ TEST(UpdateQueueRandom, APendingRouteTakesAtMost80Bytes) {
     std::cout << per_route << " bytes per pending route" << std::endl;
     EXPECT_LE(per_route, 80u);
   }
-#else
-  GTEST_SKIP() << "malloc's counters do not describe the sanitizer's allocator";
-#endif
 }
+#endif
 
 }  // namespace
 }  // namespace fibnic
