@@ -1,14 +1,9 @@
 #include "fibnicd/packed_update.h"
 
+#include "common/hash_mix.h"
+
 namespace fibnic {
 namespace {
-
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return x;
-}
 
 void PutAddr(PackedUpdate& e, const IpAddr& a) {
   e.family = a.family();
@@ -26,7 +21,7 @@ IpAddr AddrOf(const PackedUpdate& e) {
 uint64_t PackedUpdate::KeyHash() const {
   const uint64_t tag = uint64_t{is_route()} << 40 | uint64_t{static_cast<uint8_t>(source)} << 32 |
                        uint64_t{port} << 16 | uint64_t{static_cast<uint8_t>(family)} << 8 | len;
-  return Mix(hi ^ Mix(lo ^ Mix(tag)));
+  return MixBits(hi ^ MixBits(lo ^ MixBits(tag)));
 }
 
 PackedUpdate PackRoute(PendingUpdate::Kind kind, const Prefix& prefix, RouteSource source, uint8_t distance) {

@@ -17,15 +17,6 @@ Rib::Rib() {
   v6_.slots.resize(1024);
 }
 
-uint64_t Rib::Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 template <typename Addr>
 size_t Rib::Home(const Table<Addr>& t, const Addr& a, uint8_t len) {
   return static_cast<size_t>((U128{HashOf(a, len)} * t.slots.size()) >> 64);

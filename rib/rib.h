@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/hash_mix.h"
 #include "rib/nexthop_table.h"
 #include "rib/route.h"
 
@@ -136,9 +137,8 @@ class Rib {
   static V6Addr Key6(const Prefix& p) {
     return {static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint64_t>(p.addr().v6())};
   }
-  static uint64_t Mix(uint64_t x);
-  static uint64_t HashOf(uint32_t a, uint8_t len) { return Mix((uint64_t{a} << 8) | len); }
-  static uint64_t HashOf(const V6Addr& a, uint8_t len) { return Mix(a.hi ^ Mix(a.lo + len)); }
+  static uint64_t HashOf(uint32_t a, uint8_t len) { return MixBits((uint64_t{a} << 8) | len); }
+  static uint64_t HashOf(const V6Addr& a, uint8_t len) { return MixBits(a.hi ^ MixBits(a.lo + len)); }
 
   Table<uint32_t> v4_;
   Table<V6Addr> v6_;

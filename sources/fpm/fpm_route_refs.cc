@@ -2,23 +2,18 @@
 
 #include <algorithm>
 
+#include "common/hash_mix.h"
+
 namespace fibnic {
 namespace {
-
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return x;
-}
 
 // Home slot in [0, n): multiply-shift, so any table size works.
 size_t HomeOf(uint64_t hash, size_t n) {
   return static_cast<size_t>((static_cast<U128>(hash) * n) >> 64);
 }
 
-uint64_t HashOf(uint32_t addr, uint8_t len) { return Mix((uint64_t{addr} << 8) | len); }
-uint64_t HashOf(uint64_t hi, uint64_t lo, uint8_t len) { return Mix(hi ^ Mix(lo ^ len)); }
+uint64_t HashOf(uint32_t addr, uint8_t len) { return MixBits((uint64_t{addr} << 8) | len); }
+uint64_t HashOf(uint64_t hi, uint64_t lo, uint8_t len) { return MixBits(hi ^ MixBits(lo ^ len)); }
 
 // Key access for both entry kinds, so one probing routine serves both.
 struct V4Key {
