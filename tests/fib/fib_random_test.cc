@@ -157,6 +157,18 @@ TEST_P(DcFabric6, FullyOffloadedAndForwardsRight) {
     const auto ok = lpm.Acceptable(dst);
     EXPECT_TRUE(d.forward && ok.count({d.dst_mac, d.port})) << dst.ToString() << " -> " << d.ToString();
   };
+  // A route's edge address may lie in a longer route: when that is the
+  // server /64 and the address has no neighbour, punting is the only right
+  // answer (seed 45490679880947 drew a /56 holding the server /64).
+  auto expect_forward_or_unresolved = [&](const IpAddr& dst) {
+    const auto m = lpm.Match(dst);
+    if (m && m->first == servers && !w.neigh.count(dst)) {
+      const HwDecision d = HwLookup(bar.data(), bar.size(), dst);
+      EXPECT_FALSE(d.forward) << dst.ToString() << " has no neighbour but -> " << d.ToString();
+      return;
+    }
+    expect_forward(dst);
+  };
   // Multicast, link-local (held as fe00::/7) and ::/64 (::1) are never forwarded:
   // the default route's first and last addresses, and a random one, step
   // out of them.
@@ -169,7 +181,7 @@ TEST_P(DcFabric6, FullyOffloadedAndForwardsRight) {
     const U128 host = p.len() == 0 ? ~U128{0} : ~U128{0} >> p.len();
     for (U128 a : {p.addr().v6(), p.addr().v6() | host, gen.RandomInside(p)}) {
       if (!routable(a) && p.len() == 0) a = a >> 127 ? a & ~(U128{0x03} << 120) : a | (U128{1} << 64);
-      if (routable(a)) expect_forward(IpAddr::V6(a));
+      if (routable(a)) expect_forward_or_unresolved(IpAddr::V6(a));
     }
   }
   for (const auto& [a, n] : w.neigh) {
