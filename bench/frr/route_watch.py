@@ -13,9 +13,12 @@ the phase runs:
   outstanding, or the sources missing, for longer than --stall-bound takes a
   stack dump of every fibnicd thread (gdb) into --stall-dump;
 - destinations whose kernel route just changed are sampled (every 0.5 s, up
-  to 2000) and decoded from the BAR against the kernel (fib_compare.py):
-  the misforward window is how long after the kernel's change the device
-  was still seen sending one where the kernel would not.
+  to 2000) and decoded from the BAR against the kernel (fib_compare.py: a
+  device answer counts as wrong only when wrong by the kernel's answers
+  read before and after it); those seen wrong are looked at again every
+  0.5 s until right. The misforward window is how long after the kernel's
+  last change of a route covering one (or of a next-hop object) the device
+  was still seen sending it where the kernel would not.
 The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
 --no-kernel, after the command returned), the kernel holds at least
@@ -24,6 +27,7 @@ connected with nothing stale pending; or at --limit. Prints one JSON line,
 times relative to the start of the watch (the event that starts the phase).
 """
 import argparse
+import ipaddress
 import json
 import random
 import socket
@@ -128,6 +132,52 @@ def dst_of(data, off, length):
     return None
 
 
+def drain(s, changed, spans, kernel_last, counts=None):
+    """Reads every pending route event: stamps changed[first address] (what
+    is sampled) and spans[(first address, length)] (what last_change() asks),
+    and returns the time of the last change of zebra's routes or objects."""
+    try:
+        while True:
+            data = s.recv(1 << 20)
+            t = time.monotonic()
+            off = 0
+            while off + 16 <= len(data):
+                length, mtype = struct.unpack_from("=IH", data, off)
+                if length < 16:
+                    break
+                # struct rtmsg after the 16-byte header: family, dst_len, src_len, tos, table, protocol
+                if mtype in (RTM_NEWROUTE, RTM_DELROUTE) and off + 28 <= len(data):
+                    if data[off + 16 + 5] == RTPROT_BGP:
+                        if counts is not None:
+                            counts["events"] += 1
+                        kernel_last = t
+                        d = dst_of(data, off, length) or ("::" if data[off + 16] == socket.AF_INET6 else "0.0.0.0")
+                        changed[d] = spans[(d, data[off + 17])] = t
+                elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
+                    kernel_last = spans[NEXTHOPS] = t
+                off += (length + 3) & ~3
+    except BlockingIOError:
+        pass
+    return kernel_last
+
+
+NEXTHOPS = "nexthop objects"  # spans[] key: a next-hop object's change moves every route using it
+
+
+def last_change(spans, addr):
+    """When the kernel last changed a route covering addr (any length), or
+    any next-hop object: the device's answer for addr may rightly lag that
+    change, no older one."""
+    a = ipaddress.ip_address(addr)
+    bits = a.max_prefixlen
+    stamps = [spans.get(NEXTHOPS, 0.0)]
+    for length in range(bits + 1):
+        net = ipaddress.ip_network((int(a) >> (bits - length) << (bits - length), length)) if length else \
+            ipaddress.ip_network((0, 0) if a.version == 4 else "::/0")
+        stamps.append(spans.get((str(net.network_address), length), 0.0))
+    return max(stamps)
+
+
 def stack_dump(pid_file, path):
     try:
         pid = open(pid_file).read().strip()
@@ -172,35 +222,18 @@ def main():
     start = time.monotonic()
     runner = subprocess.Popen(a.run or "true", shell=True)
     run_end = settled_at = None
-    kernel_last, kernel_events, overruns = None, 0, 0
+    kernel_last, overruns = None, 0
+    counts = {"events": 0}
     device_last, next_gen, next_sample, next_count = None, start, start + 0.5, start
     changed = {}  # first address -> when the kernel last changed its route
+    spans = {}  # (first address, length) -> the same; NEXTHOPS -> an object's last change
+    wrong = set()  # seen misforwarded at the last look
     mf_seen, mf_max_age, mf_checked, mf_examples = set(), 0.0, 0, []
     dumped = None
     while True:
         now = time.monotonic()
         try:
-            while True:
-                data = s.recv(1 << 20)
-                t = time.monotonic()
-                off = 0
-                while off + 16 <= len(data):
-                    length, mtype = struct.unpack_from("=IH", data, off)
-                    if length < 16:
-                        break
-                    # struct rtmsg after the 16-byte header: family, dst_len, src_len, tos, table, protocol
-                    if mtype in (RTM_NEWROUTE, RTM_DELROUTE) and off + 28 <= len(data):
-                        if data[off + 16 + 5] == RTPROT_BGP:
-                            kernel_events += 1
-                            kernel_last = t
-                            d = dst_of(data, off, length)
-                            if d:
-                                changed[d] = t
-                    elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
-                        kernel_last = t
-                    off += (length + 3) & ~3
-        except BlockingIOError:
-            pass
+            kernel_last = drain(s, changed, spans, kernel_last, counts)
         except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
             overruns += 1
         if now >= next_gen:
@@ -209,16 +242,23 @@ def main():
                 generation, device_last = g, now
             next_gen = now + 0.05
         if now >= next_sample and changed:
-            addrs = random.sample(list(changed), min(SAMPLE, len(changed)))
+            # Those seen misforwarded are looked at again until they are right:
+            # the window is how long one stays wrong.
+            addrs = list(wrong) + random.sample(list(changed), min(SAMPLE, len(changed)))
             mf_checked += len(addrs)
+            found = cmp.misforwarded(addrs)
+            kernel_last = drain(s, changed, spans, kernel_last)  # changes made while we looked
             t = time.monotonic()
-            for addr, dev in cmp.misforwarded(addrs):
+            wrong = set()
+            for addr, dev in found:
+                wrong.add(addr)
                 mf_seen.add(addr)
-                mf_max_age = max(mf_max_age, t - changed[addr])
+                age = t - last_change(spans, addr)
+                mf_max_age = max(mf_max_age, age)
                 if len(mf_examples) < 5:
                     hops = cmp.oracle.answers(addr)
                     kernel = sorted(cmp.port_of.get(i, f"if{i}") for i, _ in hops) if hops else "no route"
-                    mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {t - changed[addr]:.2f}s")
+                    mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {age:.2f}s")
             next_sample = time.monotonic() + 0.5
         late = api.late_since
         stalled = api.outstanding() > a.stall_bound or (late is not None and now - late > a.stall_bound)
@@ -246,7 +286,7 @@ def main():
     api.join(timeout=130)
     end_status = api.last
     rel = lambda t: None if t is None else round(t - start, 3)
-    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": kernel_events,
+    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": counts["events"],
                       "run_s": rel(run_end), "settled_s": rel(settled_at),
                       "overruns": overruns, "timed_out": time.monotonic() - start >= a.limit,
                       "gen_before": gen_before, "gen_after": cmp.generation(),
