@@ -1,6 +1,7 @@
 // What the FPM source keeps per zebra route beside the RIB: which next-hop
 // set the route names (zebra's next-hop group id, or an interned inline path
-// set) and whether the current replay has re-sent it. Everything else about
+// set), whether the current replay has re-sent it and whether the kernel's
+// dump in progress showed it (one byte of marks). Everything else about
 // the route (its paths as the RIB sees them) lives once, in the RIB.
 //
 // A route is 12 bytes (IPv4) or 24 bytes (IPv6) in an open-addressing table
@@ -77,6 +78,14 @@ class FpmRouteRefs {
     return i == v4_.slots.size() + v6_.slots.size() ? 0 : i;
   }
   size_t memory() const { return v4_.slots.capacity() * sizeof(V4) + v6_.slots.capacity() * sizeof(V6); }
+  // A slot's ref, and a ref's marks byte (for the slot routines in fpm_route_refs.cc).
+  template <typename E>
+  static FpmRouteRef RefOf(const E& e) {
+    return FpmRouteRef{e.set, (e.marks & kStale) != 0, e.protocol, e.replied, (e.marks & kKernelSeen) != 0};
+  }
+  static uint8_t MarksOf(const FpmRouteRef& ref) {
+    return static_cast<uint8_t>((ref.stale ? kStale : 0) | (ref.kernel_seen ? kKernelSeen : 0));
+  }
 
  private:
   static constexpr uint8_t kEmpty = 0xFF;
@@ -98,17 +107,6 @@ class FpmRouteRefs {
     uint8_t protocol = 0;
     uint8_t replied = 0;
   };
- public:
-  // A slot's ref, and a ref's marks byte (for the slot routines in fpm_route_refs.cc).
-  template <typename E>
-  static FpmRouteRef RefOf(const E& e) {
-    return FpmRouteRef{e.set, (e.marks & kStale) != 0, e.protocol, e.replied, (e.marks & kKernelSeen) != 0};
-  }
-  static uint8_t MarksOf(const FpmRouteRef& ref) {
-    return static_cast<uint8_t>((ref.stale ? kStale : 0) | (ref.kernel_seen ? kKernelSeen : 0));
-  }
-
- private:
   template <typename E, typename Fn>
   static void Visit(const Prefix& p, E& e, Fn& fn) {
     FpmRouteRef ref = RefOf(e);

@@ -171,18 +171,6 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   return OkStatus();
 }
 
-// An NLM_F_REPLACE route replaces the route of its rank and metric.
-void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
-  for (auto e = entries.begin(); e != entries.end();) {
-    if (SameRank(e->first, key)) {
-      AddGateways(e->second.route, -1);
-      e = entries.erase(e);
-    } else {
-      ++e;
-    }
-  }
-}
-
 // IPv4 replaces the first route of the rank (fib_table_insert: fa_first),
 // whatever its type or paths, and leaves the others; the new route takes its
 // place. Returns that place (none: there was no route of the rank).
@@ -221,29 +209,65 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 // of the metric (fib6_add_rt2node). Which is first is not told: with several
 // left to choose from, none is erased and the prefix punts (several routes of
 // one rank) rather than guess (issue #14, kdiff soak seed 37727094719453).
+// An entry holding several routes (`several`: its gateway paths are one
+// multipath route, each path without a gateway a route of its own) offers
+// each of them: the kernel's replace takes one and leaves the others
+// (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`).
 void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
   auto ecmp = [](const NlRoute& x) {
     return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
            std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
   };
-  std::vector<std::map<Key, Entry>::iterator> same, like;
+  // A route of the rank: a whole entry, or part of a `several` one.
+  struct Held {
+    std::map<Key, Entry>::iterator e;
+    std::vector<NlPath> part;  // empty: the whole entry
+    bool ecmp = false;
+  };
+  std::vector<Held> same, like;
   for (auto e = entries.begin(); e != entries.end(); ++e) {
     if (!SameRank(e->first, key)) continue;
-    same.push_back(e);
-    if (ecmp(e->second.route) == ecmp(r)) like.push_back(e);
+    const NlRoute& x = e->second.route;
+    if (!e->second.several || x.type != RTN_UNICAST || x.nh_id != 0) {
+      same.push_back({e, {}, ecmp(x)});
+      continue;
+    }
+    std::vector<NlPath> gateways;
+    for (const NlPath& y : x.paths) {
+      if (y.gateway) {
+        gateways.push_back(y);
+      } else {
+        same.push_back({e, {y}, false});
+      }
+    }
+    if (!gateways.empty()) same.push_back({e, std::move(gateways), true});
   }
-  const std::vector<std::map<Key, Entry>::iterator> none;
-  const auto& gone = like.size() == 1 ? like : (like.empty() && same.size() == 1) ? same : none;
-  for (auto e : gone) {
-    AddGateways(e->second.route, -1);
-    entries.erase(e);
+  for (const Held& h : same) {
+    if (h.ecmp == ecmp(r)) like.push_back(h);
   }
+  const Held* gone = like.size() == 1 ? &like[0] : (like.empty() && same.size() == 1) ? &same[0] : nullptr;
+  if (!gone) return;
+  Entry& e = gone->e->second;
+  AddGateways(e.route, -1);
+  auto& paths = e.route.paths;
+  std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
+  if (gone->part.empty() || paths.empty()) {
+    entries.erase(gone->e);
+    return;
+  }
+  // Left: its gateway paths (one route) and each path without a gateway.
+  const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
+  const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
+  e.several = without_gateway + (with_gateway ? 1 : 0) > 1;
+  AddGateways(e.route, +1);
 }
 
 // Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
 // at a full table they would be the largest thing in the process. What they
-// still do: a replacing one removes the route of the same rank and metric it
-// replaced, and their gateways are asked to be resolved (the neighbours the
+// still do: a replacing one removes the route of its rank it replaced — by
+// the kernel's rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6;
+// checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
+// and their gateways are asked to be resolved (the neighbours the
 // FPM source's routes need come from here). Their own deletions find nothing.
 // The kernel's state for a route it holds for FRR, told as it changes and
 // not kept: its object resolved as it is now (zebra announces objects
@@ -272,7 +296,11 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
   if (r.del) return OkStatus();
   if (msg->nlmsg_flags & NLM_F_REPLACE) {
     if (auto it = routes_.find(r.prefix); it != routes_.end()) {
-      EraseSameRank(it->second, key);
+      if (r.prefix.family() == Family::kV6) {
+        ReplaceSameRankV6(it->second, key, r);
+      } else {
+        ReplaceFirstOfRankV4(it->second, key);
+      }
       if (it->second.empty()) routes_.erase(it);
       EmitRoute(r.prefix);
     }
