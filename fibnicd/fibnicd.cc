@@ -248,6 +248,12 @@ Status Fibnicd::StartSources() {
       kc.ignored_route = [this](const KernelRouteView& v) {
         if (fpm_) fpm_->KernelRoute(v);
       };
+      kc.ignored_dump_begins = [this] {
+        if (fpm_) fpm_->KernelDumpBegins();
+      };
+      kc.ignored_dump_ends = [this](bool complete) {
+        if (fpm_) fpm_->KernelDumpEnds(complete);
+      };
       kc.ignored_nexthop_deleted = [this](uint32_t id) {
         if (fpm_) fpm_->KernelNexthopDeleted(id);
       };

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_set>
+#include <utility>
 
 #include "sources/fpm/fpm_table.h"
 
@@ -167,6 +169,11 @@ void FpmTable::TouchFluxOfGroups(FrameWork& work) {
 
 void FpmTable::KernelRoute(const KernelRouteView& k) {
   if (k.table != options_.table) return;
+  KernelWord(k);
+  if (kernel_dump_ && !k.deleted) MarkDumpShown(k.prefix);
+}
+
+void FpmTable::KernelWord(const KernelRouteView& k) {
   const Prefix& p = k.prefix;
   std::optional<FpmRouteRef> now = refs_.Find(p);
   const FpmFluxEntry seen = FluxEntryOf(k);
@@ -211,6 +218,84 @@ void FpmTable::KernelRoute(const KernelRouteView& k) {
     for (const auto& [q, e] : flux_) {
       if (!e.punted) flux_waiting_.push_back(q);
     }
+  }
+}
+
+// ---- the kernel's re-dump -------------------------------------------------
+
+void FpmTable::KernelDumpBegins() {
+  kernel_dump_ = true;
+  dump_shown_erased_.clear();
+  refs_.Walk(0, refs_.size(), [](const Prefix&, FpmRouteRef& ref) { ref.kernel_seen = false; });
+  for (auto& [p, e] : flux_) e.dumped = false;
+}
+
+void FpmTable::MarkDumpShown(const Prefix& p) {
+  if (std::optional<FpmRouteRef> ref = refs_.Find(p); ref && !ref->kernel_seen) {
+    ref->kernel_seen = true;
+    refs_.Put(p, *ref);
+  }
+  if (auto f = flux_.find(p); f != flux_.end()) f->second.dumped = true;
+}
+
+bool FpmTable::DumpShownBefore(const Prefix& p) {
+  if (dump_shown_erased_.erase(p)) return true;
+  auto f = flux_.find(p);
+  return f != flux_.end() && f->second.dumped;
+}
+
+void FpmTable::DumpDidNotShow(const Prefix& p, uint8_t protocol) {
+  KernelRouteView gone;
+  gone.prefix = p;
+  gone.table = options_.table;
+  gone.deleted = true;
+  gone.protocol = protocol;
+  KernelWord(gone);
+  ++counts_.kernel_dump_gone;
+}
+
+// What the dump did not show is no longer in the kernel: the events that
+// said so were lost. A prefix in flux whose kernel route was there stops
+// punting if FPM has none either; a route FPM holds punts (in flux) until
+// FPM's delete — a stale one goes at once — instead of forwarding where the
+// kernel no longer does. The routes are walked in bounded rounds (a zebra
+// restart may take them all), each route marked once judged; a dropped
+// route may move one not yet walked behind the walk, hence walks until one
+// finds nothing.
+void FpmTable::KernelDumpEnds(bool complete) {
+  if (!kernel_dump_) return;
+  kernel_dump_ = false;
+  std::unordered_set<Prefix>().swap(dump_shown_erased_);
+  if (!complete) return;
+  std::vector<Prefix> in_flux;
+  for (const auto& [p, e] : flux_) {
+    if (e.present && !e.dumped) in_flux.push_back(p);
+  }
+  for (const Prefix& p : in_flux) {
+    const std::optional<FpmRouteRef> ref = refs_.Find(p);
+    DumpDidNotShow(p, ref ? ref->protocol : 0);
+  }
+  constexpr size_t kRound = 4096;
+  for (bool missed = true; missed;) {
+    missed = false;
+    size_t cursor = 0;
+    do {
+      std::vector<std::pair<Prefix, uint8_t>> round;
+      cursor = refs_.Walk(cursor, kRound, [&](const Prefix& p, FpmRouteRef& ref) {
+        if (!ref.kernel_seen && (flux_.empty() || !flux_.count(p))) round.emplace_back(p, ref.protocol);
+        ref.kernel_seen = true;
+      });
+      const size_t before = refs_.size();
+      for (const auto& [p, protocol] : round) {
+        DumpDidNotShow(p, protocol);
+        // A placeholder put for it (the flux map full) is judged too.
+        if (std::optional<FpmRouteRef> ref = refs_.Find(p); ref && !ref->kernel_seen) {
+          ref->kernel_seen = true;
+          refs_.Put(p, *ref);
+        }
+      }
+      missed = missed || refs_.size() != before;
+    } while (cursor != 0);
   }
 }
 

@@ -23,6 +23,11 @@
 //   those states punts while it disagrees with the kernel's. When fibnicd
 //   read FPM's frames first, no such word comes: the waiting entry (it
 //   does not punt) is the first to give way when the map is full.
+// Events lost (the kernel source's socket overran) are made up for by its
+// re-dump: each route it shows is the kernel's word as an event's is, and
+// at its end each prefix believed in the kernel that it did not show is
+// taken as deleted there (FpmTable::KernelDumpEnds). Which were shown is a
+// mark on FPM's route refs and on the flux entries, not a list of prefixes.
 // Only prefixes in flux cost memory: a compact digest of the kernel's state
 // (FpmFluxEntry) in a map bounded by FpmTableOptions::flux_max. When it is
 // full of punting entries, a disagreeing prefix gets a punting placeholder in the route table
@@ -50,6 +55,7 @@ struct FpmFluxEntry {
   uint32_t nh_id = 0;    // the kernel route's next-hop object, 0 = inline
   bool present = false;  // the kernel holds the route
   bool punted = false;   // the RIB has been given the punt
+  bool dumped = false;   // the kernel dump in progress showed the prefix (FpmTable::KernelDumpBegins)
 };
 
 FpmFluxEntry FluxEntryOf(const KernelRouteView& k);

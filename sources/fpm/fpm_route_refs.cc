@@ -80,7 +80,7 @@ void PutIn(std::vector<E>& slots, size_t& size, const K& key, const FpmRouteRef&
   if (e.len == kEmptyLen) ++size;
   key.Into(e);
   e.set = ref.set;
-  e.stale = ref.stale;
+  e.marks = FpmRouteRefs::MarksOf(ref);
   e.protocol = ref.protocol;
   e.replied = ref.replied;
 }
@@ -90,7 +90,7 @@ std::optional<FpmRouteRef> FindIn(const std::vector<E>& slots, const K& key) {
   if (slots.empty()) return std::nullopt;
   const E& e = slots[Probe(slots, key)];
   if (e.len == kEmptyLen) return std::nullopt;
-  return FpmRouteRef{e.set, e.stale, e.protocol, e.replied};
+  return FpmRouteRefs::RefOf(e);
 }
 
 // Linear probing's backward-shift deletion: later entries of the cluster

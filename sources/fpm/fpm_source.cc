@@ -131,6 +131,15 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  void KernelDumpEnds(bool complete) {
+    const uint64_t gone = table.counts().kernel_dump_gone;
+    table.KernelDumpEnds(complete);
+    if (const uint64_t n = table.counts().kernel_dump_gone - gone; n != 0) {
+      Log("the kernel's re-dump no longer shows " + std::to_string(n) +
+          " of zebra's routes held here (their deletions were lost): taken as deleted in the kernel");
+    }
+  }
+
   void KernelNexthopDeleted(uint32_t id) {
     if (stats.connected && !stats.replaying) return;  // nothing is stale
     const bool first = nexthops_deleted.empty();
@@ -334,6 +343,8 @@ void FpmSource::Stop() { impl_->Stop(); }
 bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
 void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
+void FpmSource::KernelDumpBegins() { impl_->table.KernelDumpBegins(); }
+void FpmSource::KernelDumpEnds(bool complete) { impl_->KernelDumpEnds(complete); }
 void FpmSource::KernelLink(uint32_t ifindex, bool carrier) { impl_->table.LinkState(ifindex, carrier); }
 
 uint16_t FpmSource::port() const {
@@ -354,7 +365,7 @@ nlohmann::json FpmSource::StatsJson() const {
           {"stale_pending", s.stale_pending}, {"last_error", s.last_error},
           // Where the kernel and FPM disagree (fpm_flux.h): those prefixes punt.
           {"in_flux", s.in_flux}, {"flux_entered", s.flux_entered},
-          {"flux_overflows", s.flux_overflows}};
+          {"flux_overflows", s.flux_overflows}, {"kernel_dump_gone", s.kernel_dump_gone}};
   if (impl_->replies) {  // only when replying (cfg.offload)
     j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},
               {"offload_trapped", s.offload.trapped},     {"offload_failed", s.offload.failed},
@@ -381,6 +392,7 @@ FpmSourceStats FpmSource::stats() const {
   s.in_flux = impl_->table.in_flux();
   s.flux_entered = c.flux_entered;
   s.flux_overflows = c.flux_overflows;
+  s.kernel_dump_gone = c.kernel_dump_gone;
   return s;
 }
 

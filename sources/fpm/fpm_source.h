@@ -84,6 +84,7 @@ struct FpmSourceStats {
   uint64_t in_flux = 0;          // prefixes punted now because the kernel and FPM disagree
   uint64_t flux_entered = 0;     // prefixes that went into flux
   uint64_t flux_overflows = 0;   // disagreeing prefixes punted by a placeholder (flux map full)
+  uint64_t kernel_dump_gone = 0;  // zebra's routes a re-dump of the kernel no longer showed (events lost)
   bool replaying = false;        // connected, replay not over yet
   std::string last_error;
   FpmReplyCounts offload;        // replies to zebra
@@ -114,6 +115,11 @@ class FpmSource : public Source {
   // message, the routes using it): stale routes naming it are dropped, in
   // one pass per burst of deletions (FpmTable::DropStaleUsing).
   void KernelNexthopDeleted(uint32_t id);
+  // A dump of the kernel's routes begins / ends (FpmTable::KernelDumpBegins):
+  // at a complete end, zebra's routes it did not show are taken as deleted
+  // in the kernel (their deletions' events were lost).
+  void KernelDumpBegins();
+  void KernelDumpEnds(bool complete);
   // A link's state, from the kernel source: down, without carrier or gone
   // (carrier false), or up with carrier (FpmTable::LinkState).
   void KernelLink(uint32_t ifindex, bool carrier);

@@ -413,13 +413,21 @@ size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
   return gone.size();
 }
 
+// During a kernel dump a route's mark (the dump showed it) is the kernel's,
+// whatever FPM does to the route meanwhile: kept through its changes, and
+// through its deletion to its return (fpm_flux.cc).
 void FpmTable::PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before) {
-  refs_.Put(p, ref);
+  FpmRouteRef put = ref;
+  if (kernel_dump_) put.kernel_seen = before ? before->kernel_seen : DumpShownBefore(p);
+  refs_.Put(p, put);
   stale_routes_ += ref.stale;
   if (before) stale_routes_ -= before->stale;
 }
 
 void FpmTable::EraseRef(const Prefix& p, const FpmRouteRef& before) {
+  if (kernel_dump_ && dump_shown_erased_.size() < options_.flux_max) {
+    if (const std::optional<FpmRouteRef> now = refs_.Find(p); now && now->kernel_seen) dump_shown_erased_.insert(p);
+  }
   if (refs_.Erase(p)) stale_routes_ -= before.stale;
 }
 

@@ -61,6 +61,7 @@ struct FpmTableCounts {
   uint64_t kernel_kept = 0;      // stale routes punted by sweeps because the kernel still has them
   uint64_t flux_entered = 0;     // prefixes punted because the kernel and FPM disagreed (fpm_flux.h)
   uint64_t flux_overflows = 0;   // disagreeing prefixes given a placeholder instead: the flux map was full
+  uint64_t kernel_dump_gone = 0;  // believed in the kernel, not in its complete re-dump: taken as deleted there
 };
 
 class FpmTable {
@@ -100,6 +101,17 @@ class FpmTable {
   // state that disagrees with FPM's puts the prefix in flux (punted), one
   // that agrees with FPM's takes it out.
   void KernelRoute(const KernelRouteView& k);
+  // A dump of the kernel's routes (at start-up, and after the kernel
+  // source's socket overran: events were lost). Between the two calls
+  // KernelRoute hears only the routes the dump shows — the kernel source
+  // holds its events meanwhile — and each is marked as shown. At a complete
+  // end, every prefix this table believes the kernel holds (FPM's routes
+  // not in flux, entries in flux the kernel had) that the dump did not show
+  // is taken as deleted in the kernel, as by KernelRoute (fpm_flux.h). An
+  // interrupted dump (NLM_F_DUMP_INTR) may have missed routes: it ends
+  // incomplete, concludes nothing, and another dump follows.
+  void KernelDumpBegins();
+  void KernelDumpEnds(bool complete);
   size_t in_flux() const { return flux_.size(); }
   size_t flux_punting() const;  // of those, punted now (the others wait for FPM to catch up)
 
@@ -179,6 +191,13 @@ class FpmTable {
     return f != flux_.end() && f->second.punted;
   }
   bool EvictWaiting();  // frees a slot held by an entry that does not punt
+  void KernelWord(const KernelRouteView& k);  // KernelRoute's work
+  // The kernel dump in progress showed p: its ref and flux entry are marked.
+  void MarkDumpShown(const Prefix& p);
+  // Whether a ref FPM creates for p now starts marked: the dump showed p
+  // before FPM erased its ref, or while only a flux entry held it.
+  bool DumpShownBefore(const Prefix& p);
+  void DumpDidNotShow(const Prefix& p, uint8_t protocol);
   // The kernel's view of links (fpm_links.cc).
   bool KernelRefuses(const NlNexthop& n) const;
   uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
@@ -208,6 +227,11 @@ class FpmTable {
   static bool ByPaths(const FpmFluxEntry& e) { return e.present && e.nh_id == 0; }
   size_t flux_by_paths_ = 0;
   std::deque<Prefix> flux_waiting_;                // entries that stopped punting, oldest first (may be gone)
+  bool kernel_dump_ = false;  // between KernelDumpBegins and KernelDumpEnds
+  // During a kernel dump: prefixes it showed whose ref FPM erased since (the
+  // mark went with the ref; a new one takes it back). At most flux_max: a
+  // prefix beyond loses the mark, and the dump's end punts it (safe).
+  std::unordered_set<Prefix> dump_shown_erased_;
   std::vector<Prefix> sent_;  // see TakeSent
   bool sent_overflow_ = false;
   FpmTableCounts counts_;

@@ -78,6 +78,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.distance = c.distance;
     o.ignore_protocols = c.ignore_protocols;
     o.ignored_route = c.ignored_route;
+    o.ignored_dump_begins = c.ignored_dump_begins;
+    o.ignored_dump_ends = c.ignored_dump_ends;
     o.ignored_nexthop_deleted = c.ignored_nexthop_deleted;
     o.link_state = c.link_state;
     if (c.ignore_frr_routes) {
@@ -195,6 +197,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // ---- dumps ----------------------------------------------------------------
+  static constexpr int kRouteStage = 5;  // the last: links, neighbours, addresses, rules, objects come first
   void StartDump() {
     if (dumping) {
       redump = true;
@@ -202,6 +205,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     }
     if (first_dump_done) ++stats.resyncs;
     dumping = true;
+    routes_interrupted = false;
     table.BeginResync();
     stage = 0;
     if (!SendDump()) return;
@@ -237,7 +241,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         err = nl_send_simple(dump_sock.get(), RTM_GETNEXTHOP, NLM_F_DUMP, &nh, sizeof nh);
         break;
       }
-      default: {
+      default: {  // kRouteStage
         rtmsg rt{};
         err = nl_send_simple(dump_sock.get(), RTM_GETROUTE, NLM_F_DUMP, &rt, sizeof rt);
       }
@@ -281,7 +285,10 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       const auto* data = reinterpret_cast<const uint8_t*>(buf.data());
       Status st = ForEachNetlinkMessage(data, static_cast<size_t>(n), [&](const nlmsghdr* h, size_t) {
         if (done || failed) return OkStatus();
-        if (h->nlmsg_flags & NLM_F_DUMP_INTR) redump = true;  // table changed under the dump
+        if (h->nlmsg_flags & NLM_F_DUMP_INTR) {  // table changed under the dump
+          redump = true;
+          routes_interrupted = routes_interrupted || stage == kRouteStage;
+        }
         if (h->nlmsg_type == NLMSG_DONE) {
           done = true;
         } else if (h->nlmsg_type == NLMSG_ERROR) {
@@ -301,7 +308,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         return false;
       }
       if (done) {
-        if (++stage < (routes() ? 6 : 2)) {  // links, neighbours[, addresses, rules, next-hop objects, routes]
+        if (++stage < (routes() ? kRouteStage + 1 : 2)) {  // links, neighbours[, addresses, rules, next-hop objects, routes]
           if (!SendDump()) return false;
           continue;
         }
@@ -312,7 +319,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void FinishDump() {
-    const size_t swept = table.EndResync();
+    const size_t swept = table.EndResync(!routes_interrupted);
     if (first_dump_done && swept != 0) Log("resync removed " + std::to_string(swept) + " stale routes/neighbours");
     first_dump_done = true;
     dumping = false;
@@ -377,6 +384,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   std::vector<uint32_t> buf;  // 4-byte aligned receive buffer
   std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
   bool running = false, dumping = false, redump = false, first_dump_done = false;
+  bool routes_interrupted = false;  // the route part of this dump had NLM_F_DUMP_INTR: it may have missed some
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;

@@ -43,6 +43,8 @@ struct KernelSourceConfig {
   bool ignore_frr_routes = false;
   std::set<uint8_t> ignore_protocols;
   std::function<void(const KernelRouteView&)> ignored_route;  // KernelTableOptions::ignored_route
+  std::function<void()> ignored_dump_begins;                  // KernelTableOptions::ignored_dump_begins
+  std::function<void(bool complete)> ignored_dump_ends;       // KernelTableOptions::ignored_dump_ends
   std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
   std::function<void(uint32_t ifindex, bool carrier)> link_state;  // KernelTableOptions::link_state
   bool resolve_gateways = true;

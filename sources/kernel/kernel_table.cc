@@ -1,21 +1,19 @@
+// KernelTable (kernel_table.h): messages in, routes chosen per prefix and
+// given to the RIB, resyncs. Links: kernel_table_link.cc; neighbours,
+// next-hop objects, addresses: kernel_table_{neigh,nexthop,addr}.cc.
 #include "sources/kernel/kernel_table.h"
 
 #include <linux/neighbour.h>
 #include <linux/nexthop.h>
-#include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/msg.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/vrf.h>
 #include <netlink/route/neighbour.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
-
-#include "sources/kernel/netlink_object.h"
 
 namespace fibnic {
 
@@ -173,37 +171,6 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   return OkStatus();
 }
 
-// A message's next-hop flags tell the link's state when it was sent, and the
-// kernel changes that state later without a route message: LINKDOWN follows
-// the carrier (this table tracks it, no_carrier_), and with
-// ignore_routes_with_linkdown a next-hop without carrier is reported DEAD as
-// well. A next-hop is really dead only while its link is down or, for IPv4,
-// has no address (the kernel revives it when that ends, and so does this
-// table); otherwise the DEAD seen is the carrier's, and was kept by mistake:
-// a later link going down took such a multipath route for one without a live
-// next-hop and erased it (issue #14, found explaining kdiff seed
-// 21252471530521).
-void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
-  for (NlPath& x : r.paths) {
-    x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
-    if (!(x.flags & RTNH_F_DEAD) || !link_gen_.count(x.ifindex) || admin_down_.count(x.ifindex)) continue;
-    if (r.prefix.family() == Family::kV4 && !v4_addrs_.count(x.ifindex)) continue;
-    x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
-  }
-}
-
-// An NLM_F_REPLACE route replaces the route of its rank and metric.
-void KernelTable::EraseSameRank(std::map<Key, Entry>& entries, const Key& key) {
-  for (auto e = entries.begin(); e != entries.end();) {
-    if (SameRank(e->first, key)) {
-      AddGateways(e->second.route, -1);
-      e = entries.erase(e);
-    } else {
-      ++e;
-    }
-  }
-}
-
 // IPv4 replaces the first route of the rank (fib_table_insert: fa_first),
 // whatever its type or paths, and leaves the others; the new route takes its
 // place. Returns that place (none: there was no route of the rank).
@@ -242,29 +209,65 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 // of the metric (fib6_add_rt2node). Which is first is not told: with several
 // left to choose from, none is erased and the prefix punts (several routes of
 // one rank) rather than guess (issue #14, kdiff soak seed 37727094719453).
+// An entry holding several routes (`several`: its gateway paths are one
+// multipath route, each path without a gateway a route of its own) offers
+// each of them: the kernel's replace takes one and leaves the others
+// (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`).
 void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
   auto ecmp = [](const NlRoute& x) {
     return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
            std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
   };
-  std::vector<std::map<Key, Entry>::iterator> same, like;
+  // A route of the rank: a whole entry, or part of a `several` one.
+  struct Held {
+    std::map<Key, Entry>::iterator e;
+    std::vector<NlPath> part;  // empty: the whole entry
+    bool ecmp = false;
+  };
+  std::vector<Held> same, like;
   for (auto e = entries.begin(); e != entries.end(); ++e) {
     if (!SameRank(e->first, key)) continue;
-    same.push_back(e);
-    if (ecmp(e->second.route) == ecmp(r)) like.push_back(e);
+    const NlRoute& x = e->second.route;
+    if (!e->second.several || x.type != RTN_UNICAST || x.nh_id != 0) {
+      same.push_back({e, {}, ecmp(x)});
+      continue;
+    }
+    std::vector<NlPath> gateways;
+    for (const NlPath& y : x.paths) {
+      if (y.gateway) {
+        gateways.push_back(y);
+      } else {
+        same.push_back({e, {y}, false});
+      }
+    }
+    if (!gateways.empty()) same.push_back({e, std::move(gateways), true});
   }
-  const std::vector<std::map<Key, Entry>::iterator> none;
-  const auto& gone = like.size() == 1 ? like : (like.empty() && same.size() == 1) ? same : none;
-  for (auto e : gone) {
-    AddGateways(e->second.route, -1);
-    entries.erase(e);
+  for (const Held& h : same) {
+    if (h.ecmp == ecmp(r)) like.push_back(h);
   }
+  const Held* gone = like.size() == 1 ? &like[0] : (like.empty() && same.size() == 1) ? &same[0] : nullptr;
+  if (!gone) return;
+  Entry& e = gone->e->second;
+  AddGateways(e.route, -1);
+  auto& paths = e.route.paths;
+  std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
+  if (gone->part.empty() || paths.empty()) {
+    entries.erase(gone->e);
+    return;
+  }
+  // Left: its gateway paths (one route) and each path without a gateway.
+  const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
+  const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
+  e.several = without_gateway + (with_gateway ? 1 : 0) > 1;
+  AddGateways(e.route, +1);
 }
 
 // Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
 // at a full table they would be the largest thing in the process. What they
-// still do: a replacing one removes the route of the same rank and metric it
-// replaced, and their gateways are asked to be resolved (the neighbours the
+// still do: a replacing one removes the route of its rank it replaced — by
+// the kernel's rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6;
+// checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
+// and their gateways are asked to be resolved (the neighbours the
 // FPM source's routes need come from here). Their own deletions find nothing.
 // The kernel's state for a route it holds for FRR, told as it changes and
 // not kept: its object resolved as it is now (zebra announces objects
@@ -293,7 +296,11 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
   if (r.del) return OkStatus();
   if (msg->nlmsg_flags & NLM_F_REPLACE) {
     if (auto it = routes_.find(r.prefix); it != routes_.end()) {
-      EraseSameRank(it->second, key);
+      if (r.prefix.family() == Family::kV6) {
+        ReplaceSameRankV6(it->second, key, r);
+      } else {
+        ReplaceFirstOfRankV4(it->second, key);
+      }
       if (it->second.empty()) routes_.erase(it);
       EmitRoute(r.prefix);
     }
@@ -410,135 +417,6 @@ void KernelTable::EmitRoute(const Prefix& p) {
   emitted_[p] = std::move(paths);
 }
 
-// A link going down (or away) takes the IPv4 routes through it out of the
-// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its deletions)
-// (issue #14, bug 1). A multipath route that keeps a live next-hop stays:
-// its next-hops through a link going down are marked dead (RTNH_F_DEAD) and
-// come back when the link comes up again (fib_sync_up), also silently; a
-// link deleted takes every route through it (issue #14, found by
-// tests/kdiff). The local table is left alone: punting the host's own
-// addresses is always right.
-void KernelTable::DropIpv4PathsVia(uint32_t ifindex, bool gone) {
-  std::vector<Prefix> touched;
-  for (auto& [p, entries] : routes_) {
-    if (p.family() != Family::kV4) continue;
-    bool hit = false;
-    for (auto e = entries.begin(); e != entries.end();) {
-      NlRoute& r = e->second.route;
-      auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };
-      if (std::get<0>(e->first) == 0 || std::none_of(r.paths.begin(), r.paths.end(), via)) {
-        ++e;
-        continue;
-      }
-      hit = true;
-      const bool live_elsewhere = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
-        return !via(x) && !(x.flags & RTNH_F_DEAD);
-      });
-      if (gone || !live_elsewhere) {
-        AddGateways(r, -1);
-        e = entries.erase(e);
-        continue;
-      }
-      for (NlPath& x : r.paths) {
-        if (via(x)) x.flags |= RTNH_F_DEAD;
-      }
-      ++e;
-    }
-    if (hit) touched.push_back(p);
-  }
-  for (const Prefix& p : touched) {
-    if (auto it = routes_.find(p); it != routes_.end() && it->second.empty()) routes_.erase(it);
-    EmitRoute(p);
-  }
-}
-
-// A link coming up revives the dead IPv4 next-hops through it.
-void KernelTable::ReviveIpv4PathsVia(uint32_t ifindex) {
-  std::vector<Prefix> touched;
-  for (auto& [p, entries] : routes_) {
-    if (p.family() != Family::kV4) continue;
-    bool hit = false;
-    for (auto& [key, e] : entries) {
-      for (NlPath& x : e.route.paths) {
-        if (x.ifindex == ifindex && (x.flags & RTNH_F_DEAD)) {
-          x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
-          hit = true;
-        }
-      }
-    }
-    if (hit) touched.push_back(p);
-  }
-  for (const Prefix& p : touched) EmitRoute(p);
-}
-
-// IFF_LOWER_UP (carrier) lives in <linux/if.h>, which clashes with <net/if.h>.
-constexpr unsigned kIffLowerUp = 0x10000;
-
-Status KernelTable::ApplyLink(const nlmsghdr* msg) {
-  uint32_t ifindex = 0;
-  std::string name;
-  bool up = false, carrier = false;
-  uint32_t master = 0;
-  std::optional<uint32_t> vrf_table;
-  RETURN_IF_ERROR(ParseObject(msg, "link", [&](nl_object* obj) {
-    auto* l = reinterpret_cast<rtnl_link*>(obj);
-    ifindex = static_cast<uint32_t>(rtnl_link_get_ifindex(l));
-    if (const char* n = rtnl_link_get_name(l)) name = n;
-    up = (rtnl_link_get_flags(l) & IFF_UP) != 0;
-    carrier = up && (rtnl_link_get_flags(l) & kIffLowerUp) != 0;
-    master = static_cast<uint32_t>(std::max(0, rtnl_link_get_master(l)));
-    uint32_t t = 0;
-    if (rtnl_link_is_vrf(l) && rtnl_link_vrf_get_tableid(l, &t) == 0) vrf_table = t;
-  }));
-  if (ifindex == 0) return InvalidArgument("link message without an interface index");
-  const bool gone = msg->nlmsg_type == RTM_DELLINK;
-  // Down, without carrier or gone: the kernel has no next-hop object
-  // through it (kernel_table_nexthop.cc).
-  if (gone || !carrier) DropObjectsVia(ifindex);
-  const bool was_down = admin_down_.count(ifindex) != 0;
-  if (gone || !up) DropIpv4PathsVia(ifindex, gone);
-  if (gone || up) {
-    admin_down_.erase(ifindex);
-  } else {
-    admin_down_.insert(ifindex);
-  }
-  if (up && was_down) ReviveIpv4PathsVia(ifindex);
-  const bool had_carrier = !no_carrier_.count(ifindex);
-  if (msg->nlmsg_type == RTM_DELLINK || carrier) {
-    no_carrier_.erase(ifindex);
-  } else {
-    no_carrier_.insert(ifindex);
-  }
-  bool changed = had_carrier != !no_carrier_.count(ifindex);
-  if (options_.link_state) options_.link_state(ifindex, !gone && carrier);
-  if (gone) {
-    vrf_.ForgetLink(ifindex);
-  } else {
-    vrf_.SetLink(ifindex, master, vrf_table);
-  }
-  if (msg->nlmsg_type == RTM_DELLINK) {
-    changed |= ports_.RemoveLink(ifindex);
-    link_gen_.erase(ifindex);
-    v4_addrs_.erase(ifindex);
-  } else {
-    changed |= ports_.SetLink(ifindex, name);
-    link_gen_[ifindex] = gen_;
-  }
-  if (UpdateContext() || changed) ReevaluateAll();
-  return OkStatus();
-}
-
-bool KernelTable::UpdateContext() {
-  const bool changed = vrf_.Update(link_gen_, ports_, options_.tables);
-  counts_.refusing = vrf_.refusing();
-  return changed;
-}
-
-bool KernelTable::RankActive(int rank) const {
-  if (rank <= 0) return true;  // the local table
-  return vrf_.TableActive(options_.tables[static_cast<size_t>(rank - 1)]);
-}
-
 Status KernelTable::ApplyRule(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(PolicyRules::Change change, rules_.Apply(msg, gen_, options_.tables));
   if (change.ignored) ++counts_.ignored;
@@ -575,9 +453,12 @@ void KernelTable::ReevaluateAll() {
   ResolvePending();
 }
 
-void KernelTable::BeginResync() { ++gen_; }
+void KernelTable::BeginResync() {
+  ++gen_;
+  if (options_.ignored_dump_begins) options_.ignored_dump_begins();
+}
 
-size_t KernelTable::EndResync() {
+size_t KernelTable::EndResync(bool routes_complete) {
   size_t swept = 0;
   bool links_changed = false;
   for (auto it = link_gen_.begin(); it != link_gen_.end();) {
@@ -630,6 +511,7 @@ size_t KernelTable::EndResync() {
     for (const NeighKey& k : gone) EmitNeigh(k);
   }
   counts_.swept += swept;
+  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
   return swept;
 }
 

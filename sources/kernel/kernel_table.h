@@ -58,6 +58,12 @@ struct KernelTableOptions {
   // changes and goes, with what the kernel forwards along for it (with FPM
   // on: FpmSource::KernelRoute compares it with zebra's FPM word).
   std::function<void(const KernelRouteView&)> ignored_route;
+  // Told when a dump begins (BeginResync) and when it ends (EndResync):
+  // between them ignored_route hears the routes the dump shows, and at a
+  // complete end what it did not show is gone from the kernel (the events
+  // that said so may have been lost: an overrun).
+  std::function<void()> ignored_dump_begins;
+  std::function<void(bool complete)> ignored_dump_ends;
   // Told of the deletion of a next-hop object of an ignored protocol: it
   // takes the routes using it out of the kernel without a route message.
   // Also for the deletions the kernel makes silently (a link going down).
@@ -97,7 +103,9 @@ class KernelTable {
   Status Apply(const nlmsghdr* msg);
 
   void BeginResync();
-  size_t EndResync();  // returns what was swept
+  // Returns what was swept. routes_complete: the route dump was not
+  // interrupted (NLM_F_DUMP_INTR), see ignored_dump_ends.
+  size_t EndResync(bool routes_complete = true);
 
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
@@ -165,7 +173,6 @@ class KernelTable {
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
-  void EraseSameRank(std::map<Key, Entry>& entries, const Key& key);
   std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
   int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
