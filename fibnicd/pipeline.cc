@@ -118,7 +118,8 @@ void Pipeline::RunBatch() {
   } else if (!initial_) {
     batch = UpdateBatch{};
     fib_->TrimAfterChurn();  // the churn's garbage (queue, batches, deltas) back to the system
-    // And once the stream has stayed quiet (no batch since): the rest.
+    // And once the stream has stayed quiet (re-armed by each batch that
+    // empties the queue): the rest.
     idle_timer_.expires_after(kIdleTrim);
     idle_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec && !stopped_ && queue_.depth() == 0) fib_->TrimWhenIdle();

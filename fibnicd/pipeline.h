@@ -176,8 +176,8 @@ class Pipeline {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer timer_;
-  // Armed (again) when a batch leaves the queue empty: when it fires with no
-  // batch since, the heap's rest is trimmed (Fib::TrimWhenIdle).
+  // Armed (again) when a batch leaves the queue empty: when it fires with the
+  // queue still empty, the heap's rest is trimmed (Fib::TrimWhenIdle).
   boost::asio::steady_timer idle_timer_;
   static constexpr std::chrono::seconds kIdleTrim{2};
   std::thread thread_;
