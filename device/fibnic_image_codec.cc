@@ -89,8 +89,12 @@ std::vector<uint8_t> EncodeBar(const DeviceImage& img, uint32_t generation) {
   return bar;
 }
 
-StatusOr<BarHeader> DecodeBarHeader(const uint8_t* bar, size_t bar_size) {
-  if (bar_size < regs::kOffSram4) {
+namespace {
+
+// The CSR block of a BAR of bar_size bytes, of which the first `readable`
+// are at `bar`.
+StatusOr<BarHeader> DecodeCsr(const uint8_t* bar, size_t readable, size_t bar_size) {
+  if (bar_size < regs::kOffSram4 || readable < regs::kOffNeigh) {
     return FailedPrecondition("BAR of " + std::to_string(bar_size) + " bytes is shorter than the CSR/table area");
   }
   BarHeader h;
@@ -108,20 +112,34 @@ StatusOr<BarHeader> DecodeBarHeader(const uint8_t* bar, size_t bar_size) {
     return FailedPrecondition("BAR of " + std::to_string(bar_size) + " bytes, CAPS say " +
                               std::to_string(h.caps.bar_bytes()));
   }
+  if (readable < regs::NeighOffset(h.caps.neigh_entries)) {
+    return FailedPrecondition("read " + std::to_string(readable) + " bytes of the BAR, its tables end at byte " +
+                              std::to_string(regs::NeighOffset(h.caps.neigh_entries)));
+  }
   h.control = GetLe32(bar + regs::kOffControl);
   h.generation = GetLe32(bar + regs::kOffGeneration);
   h.scratch = GetLe32(bar + regs::kOffScratch);
   return h;
 }
 
-StatusOr<DeviceImage> DecodeBar(const uint8_t* bar, size_t bar_size) {
-  ASSIGN_OR_RETURN(BarHeader h, DecodeBarHeader(bar, bar_size));
+}  // namespace
+
+StatusOr<BarHeader> DecodeBarHeader(const uint8_t* bar, size_t bar_size) { return DecodeCsr(bar, bar_size, bar_size); }
+
+StatusOr<DeviceImage> DecodeBarTables(const uint8_t* tables, size_t tables_size, size_t bar_size, BarHeader* header) {
+  ASSIGN_OR_RETURN(BarHeader h, DecodeCsr(tables, tables_size, bar_size));
   DeviceImage img(h.caps);
   img.control = h.control;
-  for (uint32_t p = 0; p < h.caps.ports; ++p) std::memcpy(img.port_macs[p].b.data(), bar + regs::PortMacOffset(p), 6);
-  for (uint32_t i = 0; i < h.caps.nexthop_entries; ++i) img.nexthop[i] = regs::NexthopEntry::Decode(bar + regs::NexthopOffset(i));
-  for (uint32_t i = 0; i < h.caps.tcam_entries; ++i) img.tcam[i] = regs::Tcam6Entry::Decode(bar + regs::Tcam6Offset(i));
-  for (uint32_t i = 0; i < h.caps.neigh_entries; ++i) img.neigh[i] = regs::NeighEntry::Decode(bar + regs::NeighOffset(i));
+  for (uint32_t p = 0; p < h.caps.ports; ++p) std::memcpy(img.port_macs[p].b.data(), tables + regs::PortMacOffset(p), 6);
+  for (uint32_t i = 0; i < h.caps.nexthop_entries; ++i) img.nexthop[i] = regs::NexthopEntry::Decode(tables + regs::NexthopOffset(i));
+  for (uint32_t i = 0; i < h.caps.tcam_entries; ++i) img.tcam[i] = regs::Tcam6Entry::Decode(tables + regs::Tcam6Offset(i));
+  for (uint32_t i = 0; i < h.caps.neigh_entries; ++i) img.neigh[i] = regs::NeighEntry::Decode(tables + regs::NeighOffset(i));
+  if (header) *header = h;
+  return img;
+}
+
+StatusOr<DeviceImage> DecodeBar(const uint8_t* bar, size_t bar_size) {
+  ASSIGN_OR_RETURN(DeviceImage img, DecodeBarTables(bar, bar_size, bar_size, nullptr));
   std::memcpy(img.sram.data(), bar + regs::kOffSram4, img.sram.size());
   return img;
 }

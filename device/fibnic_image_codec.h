@@ -38,5 +38,9 @@ Status EncodeBarInto(const DeviceImage& image, uint32_t generation, uint8_t* bar
 // Checks ID, VERSION major, CAPS and that bar_size holds the whole layout.
 StatusOr<BarHeader> DecodeBarHeader(const uint8_t* bar, size_t bar_size);
 StatusOr<DeviceImage> DecodeBar(const uint8_t* bar, size_t bar_size);
+// The same without SRAM4 (left zero, for the caller to read into image.sram):
+// `tables` is the start of a BAR of bar_size bytes, read up to at least the
+// end of NEIGH — a readback then never holds the reserved gap before SRAM4.
+StatusOr<DeviceImage> DecodeBarTables(const uint8_t* tables, size_t tables_size, size_t bar_size, BarHeader* header);
 
 }  // namespace fibnic

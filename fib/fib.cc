@@ -131,6 +131,7 @@ void Fib::DeleteNeighbor(const IpAddr& addr, PortId port) { impl_->DeleteNeighbo
 RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
 void Fib::TrimAfterChurn() { impl_->heap.Quiet(); }
+void Fib::TrimWhenIdle() { impl_->heap.Idle(); }
 DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->AdoptDevice(device); }
 const DeviceImage& Fib::image() const { return impl_->image; }
 uint64_t Fib::commits() const { return impl_->commits; }

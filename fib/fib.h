@@ -135,6 +135,9 @@ class Fib {
   // heap a churn left behind back to the system if many routes changed since
   // the last trim (fib/heap_trim.h).
   void TrimAfterChurn();
+  // The stream has stayed quiet for a while: hands back what any change since
+  // the last trim left behind.
+  void TrimWhenIdle();
   // The compiled image as of the last Commit().
   const DeviceImage& image() const;
 

@@ -17,7 +17,12 @@
 // routes never trims by itself). The churn after the last such trim (up to
 // 128k routes' garbage: a peer loss of 353k left 20-30 MB) is handed back
 // when the stream goes quiet: the daemon calls Quiet() once its queue is
-// empty, which trims if kTrimQuiet routes changed since the last trim.
+// empty, which trims if kTrimQuiet routes changed since the last trim, and
+// Idle() once the queue has stayed empty for a while (fibnicd/pipeline.cc,
+// kIdleTrim), which trims if any route changed: the tail of a churn after
+// that trim, and what was freed after the last batch (the batch itself, the
+// pushed delta, the sources' scratch) — 4-7 MB resident after a full table's
+// load, a peer loss or its return before it.
 #pragma once
 
 #include <malloc.h>
@@ -43,6 +48,10 @@ class HeapTrim {
   static constexpr size_t kTrimQuiet = size_t{1} << 14;
   void Quiet() {
     if (worked_ >= kTrimQuiet) pending_ = true;
+    Now();
+  }
+  void Idle() {
+    if (worked_ > 0) pending_ = true;
     Now();
   }
   void Now() {

@@ -44,6 +44,7 @@ Pipeline::Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolic
       queue_([this] { Wake(); }),
       work_(boost::asio::make_work_guard(io_)),
       timer_(io_),
+      idle_timer_(io_),
       batching_(batching) {
   queue_.set_wake_threshold(batching_.max);
 }
@@ -115,7 +116,14 @@ void Pipeline::RunBatch() {
   if (queue_.depth() > 0) {
     boost::asio::post(io_, [this] { Schedule(); });
   } else if (!initial_) {
+    batch = UpdateBatch{};
     fib_->TrimAfterChurn();  // the churn's garbage (queue, batches, deltas) back to the system
+    // And once the stream has stayed quiet (re-armed by each batch that
+    // empties the queue): the rest.
+    idle_timer_.expires_after(kIdleTrim);
+    idle_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec && !stopped_ && queue_.depth() == 0) fib_->TrimWhenIdle();
+    });
   }
 }
 
@@ -304,6 +312,7 @@ void Pipeline::Stop() {
     while (!initial_ && queue_.depth() > 0) RunBatch();
     stopped_ = true;
     timer_.cancel();
+    idle_timer_.cancel();
     work_.reset();
     io_.stop();
   });

@@ -176,6 +176,10 @@ class Pipeline {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer timer_;
+  // Armed (again) when a batch leaves the queue empty: when it fires with the
+  // queue still empty, the heap's rest is trimmed (Fib::TrimWhenIdle).
+  boost::asio::steady_timer idle_timer_;
+  static constexpr std::chrono::seconds kIdleTrim{2};
   std::thread thread_;
   std::atomic<bool> wake_posted_{false};
   bool timer_armed_ = false;

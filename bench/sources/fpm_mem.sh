@@ -5,7 +5,7 @@
 # BGP peers) by fpm_play as zebra's dplane_fpm_nl would; then a peer loss and
 # its return. After each phase, once the device has every route: fibnicd's
 # resident and peak memory (anonymous and file-mapped apart: the BAR file is
-# mapped), and per route. The peer: the kernel's own memory for the same
+# mapped), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
 # routes (ip -batch into a second namespace; Slab growth in /proc/meminfo).
 #   bench/sources/fpm_mem.sh [BUILD_DIR]   (root; FPM_MEM_ROUTES=N: the first N
 #   prefixes; FPM_MEM_NS: namespace prefix, default fpmmem; FPM_MEM_INLINE=1:
@@ -83,6 +83,8 @@ print(r["ipv4"]["total"] + r["ipv6"]["total"], s["commits"])' || echo "0 0")
     sleep 1
   done
   awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b - 1 }'
+  # At rest: the daemon's idle trim (2 s after the last batch) has run.
+  sleep 3
 }
 kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # FPM_MEM_MALLOC=1: glibc's malloc_stats() of the daemon after each phase
@@ -113,6 +115,14 @@ per = f"{rss * 1024 / routes:6.0f}" if routes else "     -"
 ratio = f"x{rss / kern:.2f}" if kern else "-"
 print(f"{name:<22} {routes:>9} {secs:7.1f} {rss / 1024:8.1f} {anon / 1024:7.1f} {filemap / 1024:7.1f} {hwm / 1024:7.1f} {per:>7} {ratio:>9}")
 PY
+  # The FPM source's own structures (its stats' memory_bytes), per route.
+  ctl --json status 2>/dev/null | python3 -c '
+import json, sys
+f = json.load(sys.stdin).get("sources", {}).get("fpm", {})
+m, n = f.get("memory_bytes", {}), f.get("routes", 0)
+if m:
+    per = lambda b: f"{b / n:.2f} B/route" if n else "-"
+    print("  fpm source: " + ", ".join(f"{k} {v / 1024:.0f} KB ({per(v)})" for k, v in m.items()))' || true
   malloc_line
 }
 

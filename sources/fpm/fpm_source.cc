@@ -366,6 +366,10 @@ nlohmann::json FpmSource::StatsJson() const {
           // Where the kernel and FPM disagree (fpm_flux.h): those prefixes punt.
           {"in_flux", s.in_flux}, {"flux_entered", s.flux_entered},
           {"flux_overflows", s.flux_overflows}, {"kernel_dump_gone", s.kernel_dump_gone}};
+  // Bytes held per structure (FpmTable::Memory; bench/sources/fpm_mem.sh
+  // prints them per route).
+  const FpmTable::Memory m = impl_->table.memory();
+  j["memory_bytes"] = {{"routes", m.routes}, {"groups", m.groups}, {"inline_sets", m.inline_sets}, {"flux", m.flux}};
   if (impl_->replies) {  // only when replying (cfg.offload)
     j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},
               {"offload_trapped", s.offload.trapped},     {"offload_failed", s.offload.failed},

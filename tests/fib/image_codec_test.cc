@@ -108,5 +108,28 @@ TEST(Codec, EncodeRefusesMismatchedImage) {
   EXPECT_FALSE(EncodeBarInto(DeviceImage(), 0, bar.data(), bar.size() - 1).ok());
 }
 
+// A readback without the reserved gap (hwif's ReadFibnic): the tables decoded
+// from the BAR's start alone, SRAM4 left for the caller; too short a start is
+// refused by name.
+TEST_P(CodecTest, TablesDecodeWithoutTheGap) {
+  const auto caps = GetParam() == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
+  const auto img = Sample(caps);
+  const auto bar = EncodeBar(img, 7);
+  const size_t tables_end = regs::NeighOffset(caps.neigh_entries);
+  const std::vector<uint8_t> start(bar.begin(), bar.begin() + static_cast<ptrdiff_t>(tables_end));
+  BarHeader h;
+  auto tables = DecodeBarTables(start.data(), start.size(), bar.size(), &h);
+  ASSERT_TRUE(tables.ok()) << tables.status().ToString();
+  EXPECT_EQ(h.generation, 7u);
+  EXPECT_EQ(tables->sram, std::vector<uint8_t>(caps.sram_bytes(), 0));
+  DeviceImage whole = *tables;
+  whole.sram = img.sram;
+  EXPECT_TRUE(whole == img);
+  auto st = DecodeBarTables(start.data(), start.size() - 1, bar.size(), nullptr).status();
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("tables end"), std::string::npos) << st.message();
+  EXPECT_FALSE(DecodeBarTables(start.data(), start.size(), bar.size() - 1, nullptr).ok());  // CAPS say more
+}
+
 }  // namespace
 }  // namespace fibnic
