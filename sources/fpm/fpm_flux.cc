@@ -73,23 +73,13 @@ uint64_t FpmTable::DigestOf(uint32_t set) const {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return RouteMeaningDigest(s.type, s.paths, !s.unsupported.empty());
   }
-  const uint64_t unusable = RouteMeaningDigest(RTN_UNICAST, {}, true);
-  auto it = nhgs_.find(set);
-  if (it == nhgs_.end()) return unusable;
-  const NlNexthop& top = it->second.nh;
-  std::vector<const NlNexthop*> singles;
-  if (top.group.empty()) {
-    singles.push_back(&top);
-  } else {
-    for (const auto& m : top.group) {
-      auto mi = nhgs_.find(m.id);
-      if (mi == nhgs_.end() || !mi->second.nh.group.empty()) return unusable;
-      singles.push_back(&mi->second.nh);
-    }
-  }
+  // An object the kernel removed (or never took) has no route there:
+  // unusable, never "agreeing" with a kernel route.
+  const Singles singles = SinglesOf(set);
+  if (!singles.none_why.empty()) return RouteMeaningDigest(RTN_UNICAST, {}, true);
   std::vector<NlPath> paths;
   bool bad = false;
-  for (const NlNexthop* s : singles) {
+  for (const NlNexthop* s : singles.objects) {
     if (s->blackhole) return RouteMeaningDigest(RTN_BLACKHOLE, {}, false);
     bad = bad || !s->unsupported.empty();
     paths.push_back(s->path);

@@ -156,39 +156,37 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   }
 }
 
+FpmTable::Singles FpmTable::SinglesOf(uint32_t id) const {
+  auto unknown = [](uint32_t m) { return Singles{{}, "unknown next-hop id " + std::to_string(m)}; };
+  auto removed = [](uint32_t m) {
+    return Singles{{}, "next-hop id " + std::to_string(m) + " not in the kernel (its link went down or lost carrier)"};
+  };
+  auto it = nhgs_.find(id);
+  if (it == nhgs_.end()) return unknown(id);
+  if (it->second.removed) return removed(id);
+  const NlNexthop& top = it->second.nh;
+  if (top.group.empty()) return Singles{{&top}, ""};
+  Singles out;
+  for (const auto& m : top.group) {
+    auto mi = nhgs_.find(m.id);
+    if (mi == nhgs_.end()) return unknown(m.id);
+    if (mi->second.removed) return removed(m.id);
+    if (!mi->second.nh.group.empty()) return Singles{{}, "next-hop group " + std::to_string(m.id) + " nested in a group"};
+    out.objects.push_back(&mi->second.nh);
+  }
+  return out;
+}
+
 FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
   if (set & kInlineBit) {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return FibPaths(s.type, fam, s.paths, s.unsupported, port_of_);
   }
-  auto unknown = [](uint32_t id) {
-    return FibPathsResult{{NextHop::ToHost()}, "unknown next-hop id " + std::to_string(id)};
-  };
-  auto removed = [](uint32_t id) {
-    return FibPathsResult{{NextHop::ToHost()}, "next-hop id " + std::to_string(id) +
-                                                   " not in the kernel (its link went down or lost carrier)"};
-  };
-  auto it = nhgs_.find(set);
-  if (it == nhgs_.end()) return unknown(set);
-  if (it->second.removed) return removed(set);
-  const NlNexthop& top = it->second.nh;
-  std::vector<const NlNexthop*> singles;
-  if (top.group.empty()) {
-    singles.push_back(&top);
-  } else {
-    for (const auto& m : top.group) {
-      auto mi = nhgs_.find(m.id);
-      if (mi == nhgs_.end()) return unknown(m.id);
-      if (mi->second.removed) return removed(m.id);
-      if (!mi->second.nh.group.empty()) {
-        return FibPathsResult{{NextHop::ToHost()}, "next-hop group " + std::to_string(m.id) + " nested in a group"};
-      }
-      singles.push_back(&mi->second.nh);
-    }
-  }
+  const Singles singles = SinglesOf(set);
+  if (!singles.none_why.empty()) return FibPathsResult{{NextHop::ToHost()}, singles.none_why};
   std::vector<NlPath> paths;
   std::string unsupported;
-  for (const NlNexthop* s : singles) {
+  for (const NlNexthop* s : singles.objects) {
     if (s->blackhole) return FibPaths(RTN_BLACKHOLE, fam, {}, "", port_of_);
     if (!s->unsupported.empty()) unsupported = s->unsupported;
     paths.push_back(s->path);
@@ -380,18 +378,6 @@ size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
   Finish(work);
   counts_.stale_swept += removed;
   return removed;
-}
-
-bool FpmTable::DropStale(const Prefix& p) {
-  const std::optional<FpmRouteRef> now = refs_.Find(p);
-  if (!now || !now->stale) return false;
-  FrameWork work;
-  work.touched.emplace(p, now);
-  EraseRef(p, *now);
-  Release(now->set);
-  Finish(work);
-  ++counts_.kernel_dropped;
-  return true;
 }
 
 size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {

@@ -76,7 +76,7 @@ class FpmTable {
   // Returns routes + groups removed. A stale route for which `kernel_holds`
   // (prefix, zebra's protocol) says the kernel still has it — zebra left it
   // there without replaying it — is not removed but punted, and stays stale:
-  // the kernel's deletion (DropStale) or zebra's word on it ends that.
+  // the kernel's deletion (KernelRoute) or zebra's word on it ends that.
   using KernelHolds = std::function<bool(const Prefix&, uint8_t protocol)>;
   size_t SweepStale(const KernelHolds& kernel_holds = {});
   // Routes + groups marked stale (a running count, for the status API):
@@ -85,20 +85,16 @@ class FpmTable {
   size_t stale_count() const { return stale_routes_ + stale_groups_; }
   // The same by walking the table (tests check the count against it).
   size_t stale_walked() const;
-  // The kernel deleted zebra's route for p (zebra deletes from the kernel
-  // first, then tells FPM). A stale copy — zebra away, or not replayed since
-  // it came back — is dropped at once: the host no longer forwards along
-  // it. A copy zebra has sent since it (re)connected stays; zebra's own
-  // word on it follows over FPM. Returns whether a route was dropped.
-  bool DropStale(const Prefix& p);
   // The kernel deleted zebra's next-hop objects `ids`, and with them, silently,
   // the kernel routes using them: their stale routes are dropped (one pass
   // over the routes, only when a route names one). Returns how many.
   size_t DropStaleUsing(const std::set<uint32_t>& ids);
-  // The kernel's state of one of zebra's routes changed (fpm_flux.h): a
-  // stale copy (or a placeholder) it deleted is dropped as by DropStale; a
-  // state that disagrees with FPM's puts the prefix in flux (punted), one
-  // that agrees with FPM's takes it out.
+  // The kernel's state of one of zebra's routes changed (fpm_flux.h). A
+  // deletion drops a stale copy (zebra away, or not replayed since it came
+  // back: the host no longer forwards along it, and zebra will not send the
+  // delete) or a placeholder; a copy zebra has sent since it (re)connected
+  // stays, zebra's own word on it follows over FPM. A state that disagrees
+  // with FPM's puts the prefix in flux (punted), one that agrees takes it out.
   void KernelRoute(const KernelRouteView& k);
   size_t in_flux() const { return flux_.size(); }
   size_t flux_punting() const;  // of those, punted now (the others wait for FPM to catch up)
@@ -159,6 +155,14 @@ class FpmTable {
   void ApplyRoute(const NlRoute& r, FrameWork& work);
   void ApplyNexthop(NlNexthop n, FrameWork& work);
   void Finish(FrameWork& work);
+  // The single objects next-hop object `id` forwards along (itself, or a
+  // group's members), or why there are none to use: unknown, nested, or not
+  // in the kernel (`removed`). PathsOf and DigestOf both read a set by it.
+  struct Singles {
+    std::vector<const NlNexthop*> objects;
+    std::string none_why;  // non-empty: the set punts, for this reason
+  };
+  Singles SinglesOf(uint32_t id) const;
   FibPathsResult PathsOf(uint32_t set, Family fam) const;
   // Flux (fpm_flux.cc). What Finish does with a touched prefix in flux:
   enum class FluxStep {

@@ -194,5 +194,21 @@ TEST_F(FpmLinkTest, StaleRoutesOfARemovedObjectStayStaleAndAreSwept) {
   EXPECT_TRUE(sink.routes().empty());
 }
 
+// The kernel's word on a route (flux, fpm_flux.h) is compared with FPM's
+// set as PathsOf reads it: a group the kernel refused (it names an object the
+// kernel removed) is no route there, so it never agrees with a route the
+// kernel reports by those paths — however its members read.
+TEST_F(FpmLinkTest, AGroupTheKernelRefusedNeverAgreesWithTheKernelsRoute) {
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildNexthopMessage(Group(3, {1, 2})), BuildRouteMessage(ByObject("198.51.100.0/24", 3))});
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), via2_port1);
+  Frame({BuildNexthopMessage(Group(3, {1, 2}))});  // zebra sends it again: refused, member 1 is gone
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+  table.KernelRoute(testing::KernelView("198.51.100.0/24", false, {Via("192.0.2.1", 10), Via("192.0.2.2", 11)}));
+  EXPECT_EQ(table.in_flux(), 1u) << "FPM's set is not in the kernel: it cannot agree with a kernel route";
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), host);
+}
+
 }  // namespace
 }  // namespace fibnic
