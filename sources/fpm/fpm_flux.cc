@@ -88,7 +88,9 @@ uint64_t FpmTable::DigestOf(uint32_t set) const {
 }
 
 bool FpmTable::Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const {
-  if (!fpm || !kernel.present) return !fpm && !kernel.present;
+  // A route FPM holds that the kernel removed or refused is no route (NotInKernel).
+  const bool fpm_present = fpm && !NotInKernel(fpm->set);
+  if (!fpm_present || !kernel.present) return !fpm_present && !kernel.present;
   if (IsPlaceholder(fpm->set)) return false;  // FPM's word on it is not known
   // zebra names its objects over FPM with the ids it gave them in the kernel.
   if (!(fpm->set & kInlineBit) && kernel.nh_id != 0) return fpm->set == kernel.nh_id;

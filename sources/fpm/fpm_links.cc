@@ -9,25 +9,29 @@
 //   stay), without a message. A group holding one loses it and keeps its
 //   other members; a group losing its last member is removed too. Every
 //   route naming a removed object is deleted (IPv4 silently, IPv6 announced
-//   or not by nexthop_compat_mode): here it punts until zebra sends it again.
+//   or not by nexthop_compat_mode) and the kernel forwards by what covers
+//   it: here it leaves the RIB (the table holds it for zebra's word; flux
+//   counts it absent) until zebra sends it again — "not in the kernel".
 // - zebra installs its inline routes (`no fpm use-next-hop-groups` is about
 //   FPM only) with next-hop objects in the kernel too, one per path: such a
-//   route loses its paths through the link, and punts when none is left
+//   route loses its paths through the link, and is not in the kernel when none is left
 //   (seen with FIBSYNC_SEED=16447697085535 FRRDIFF_NHG=0: after the carrier
 //   came back zebra still had the route, the kernel none). Were a route
 //   in the kernel without objects, the kernel would keep such paths flagged
 //   linkdown and skip them, and use them again with the carrier: here they
-//   stay away until zebra sends the route again — a punt, or fewer paths.
+//   stay away until zebra sends the route again — the cover, or fewer paths.
 // - While the link is down or without carrier, an object through it is
 //   refused ("Carrier for nexthop device is down"), and so are a group
 //   naming a removed object and a route naming one ("Nexthop id does not
-//   exist"): they punt. zebra logs the failure and FRR 8.4 still sends them
-//   over FPM, in replays too. A group zebra made before its member was
+//   exist"): such routes are not in the kernel. zebra logs the failure; FRR
+//   8.4 sends the objects over FPM, and such a route at least in its
+//   replays (its refused install went nowhere: frrdiff
+//   FIBSYNC_SEED=192865517202028). A group zebra made before its member was
 //   removed still holds its other members in the kernel, but its replay
-//   looks the same as a new one: after a fibnicd restart it punts (safe),
+//   looks the same as a new one: after a fibnicd restart its routes punt (safe),
 //   where the run that saw the removal forwards along the other members.
 // - An inline route zebra sends with paths through such a link is taken
-//   without them (punts when none is left): zebra does not install a path
+//   without them (not in the kernel when none is left): zebra does not install a path
 //   through an interface it knows is down, so this is a replay of a route
 //   that lost those paths with the carrier — the same answer as when the
 //   carrier went while the route was here, also after a fibnicd restart.
@@ -84,11 +88,19 @@ uint32_t FpmTable::SetOfLive(const NlRoute& r) {
   return live.paths.empty() ? RemovedRouteSet() : SetOf(live);
 }
 
+namespace {
+constexpr const char* kNotInKernel = "not in the kernel: a next-hop of it went down or lost carrier";
+}  // namespace
+
 uint32_t FpmTable::RemovedRouteSet() {
-  NlRoute punt;
-  punt.type = RTN_UNICAST;
-  punt.unsupported = "not in the kernel: a next-hop of it went down or lost carrier";
-  return SetOf(punt);
+  NlRoute gone;
+  gone.type = RTN_UNICAST;
+  gone.unsupported = kNotInKernel;
+  return SetOf(gone);
+}
+
+bool FpmTable::NotInKernel(uint32_t set) const {
+  return (set & kInlineBit) && inline_[set & ~kInlineBit].unsupported == kNotInKernel;
 }
 
 void FpmTable::RemoveObjectsVia(uint32_t ifindex, FrameWork& work) {

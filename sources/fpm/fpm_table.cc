@@ -178,6 +178,7 @@ FpmTable::Singles FpmTable::SinglesOf(uint32_t id) const {
 }
 
 FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
+  if (NotInKernel(set)) return FibPathsResult{{}, inline_[set & ~kInlineBit].unsupported};  // none: the cover
   if (set & kInlineBit) {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return FibPaths(s.type, fam, s.paths, s.unsupported, port_of_);
@@ -194,6 +195,16 @@ FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
   return FibPaths(RTN_UNICAST, fam, paths, unsupported, port_of_);
 }
 
+void FpmTable::Give(const Prefix& p, const FibPathsResult& res) {
+  ++counts_.route_updates;
+  if (res.paths.empty()) {  // not in the kernel (NotInKernel): the RIB holds none
+    sink_.DeleteRoute(p, RouteSource::kFpm);
+    return;
+  }
+  sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, res.paths});
+  if (!res.punt_why.empty()) ++counts_.punted_updates;
+}
+
 const std::vector<NextHop>* FpmTable::EmittedOf(uint32_t set, Family fam) const {
   auto it = emitted_.find(EmittedKey(set, fam));
   return it == emitted_.end() ? nullptr : &it->second;
@@ -208,11 +219,6 @@ void FpmTable::Finish(FrameWork& work) {
     if (f == fresh.end()) f = fresh.emplace(key, PathsOf(set, fam)).first;
     return f->second;
   };
-  auto upsert = [&](const Prefix& p, const FibPathsResult& res) {
-    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, res.paths});
-    ++counts_.route_updates;
-    if (!res.punt_why.empty()) ++counts_.punted_updates;
-  };
   if (!work.groups.empty()) TouchFluxOfGroups(work);
   // Each touched prefix once, with its final state; what its set was last
   // given to the RIB as decides whether the RIB needs to hear of it — unless
@@ -225,11 +231,11 @@ void FpmTable::Finish(FrameWork& work) {
       case FluxStep::kStay:
         continue;
       case FluxStep::kPunt:
-        upsert(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
+        Give(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
         continue;
       case FluxStep::kBack:
         if (now) {
-          upsert(p, answer(now->set, p.family()));
+          Give(p, answer(now->set, p.family()));
         } else {
           sink_.DeleteRoute(p, RouteSource::kFpm);
           ++counts_.route_updates;
@@ -237,7 +243,7 @@ void FpmTable::Finish(FrameWork& work) {
         continue;
     }
     if (!now) {
-      if (before) {
+      if (before && !NotInKernel(before->set)) {  // such a route was given as a delete already
         sink_.DeleteRoute(p, RouteSource::kFpm);
         ++counts_.route_updates;
       }
@@ -247,8 +253,10 @@ void FpmTable::Finish(FrameWork& work) {
     if (before) {
       const std::vector<NextHop>* had = EmittedOf(before->set, p.family());
       if (had && *had == res.paths) continue;
+    } else if (res.paths.empty()) {
+      continue;  // new, and not in the kernel: nothing to give
     }
-    upsert(p, res);
+    Give(p, res);
   }
   // Sets whose answer moved with no message about them (the port map
   // changed since their routes were given to the RIB): this frame's routes
@@ -272,7 +280,7 @@ void FpmTable::Finish(FrameWork& work) {
       if (!group_changed && !moved.count(EmittedKey(set, p.family()))) return;
       const FibPathsResult& res = answer(set, p.family());
       const std::vector<NextHop>* had = EmittedOf(set, p.family());
-      if (!had || *had != res.paths) upsert(p, res);
+      if (!had || *had != res.paths) Give(p, res);
     });
   }
   for (auto& [key, res] : fresh) emitted_[key] = std::move(res.paths);
@@ -421,9 +429,7 @@ void FpmTable::ReevaluateAll() {
   refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
     auto c = changed.find(EmittedKey(set, p.family()));
     if (c == changed.end() || Punted(p)) return;
-    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, c->second.paths});
-    ++counts_.route_updates;
-    if (!c->second.punt_why.empty()) ++counts_.punted_updates;
+    Give(p, c->second);
   });
   for (auto& [key, res] : changed) emitted_[key] = std::move(res.paths);
 }

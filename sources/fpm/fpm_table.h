@@ -163,7 +163,8 @@ class FpmTable {
     std::string none_why;  // non-empty: the set punts, for this reason
   };
   Singles SinglesOf(uint32_t id) const;
-  FibPathsResult PathsOf(uint32_t set, Family fam) const;
+  FibPathsResult PathsOf(uint32_t set, Family fam) const;  // no paths: no route (NotInKernel)
+  void Give(const Prefix& p, const FibPathsResult& res);  // to the RIB: an upsert, or with no paths a delete
   // Flux (fpm_flux.cc). What Finish does with a touched prefix in flux:
   enum class FluxStep {
     kNone,   // not in flux, or agreeing and not punted: as usual
@@ -186,7 +187,15 @@ class FpmTable {
   // The kernel's view of links (fpm_links.cc).
   bool KernelRefuses(const NlNexthop& n) const;
   uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
-  uint32_t RemovedRouteSet();  // the punted set of routes the kernel removed or refused
+  // The set of routes the kernel removed or refused (fpm_links.cc). The
+  // kernel holds no such route and forwards by what covers it, so neither
+  // does the device: the RIB holds no FPM route for them (PathsOf answers
+  // no paths), and to flux they are as absent. Punting them instead would
+  // differ from a restarted fibnicd whenever zebra replays a route whose
+  // install the kernel refused (zebra 8.4 sends a refused install nowhere
+  // but in its replays).
+  uint32_t RemovedRouteSet();
+  bool NotInKernel(uint32_t set) const;
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
   void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);
