@@ -62,13 +62,21 @@ void FpmTable::LinkState(uint32_t ifindex, bool carrier) {
   if (!work.groups.empty() || !work.touched.empty()) Finish(work);
 }
 
-bool FpmTable::KernelRefuses(const NlNexthop& n) const {
+bool FpmTable::KernelRefuses(NlNexthop& n) const {
   if (n.del || n.blackhole) return false;
   if (n.group.empty()) return n.path.ifindex != 0 && no_carrier_.count(n.path.ifindex) != 0;
-  return std::any_of(n.group.begin(), n.group.end(), [&](const NlGroupMember& m) {
+  auto removed = [&](const NlGroupMember& m) {
     auto it = nhgs_.find(m.id);
     return it != nhgs_.end() && it->second.removed;
-  });
+  };
+  if (std::none_of(n.group.begin(), n.group.end(), removed)) return false;
+  // zebra replays a group it made before the removal as it made it: the
+  // kernel kept it without those members (and the routes using it), a
+  // fibnicd that saw the removal forwards along the rest — so does one that
+  // starts now. A group the kernel does not hold was refused.
+  if (!options_.kernel_holds_object || !options_.kernel_holds_object(n.id)) return true;
+  std::erase_if(n.group, removed);
+  return n.group.empty();
 }
 
 uint32_t FpmTable::SetOfLive(const NlRoute& r) {

@@ -28,7 +28,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
       : cfg(std::move(c)),
         ports(cfg.ports),
         table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); },
-              FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols, cfg.offload ? kSentMax : 0}),
+              TableOptions(cfg)),
         acceptor(io),
         sweep_timer(io),
         ports_timer(io),
@@ -45,6 +45,15 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   }
   // Routes remembered for replies between two questions (more: a walk finds them).
   static constexpr size_t kSentMax = 16384;
+  static FpmTableOptions TableOptions(const FpmSourceConfig& c) {
+    FpmTableOptions o;
+    o.table = c.table;
+    o.distance = c.distance;
+    o.ignore_protocols = c.ignore_protocols;
+    o.sent_max = c.offload ? kSentMax : 0;
+    o.kernel_holds_object = c.kernel_holds_object;
+    return o;
+  }
 
   void Log(const std::string& msg) { SourceLog(cfg.log, "fpm", msg); }
   void Error(const std::string& msg) { SourceError(cfg.log, "fpm", stats, msg); }

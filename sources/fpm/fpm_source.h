@@ -55,6 +55,7 @@ struct FpmSourceConfig {
   // How long an interface index → name answer is trusted.
   std::chrono::milliseconds port_name_max_age{5000};
   std::function<void(const std::string&)> log;  // default: stderr
+  std::function<bool(uint32_t id)> kernel_holds_object;  // FpmTableOptions::kernel_holds_object
   // Offload replies to zebra (fpm_offload.h; FRR 8.5+ reads them, 8.4
   // discards them): the states come from here. nullptr: no replies.
   FpmOffloadOracle* offload = nullptr;

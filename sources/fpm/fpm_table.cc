@@ -141,8 +141,8 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
     if (n.del) nhgs_.erase(it);
   }
   if (!n.del) {
+    const bool refused = KernelRefuses(n);  // may drop members the kernel removed from it
     for (const auto& m : n.group) parents_[m.id].insert(id);
-    const bool refused = KernelRefuses(n);
     nhgs_[id] = StoredNhg{std::move(n), false, refused};
   }
   // It and every group holding it (malformed input may nest a group in

@@ -46,6 +46,12 @@ struct FpmTableOptions {
   // Prefixes in flux (the kernel and FPM disagree, fpm_flux.h) kept at most;
   // ~70 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
   size_t flux_max = 131072;
+  // Whether the kernel holds next-hop object `id` (the kernel source's
+  // objects; unset without it). A group zebra sends naming an object the
+  // kernel removed is then told apart: one the kernel holds was made before
+  // the removal and forwards along its other members; one it does not hold
+  // was refused (fpm_links.cc).
+  std::function<bool(uint32_t id)> kernel_holds_object;
 };
 
 struct FpmTableCounts {
@@ -185,7 +191,10 @@ class FpmTable {
   }
   bool EvictWaiting();  // frees a slot held by an entry that does not punt
   // The kernel's view of links (fpm_links.cc).
-  bool KernelRefuses(const NlNexthop& n) const;
+  // Whether the kernel refused n: an object through a link without carrier,
+  // a group naming an object it removed — unless it holds the group (made
+  // before the removal): then n loses those members, as the kernel's did.
+  bool KernelRefuses(NlNexthop& n) const;
   uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
   // The set of routes the kernel removed or refused (fpm_links.cc). The
   // kernel holds no such route and forwards by what covers it, so neither

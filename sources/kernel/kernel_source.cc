@@ -423,6 +423,8 @@ nlohmann::json KernelSource::StatsJson() const {
           {"last_error", s.last_error}};
 }
 
+bool KernelSource::HoldsNexthopObject(uint32_t id) const { return impl_->table.holds_nexthop_object(id); }
+
 KernelSourceStats KernelSource::stats() const {
   KernelSourceStats s = impl_->stats;
   const KernelTableCounts& c = impl_->table.counts();

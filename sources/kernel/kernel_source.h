@@ -89,6 +89,9 @@ class KernelSource : public Source {
   nlohmann::json StatsJson() const override;
   void RequestResync();
   KernelSourceStats stats() const;
+  // The kernel holds next-hop object `id` (any protocol's, zebra's too), as
+  // this source read it so far.
+  bool HoldsNexthopObject(uint32_t id) const;
 
  private:
   struct Impl;

@@ -105,6 +105,7 @@ class KernelTable {
   size_t routes() const { return emitted_.size(); }
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
+  bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 

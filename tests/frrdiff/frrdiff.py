@@ -449,6 +449,14 @@ def run_chunk(env, rng, chunk, stats):
 
 
 def replay_shows(args, seed, events, addrs, pauses):
+    try:
+        return replay_shows_once(args, seed, events, addrs, pauses)
+    except RuntimeError as e:  # a replay's own failure (a daemon exited, a timeout) shows nothing
+        print("  (a shrinking replay failed: %s)" % str(e).splitlines()[0], flush=True)
+        return False
+
+
+def replay_shows_once(args, seed, events, addrs, pauses):
     env = FrrEnv(args[0], args[1], "r", args[2])
     try:
         rng, start = random.Random(seed), 0

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sources/fpm/fpm_table.h"
 #include "sources/netlink/netlink_build.h"
 #include "tests/sources/recording_sink.h"
@@ -226,6 +228,35 @@ TEST_F(FpmLinkTest, ARouteTheKernelRefusedIsLeftToTheCoverAlsoWhenZebraReplaysIt
   old_run.KernelRoute(testing::KernelView("198.51.102.0/24", true));
   EXPECT_EQ(old_run.in_flux(), 0u);
   EXPECT_TRUE(old_sink.routes().empty());
+}
+
+// After a restart, zebra replays a group it made before its member's link
+// lost carrier as it made it. The kernel kept that group without the member
+// (and the routes using it): the run that saw the carrier go forwards along
+// the rest, and so must a new one — it asks the kernel's objects (the kernel
+// source's) whether the group is the kernel's or one it refused.
+TEST_F(FpmLinkTest, AGroupTheKernelKeptIsReplayedWithoutItsRemovedMembers) {
+  std::set<uint32_t> kernel_objects = {2, 3};
+  FpmTableOptions options;
+  options.kernel_holds_object = [&](uint32_t id) { return kernel_objects.count(id) != 0; };
+  RecordingSink new_sink;
+  FpmTable new_run{new_sink, testing::TestPorts(), options};
+  auto replay = [&](std::vector<std::vector<uint8_t>> msgs) {
+    auto payload = Concat(std::move(msgs));
+    ASSERT_TRUE(new_run.ApplyFrame(payload.data(), payload.size()).ok());
+  };
+  new_run.LinkState(10, false);
+  replay({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+          BuildNexthopMessage(Group(3, {1, 2})), BuildRouteMessage(ByObject("198.51.100.0/24", 3))});
+  EXPECT_EQ(new_sink.routes().at(P("198.51.100.0/24")).paths, via2_port1);
+  // The same in the run that saw it.
+  Frame({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+         BuildNexthopMessage(Group(3, {1, 2})), BuildRouteMessage(ByObject("198.51.100.0/24", 3))});
+  table.LinkState(10, false);
+  EXPECT_EQ(PathsOf("198.51.100.0/24"), via2_port1);
+  // A group the kernel does not hold was refused: its routes are not in the kernel.
+  replay({BuildNexthopMessage(Group(4, {1, 2})), BuildRouteMessage(ByObject("198.51.101.0/24", 4))});
+  EXPECT_EQ(new_sink.routes().count(P("198.51.101.0/24")), 0u);
 }
 
 // The kernel's word on a route (flux, fpm_flux.h) is compared with FPM's
