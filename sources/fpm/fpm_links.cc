@@ -27,9 +27,9 @@
 //   8.4 sends the objects over FPM, and such a route at least in its
 //   replays (its refused install went nowhere: frrdiff
 //   FIBSYNC_SEED=192865517202028). A group zebra made before its member was
-//   removed still holds its other members in the kernel, but its replay
-//   looks the same as a new one: after a fibnicd restart its routes punt (safe),
-//   where the run that saw the removal forwards along the other members.
+//   removed still holds its other members in the kernel, and its replay
+//   looks the same as a new one: the kernel's objects tell them apart
+//   (KernelRefuses).
 // - An inline route zebra sends with paths through such a link is taken
 //   without them (not in the kernel when none is left): zebra does not install a path
 //   through an interface it knows is down, so this is a replay of a route
