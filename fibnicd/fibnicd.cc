@@ -251,6 +251,9 @@ Status Fibnicd::StartSources() {
       kc.ignored_nexthop_deleted = [this](uint32_t id) {
         if (fpm_) fpm_->KernelNexthopDeleted(id);
       };
+      kc.ignored_nexthop_added = [this](uint32_t id) {
+        if (fpm_) fpm_->KernelNexthopAdded(id);
+      };
       kc.link_state = [this](uint32_t ifindex, bool carrier) {
         if (fpm_) fpm_->KernelLink(ifindex, carrier);
       };

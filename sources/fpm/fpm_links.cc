@@ -108,7 +108,47 @@ uint32_t FpmTable::RemovedRouteSet() {
 }
 
 bool FpmTable::NotInKernel(uint32_t set) const {
-  return (set & kInlineBit) && inline_[set & ~kInlineBit].unsupported == kNotInKernel;
+  if (set & kInlineBit) return inline_[set & ~kInlineBit].unsupported == kNotInKernel;
+  auto it = nhgs_.find(set);
+  if (it == nhgs_.end() || it->second.removed) return false;  // punts (PathsOf)
+  if (it->second.unheld) return true;
+  return std::any_of(it->second.nh.group.begin(), it->second.nh.group.end(), [&](const NlGroupMember& m) {
+    auto mi = nhgs_.find(m.id);
+    return mi != nhgs_.end() && mi->second.unheld;
+  });
+}
+
+void FpmTable::TouchObject(uint32_t id, FrameWork& work) {
+  std::vector<uint32_t> pending{id};
+  while (!pending.empty()) {
+    const uint32_t cur = pending.back();
+    pending.pop_back();
+    if (!work.groups.insert(cur).second) continue;
+    if (auto g = parents_.find(cur); g != parents_.end()) pending.insert(pending.end(), g->second.begin(), g->second.end());
+  }
+}
+
+size_t FpmTable::CheckKernelObjects() {
+  if (!options_.kernel_holds_object) return 0;
+  FrameWork work;
+  size_t marked = 0;
+  for (auto& [id, g] : nhgs_) {
+    if (g.removed || g.unheld || options_.kernel_holds_object(id)) continue;
+    g.unheld = true;
+    ++marked;
+    TouchObject(id, work);
+  }
+  if (marked != 0) Finish(work);
+  return marked;
+}
+
+void FpmTable::KernelObjectAdded(uint32_t id) {
+  auto it = nhgs_.find(id);
+  if (it == nhgs_.end() || !it->second.unheld) return;
+  it->second.unheld = false;
+  FrameWork work;
+  TouchObject(id, work);
+  Finish(work);
 }
 
 void FpmTable::RemoveObjectsVia(uint32_t ifindex, FrameWork& work) {

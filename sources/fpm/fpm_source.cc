@@ -295,6 +295,10 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         return;
       }
       self->stats.replaying = false;
+      if (const size_t n = self->table.CheckKernelObjects(); n != 0) {
+        self->Log(std::to_string(n) + " of zebra's next-hop objects are not in the kernel (installs it failed): "
+                  "their routes are left to what covers them, as in the kernel");
+      }
       const uint64_t kept_before = self->table.counts().kernel_kept;
       const size_t n = self->table.SweepStale(self->KernelHolds());
       const uint64_t kept = self->table.counts().kernel_kept - kept_before;
@@ -343,6 +347,7 @@ void FpmSource::Stop() { impl_->Stop(); }
 bool FpmSource::initial_sync_done() const { return impl_->InitialStateIn(); }
 void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
+void FpmSource::KernelNexthopAdded(uint32_t id) { impl_->table.KernelObjectAdded(id); }
 void FpmSource::KernelLink(uint32_t ifindex, bool carrier) { impl_->table.LinkState(ifindex, carrier); }
 
 uint16_t FpmSource::port() const {

@@ -115,6 +115,9 @@ class FpmSource : public Source {
   // message, the routes using it): stale routes naming it are dropped, in
   // one pass per burst of deletions (FpmTable::DropStaleUsing).
   void KernelNexthopDeleted(uint32_t id);
+  // The kernel added or replaced zebra's next-hop object `id`
+  // (FpmTable::KernelObjectAdded).
+  void KernelNexthopAdded(uint32_t id);
   // A link's state, from the kernel source: down, without carrier or gone
   // (carrier false), or up with carrier (FpmTable::LinkState).
   void KernelLink(uint32_t ifindex, bool carrier);

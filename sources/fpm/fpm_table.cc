@@ -146,14 +146,8 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
     nhgs_[id] = StoredNhg{std::move(n), false, refused};
   }
   // It and every group holding it (malformed input may nest a group in
-  // itself: walk with a visited set) now mean something else.
-  std::vector<uint32_t> pending{id};
-  while (!pending.empty()) {
-    const uint32_t cur = pending.back();
-    pending.pop_back();
-    if (!work.groups.insert(cur).second) continue;
-    if (auto g = parents_.find(cur); g != parents_.end()) pending.insert(pending.end(), g->second.begin(), g->second.end());
-  }
+  // itself: TouchObject walks with a visited set) now mean something else.
+  TouchObject(id, work);
 }
 
 FpmTable::Singles FpmTable::SinglesOf(uint32_t id) const {
@@ -178,7 +172,7 @@ FpmTable::Singles FpmTable::SinglesOf(uint32_t id) const {
 }
 
 FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
-  if (NotInKernel(set)) return FibPathsResult{{}, inline_[set & ~kInlineBit].unsupported};  // none: the cover
+  if (NotInKernel(set)) return FibPathsResult{{}, "not in the kernel"};  // no route: the cover, as the kernel
   if (set & kInlineBit) {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return FibPaths(s.type, fam, s.paths, s.unsupported, port_of_);
@@ -243,7 +237,7 @@ void FpmTable::Finish(FrameWork& work) {
         continue;
     }
     if (!now) {
-      if (before && !NotInKernel(before->set)) {  // such a route was given as a delete already
+      if (before) {
         sink_.DeleteRoute(p, RouteSource::kFpm);
         ++counts_.route_updates;
       }

@@ -123,6 +123,16 @@ class FpmTable {
   // (zebra installs those with objects too); nothing comes back with the
   // carrier until zebra sends it again.
   void LinkState(uint32_t ifindex, bool carrier);
+  // At a replay's end: zebra replays next-hop objects it failed to install
+  // (its replay walks what it holds, its failed installs went nowhere), so
+  // each object the kernel does not hold (options.kernel_holds_object) is
+  // marked so, and routes naming it are not in the kernel. Not at arrival:
+  // fibnicd may read zebra's frame before the kernel's message. Returns how
+  // many were marked.
+  size_t CheckKernelObjects();
+  // The kernel added (or replaced) zebra's object `id`: one marked by
+  // CheckKernelObjects is used again.
+  void KernelObjectAdded(uint32_t id);
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
     size_t routes = 0, groups = 0, inline_sets = 0, flux = 0;
@@ -148,6 +158,10 @@ class FpmTable {
     // carrier or went away; a group, its last member) or refused it (made
     // while that was so). Its routes punt until zebra sends it again.
     bool removed = false;
+    // The kernel did not hold it at a replay's end (CheckKernelObjects):
+    // zebra failed to install it (and never retried) — routes naming it are
+    // not in the kernel — until the kernel reports it or zebra sends it again.
+    bool unheld = false;
   };
   // What one frame changed, applied at its end so each prefix is emitted once.
   struct FrameWork {
@@ -204,7 +218,8 @@ class FpmTable {
   // install the kernel refused (zebra 8.4 sends a refused install nowhere
   // but in its replays).
   uint32_t RemovedRouteSet();
-  bool NotInKernel(uint32_t set) const;
+  bool NotInKernel(uint32_t set) const;  // RemovedRouteSet, or an object (or member) marked unheld
+  void TouchObject(uint32_t id, FrameWork& work);  // it and every group holding it changed meaning
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
   void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);

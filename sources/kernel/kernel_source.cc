@@ -79,6 +79,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.ignore_protocols = c.ignore_protocols;
     o.ignored_route = c.ignored_route;
     o.ignored_nexthop_deleted = c.ignored_nexthop_deleted;
+    o.ignored_nexthop_added = c.ignored_nexthop_added;
     o.link_state = c.link_state;
     if (c.ignore_frr_routes) {
       for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);

@@ -44,6 +44,7 @@ struct KernelSourceConfig {
   std::set<uint8_t> ignore_protocols;
   std::function<void(const KernelRouteView&)> ignored_route;  // KernelTableOptions::ignored_route
   std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
+  std::function<void(uint32_t id)> ignored_nexthop_added;    // KernelTableOptions::ignored_nexthop_added
   std::function<void(uint32_t ifindex, bool carrier)> link_state;  // KernelTableOptions::link_state
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};

@@ -259,6 +259,36 @@ TEST_F(FpmLinkTest, AGroupTheKernelKeptIsReplayedWithoutItsRemovedMembers) {
   EXPECT_EQ(new_sink.routes().count(P("198.51.101.0/24")), 0u);
 }
 
+// frrdiff FIBSYNC_SEED=166453082531973 FRRDIFF_NHG=1 FRRDIFF_CHUNK=40
+// FRRDIFF_CHURN=6: zebra's object via 10.3.0.2 dev k3 failed to install
+// while k3 had no carrier, and zebra never retried ("Valid", not
+// "Installed"); the kernel refused the statics naming it and forwarded their
+// addresses by the default route. zebra's replay to a restarted fibnicd
+// carried object and routes, k3 had carrier again, and fibnicd used them.
+// At a replay's end the kernel's objects decide (not at arrival: fibnicd
+// may read zebra's frame before the kernel's message).
+TEST_F(FpmLinkTest, AnObjectTheKernelDoesNotHoldAtTheReplaysEndLeavesItsRoutesToTheCover) {
+  std::set<uint32_t> kernel_objects = {2};
+  FpmTableOptions options;
+  options.kernel_holds_object = [&](uint32_t id) { return kernel_objects.count(id) != 0; };
+  RecordingSink new_sink;
+  FpmTable new_run{new_sink, testing::TestPorts(), options};
+  auto payload = Concat({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+                         BuildNexthopMessage(Group(3, {1})), BuildRouteMessage(ByObject("198.51.100.0/24", 3)),
+                         BuildRouteMessage(ByObject("198.51.101.0/24", 2))});
+  ASSERT_TRUE(new_run.ApplyFrame(payload.data(), payload.size()).ok());
+  EXPECT_EQ(new_sink.routes().at(P("198.51.100.0/24")).paths, via1_port0) << "not decided at arrival";
+  EXPECT_EQ(new_run.CheckKernelObjects(), 2u);  // 1 and 3
+  EXPECT_EQ(new_sink.routes().count(P("198.51.100.0/24")), 0u) << "the kernel holds no route: the cover";
+  EXPECT_EQ(new_sink.routes().at(P("198.51.101.0/24")).paths, via2_port1);
+  EXPECT_EQ(new_run.routes(), 2u);  // held for zebra's word
+  // The kernel reports the objects after all (zebra installed them): used again.
+  new_run.KernelObjectAdded(1);
+  EXPECT_EQ(new_sink.routes().count(P("198.51.100.0/24")), 0u) << "its group is not in the kernel yet";
+  new_run.KernelObjectAdded(3);
+  EXPECT_EQ(new_sink.routes().at(P("198.51.100.0/24")).paths, via1_port0);
+}
+
 // The kernel's word on a route (flux, fpm_flux.h) is compared with FPM's
 // set as PathsOf reads it: a group the kernel refused (it names an object the
 // kernel removed) is no route there, so it never agrees with a route the
