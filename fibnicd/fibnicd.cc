@@ -257,6 +257,9 @@ Status Fibnicd::StartSources() {
       kc.ignored_nexthop_deleted = [this](uint32_t id) {
         if (fpm_) fpm_->KernelNexthopDeleted(id);
       };
+      kc.ignored_nexthop_added = [this](uint32_t id) {
+        if (fpm_) fpm_->KernelNexthopAdded(id);
+      };
       kc.link_state = [this](uint32_t ifindex, bool carrier) {
         if (fpm_) fpm_->KernelLink(ifindex, carrier);
       };
@@ -265,7 +268,7 @@ Status Fibnicd::StartSources() {
       LogInfo("kernel: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "kernel: " + m);
     };
-    sources_.Add(std::make_unique<KernelSource>(io_, pipeline_->sink(), kc));
+    kernel_ = &sources_.Add(std::make_unique<KernelSource>(io_, pipeline_->sink(), kc));
   }
   if (!config_.file.routes.empty() || !config_.file.neighbors.empty()) {
     file_ = &sources_.Add(std::make_unique<FileSource>(pipeline_->sink(), config_.file.routes, config_.file.neighbors,
@@ -287,6 +290,7 @@ Status Fibnicd::StartSources() {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
     };
+    fc.kernel_holds_object = [this](uint32_t id) { return kernel_ && kernel_->HoldsNexthopObject(id); };
     fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
   }
   if (config_.web.enabled) {

@@ -36,6 +36,7 @@
 namespace fibnic {
 
 class FpmSource;
+class KernelSource;
 
 struct FibnicdOptions {
   // Where the config came from: a file, or nullopt for the embedded default.
@@ -98,6 +99,7 @@ class Fibnicd {
   FileSource* file_ = nullptr;      // in sources_; re-read on SIGHUP
   ApiSource* api_source_ = nullptr; // in sources_ when the web API is on
   FpmSource* fpm_ = nullptr;        // in sources_ when FPM is on
+  KernelSource* kernel_ = nullptr;  // in sources_ when the kernel source is on
   bool said_waiting_for_zebra_ = false;
   // Declared before the server and the API: their timers and sockets belong
   // to it and must be destroyed while it still exists.

@@ -75,23 +75,13 @@ uint64_t FpmTable::DigestOf(uint32_t set) const {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return RouteMeaningDigest(s.type, s.paths, !s.unsupported.empty());
   }
-  const uint64_t unusable = RouteMeaningDigest(RTN_UNICAST, {}, true);
-  auto it = nhgs_.find(set);
-  if (it == nhgs_.end()) return unusable;
-  const NlNexthop& top = it->second.nh;
-  std::vector<const NlNexthop*> singles;
-  if (top.group.empty()) {
-    singles.push_back(&top);
-  } else {
-    for (const auto& m : top.group) {
-      auto mi = nhgs_.find(m.id);
-      if (mi == nhgs_.end() || !mi->second.nh.group.empty()) return unusable;
-      singles.push_back(&mi->second.nh);
-    }
-  }
+  // An object the kernel removed (or never took) has no route there:
+  // unusable, never "agreeing" with a kernel route.
+  const Singles singles = SinglesOf(set);
+  if (!singles.none_why.empty()) return RouteMeaningDigest(RTN_UNICAST, {}, true);
   std::vector<NlPath> paths;
   bool bad = false;
-  for (const NlNexthop* s : singles) {
+  for (const NlNexthop* s : singles.objects) {
     if (s->blackhole) return RouteMeaningDigest(RTN_BLACKHOLE, {}, false);
     bad = bad || !s->unsupported.empty();
     paths.push_back(s->path);
@@ -100,7 +90,9 @@ uint64_t FpmTable::DigestOf(uint32_t set) const {
 }
 
 bool FpmTable::Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const {
-  if (!fpm || !kernel.present) return !fpm && !kernel.present;
+  // A route FPM holds that the kernel removed or refused is no route (NotInKernel).
+  const bool fpm_present = fpm && !NotInKernel(fpm->set);
+  if (!fpm_present || !kernel.present) return !fpm_present && !kernel.present;
   if (IsPlaceholder(fpm->set)) return false;  // FPM's word on it is not known
   // zebra names its objects over FPM with the ids it gave them in the kernel.
   if (!(fpm->set & kInlineBit) && kernel.nh_id != 0) return fpm->set == kernel.nh_id;

@@ -9,25 +9,29 @@
 //   stay), without a message. A group holding one loses it and keeps its
 //   other members; a group losing its last member is removed too. Every
 //   route naming a removed object is deleted (IPv4 silently, IPv6 announced
-//   or not by nexthop_compat_mode): here it punts until zebra sends it again.
+//   or not by nexthop_compat_mode) and the kernel forwards by what covers
+//   it: here it leaves the RIB (the table holds it for zebra's word; flux
+//   counts it absent) until zebra sends it again — "not in the kernel".
 // - zebra installs its inline routes (`no fpm use-next-hop-groups` is about
 //   FPM only) with next-hop objects in the kernel too, one per path: such a
-//   route loses its paths through the link, and punts when none is left
+//   route loses its paths through the link, and is not in the kernel when none is left
 //   (seen with FIBSYNC_SEED=16447697085535 FRRDIFF_NHG=0: after the carrier
 //   came back zebra still had the route, the kernel none). Were a route
 //   in the kernel without objects, the kernel would keep such paths flagged
 //   linkdown and skip them, and use them again with the carrier: here they
-//   stay away until zebra sends the route again — a punt, or fewer paths.
+//   stay away until zebra sends the route again — the cover, or fewer paths.
 // - While the link is down or without carrier, an object through it is
 //   refused ("Carrier for nexthop device is down"), and so are a group
 //   naming a removed object and a route naming one ("Nexthop id does not
-//   exist"): they punt. zebra logs the failure and FRR 8.4 still sends them
-//   over FPM, in replays too. A group zebra made before its member was
-//   removed still holds its other members in the kernel, but its replay
-//   looks the same as a new one: after a fibnicd restart it punts (safe),
-//   where the run that saw the removal forwards along the other members.
+//   exist"): such routes are not in the kernel. zebra logs the failure; FRR
+//   8.4 sends the objects over FPM, and such a route at least in its
+//   replays (its refused install went nowhere: frrdiff
+//   FIBSYNC_SEED=192865517202028). A group zebra made before its member was
+//   removed still holds its other members in the kernel, and its replay
+//   looks the same as a new one: the kernel's objects tell them apart
+//   (KernelRefuses).
 // - An inline route zebra sends with paths through such a link is taken
-//   without them (punts when none is left): zebra does not install a path
+//   without them (not in the kernel when none is left): zebra does not install a path
 //   through an interface it knows is down, so this is a replay of a route
 //   that lost those paths with the carrier — the same answer as when the
 //   carrier went while the route was here, also after a fibnicd restart.
@@ -58,13 +62,21 @@ void FpmTable::LinkState(uint32_t ifindex, bool carrier) {
   if (!work.groups.empty() || !work.touched.empty()) Finish(work);
 }
 
-bool FpmTable::KernelRefuses(const NlNexthop& n) const {
+bool FpmTable::KernelRefuses(NlNexthop& n) const {
   if (n.del || n.blackhole) return false;
   if (n.group.empty()) return n.path.ifindex != 0 && no_carrier_.count(n.path.ifindex) != 0;
-  return std::any_of(n.group.begin(), n.group.end(), [&](const NlGroupMember& m) {
+  auto removed = [&](const NlGroupMember& m) {
     auto it = nhgs_.find(m.id);
     return it != nhgs_.end() && it->second.removed;
-  });
+  };
+  if (std::none_of(n.group.begin(), n.group.end(), removed)) return false;
+  // zebra replays a group it made before the removal as it made it: the
+  // kernel kept it without those members (and the routes using it), a
+  // fibnicd that saw the removal forwards along the rest — so does one that
+  // starts now. A group the kernel does not hold was refused.
+  if (!options_.kernel_holds_object || !options_.kernel_holds_object(n.id)) return true;
+  std::erase_if(n.group, removed);
+  return n.group.empty();
 }
 
 uint32_t FpmTable::SetOfLive(const NlRoute& r) {
@@ -84,11 +96,59 @@ uint32_t FpmTable::SetOfLive(const NlRoute& r) {
   return live.paths.empty() ? RemovedRouteSet() : SetOf(live);
 }
 
+namespace {
+constexpr const char* kNotInKernel = "not in the kernel: a next-hop of it went down or lost carrier";
+}  // namespace
+
 uint32_t FpmTable::RemovedRouteSet() {
-  NlRoute punt;
-  punt.type = RTN_UNICAST;
-  punt.unsupported = "not in the kernel: a next-hop of it went down or lost carrier";
-  return SetOf(punt);
+  NlRoute gone;
+  gone.type = RTN_UNICAST;
+  gone.unsupported = kNotInKernel;
+  return SetOf(gone);
+}
+
+bool FpmTable::NotInKernel(uint32_t set) const {
+  if (set & kInlineBit) return inline_[set & ~kInlineBit].unsupported == kNotInKernel;
+  auto it = nhgs_.find(set);
+  if (it == nhgs_.end() || it->second.removed) return false;  // punts (PathsOf)
+  if (it->second.unheld) return true;
+  return std::any_of(it->second.nh.group.begin(), it->second.nh.group.end(), [&](const NlGroupMember& m) {
+    auto mi = nhgs_.find(m.id);
+    return mi != nhgs_.end() && mi->second.unheld;
+  });
+}
+
+void FpmTable::TouchObject(uint32_t id, FrameWork& work) {
+  std::vector<uint32_t> pending{id};
+  while (!pending.empty()) {
+    const uint32_t cur = pending.back();
+    pending.pop_back();
+    if (!work.groups.insert(cur).second) continue;
+    if (auto g = parents_.find(cur); g != parents_.end()) pending.insert(pending.end(), g->second.begin(), g->second.end());
+  }
+}
+
+size_t FpmTable::CheckKernelObjects() {
+  if (!options_.kernel_holds_object) return 0;
+  FrameWork work;
+  size_t marked = 0;
+  for (auto& [id, g] : nhgs_) {
+    if (g.removed || g.unheld || options_.kernel_holds_object(id)) continue;
+    g.unheld = true;
+    ++marked;
+    TouchObject(id, work);
+  }
+  if (marked != 0) Finish(work);
+  return marked;
+}
+
+void FpmTable::KernelObjectAdded(uint32_t id) {
+  auto it = nhgs_.find(id);
+  if (it == nhgs_.end() || !it->second.unheld) return;
+  it->second.unheld = false;
+  FrameWork work;
+  TouchObject(id, work);
+  Finish(work);
 }
 
 void FpmTable::RemoveObjectsVia(uint32_t ifindex, FrameWork& work) {

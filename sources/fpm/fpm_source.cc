@@ -28,7 +28,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
       : cfg(std::move(c)),
         ports(cfg.ports),
         table(sink, [this](uint32_t ifindex) { return ports.Port(ifindex); },
-              FpmTableOptions{cfg.table, cfg.distance, cfg.ignore_protocols, cfg.offload ? kSentMax : 0}),
+              TableOptions(cfg)),
         acceptor(io),
         sweep_timer(io),
         ports_timer(io),
@@ -45,6 +45,15 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   }
   // Routes remembered for replies between two questions (more: a walk finds them).
   static constexpr size_t kSentMax = 16384;
+  static FpmTableOptions TableOptions(const FpmSourceConfig& c) {
+    FpmTableOptions o;
+    o.table = c.table;
+    o.distance = c.distance;
+    o.ignore_protocols = c.ignore_protocols;
+    o.sent_max = c.offload ? kSentMax : 0;
+    o.kernel_holds_object = c.kernel_holds_object;
+    return o;
+  }
 
   void Log(const std::string& msg) { SourceLog(cfg.log, "fpm", msg); }
   void Error(const std::string& msg) { SourceError(cfg.log, "fpm", stats, msg); }
@@ -295,6 +304,10 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         return;
       }
       self->stats.replaying = false;
+      if (const size_t n = self->table.CheckKernelObjects(); n != 0) {
+        self->Log(std::to_string(n) + " of zebra's next-hop objects are not in the kernel (installs it failed): "
+                  "their routes are left to what covers them, as in the kernel");
+      }
       const uint64_t kept_before = self->table.counts().kernel_kept;
       const size_t n = self->table.SweepStale(self->KernelHolds());
       const uint64_t kept = self->table.counts().kernel_kept - kept_before;
@@ -345,6 +358,7 @@ void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
 void FpmSource::KernelDumpBegins() { impl_->table.KernelDumpBegins(); }
 void FpmSource::KernelDumpEnds(bool complete) { impl_->KernelDumpEnds(complete); }
+void FpmSource::KernelNexthopAdded(uint32_t id) { impl_->table.KernelObjectAdded(id); }
 void FpmSource::KernelLink(uint32_t ifindex, bool carrier) { impl_->table.LinkState(ifindex, carrier); }
 
 uint16_t FpmSource::port() const {

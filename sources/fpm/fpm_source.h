@@ -55,6 +55,7 @@ struct FpmSourceConfig {
   // How long an interface index → name answer is trusted.
   std::chrono::milliseconds port_name_max_age{5000};
   std::function<void(const std::string&)> log;  // default: stderr
+  std::function<bool(uint32_t id)> kernel_holds_object;  // FpmTableOptions::kernel_holds_object
   // Offload replies to zebra (fpm_offload.h; FRR 8.5+ reads them, 8.4
   // discards them): the states come from here. nullptr: no replies.
   FpmOffloadOracle* offload = nullptr;
@@ -120,6 +121,9 @@ class FpmSource : public Source {
   // in the kernel (their deletions' events were lost).
   void KernelDumpBegins();
   void KernelDumpEnds(bool complete);
+  // The kernel added or replaced zebra's next-hop object `id`
+  // (FpmTable::KernelObjectAdded).
+  void KernelNexthopAdded(uint32_t id);
   // A link's state, from the kernel source: down, without carrier or gone
   // (carrier false), or up with carrier (FpmTable::LinkState).
   void KernelLink(uint32_t ifindex, bool carrier);

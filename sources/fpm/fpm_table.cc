@@ -141,59 +141,62 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
     if (n.del) nhgs_.erase(it);
   }
   if (!n.del) {
+    const bool refused = KernelRefuses(n);  // may drop members the kernel removed from it
     for (const auto& m : n.group) parents_[m.id].insert(id);
-    const bool refused = KernelRefuses(n);
     nhgs_[id] = StoredNhg{std::move(n), false, refused};
   }
   // It and every group holding it (malformed input may nest a group in
-  // itself: walk with a visited set) now mean something else.
-  std::vector<uint32_t> pending{id};
-  while (!pending.empty()) {
-    const uint32_t cur = pending.back();
-    pending.pop_back();
-    if (!work.groups.insert(cur).second) continue;
-    if (auto g = parents_.find(cur); g != parents_.end()) pending.insert(pending.end(), g->second.begin(), g->second.end());
+  // itself: TouchObject walks with a visited set) now mean something else.
+  TouchObject(id, work);
+}
+
+FpmTable::Singles FpmTable::SinglesOf(uint32_t id) const {
+  auto unknown = [](uint32_t m) { return Singles{{}, "unknown next-hop id " + std::to_string(m)}; };
+  auto removed = [](uint32_t m) {
+    return Singles{{}, "next-hop id " + std::to_string(m) + " not in the kernel (its link went down or lost carrier)"};
+  };
+  auto it = nhgs_.find(id);
+  if (it == nhgs_.end()) return unknown(id);
+  if (it->second.removed) return removed(id);
+  const NlNexthop& top = it->second.nh;
+  if (top.group.empty()) return Singles{{&top}, ""};
+  Singles out;
+  for (const auto& m : top.group) {
+    auto mi = nhgs_.find(m.id);
+    if (mi == nhgs_.end()) return unknown(m.id);
+    if (mi->second.removed) return removed(m.id);
+    if (!mi->second.nh.group.empty()) return Singles{{}, "next-hop group " + std::to_string(m.id) + " nested in a group"};
+    out.objects.push_back(&mi->second.nh);
   }
+  return out;
 }
 
 FibPathsResult FpmTable::PathsOf(uint32_t set, Family fam) const {
+  if (NotInKernel(set)) return FibPathsResult{{}, "not in the kernel"};  // no route: the cover, as the kernel
   if (set & kInlineBit) {
     const InlineSet& s = inline_[set & ~kInlineBit];
     return FibPaths(s.type, fam, s.paths, s.unsupported, port_of_);
   }
-  auto unknown = [](uint32_t id) {
-    return FibPathsResult{{NextHop::ToHost()}, "unknown next-hop id " + std::to_string(id)};
-  };
-  auto removed = [](uint32_t id) {
-    return FibPathsResult{{NextHop::ToHost()}, "next-hop id " + std::to_string(id) +
-                                                   " not in the kernel (its link went down or lost carrier)"};
-  };
-  auto it = nhgs_.find(set);
-  if (it == nhgs_.end()) return unknown(set);
-  if (it->second.removed) return removed(set);
-  const NlNexthop& top = it->second.nh;
-  std::vector<const NlNexthop*> singles;
-  if (top.group.empty()) {
-    singles.push_back(&top);
-  } else {
-    for (const auto& m : top.group) {
-      auto mi = nhgs_.find(m.id);
-      if (mi == nhgs_.end()) return unknown(m.id);
-      if (mi->second.removed) return removed(m.id);
-      if (!mi->second.nh.group.empty()) {
-        return FibPathsResult{{NextHop::ToHost()}, "next-hop group " + std::to_string(m.id) + " nested in a group"};
-      }
-      singles.push_back(&mi->second.nh);
-    }
-  }
+  const Singles singles = SinglesOf(set);
+  if (!singles.none_why.empty()) return FibPathsResult{{NextHop::ToHost()}, singles.none_why};
   std::vector<NlPath> paths;
   std::string unsupported;
-  for (const NlNexthop* s : singles) {
+  for (const NlNexthop* s : singles.objects) {
     if (s->blackhole) return FibPaths(RTN_BLACKHOLE, fam, {}, "", port_of_);
     if (!s->unsupported.empty()) unsupported = s->unsupported;
     paths.push_back(s->path);
   }
   return FibPaths(RTN_UNICAST, fam, paths, unsupported, port_of_);
+}
+
+void FpmTable::Give(const Prefix& p, const FibPathsResult& res) {
+  ++counts_.route_updates;
+  if (res.paths.empty()) {  // not in the kernel (NotInKernel): the RIB holds none
+    sink_.DeleteRoute(p, RouteSource::kFpm);
+    return;
+  }
+  sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, res.paths});
+  if (!res.punt_why.empty()) ++counts_.punted_updates;
 }
 
 const std::vector<NextHop>* FpmTable::EmittedOf(uint32_t set, Family fam) const {
@@ -210,11 +213,6 @@ void FpmTable::Finish(FrameWork& work) {
     if (f == fresh.end()) f = fresh.emplace(key, PathsOf(set, fam)).first;
     return f->second;
   };
-  auto upsert = [&](const Prefix& p, const FibPathsResult& res) {
-    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, res.paths});
-    ++counts_.route_updates;
-    if (!res.punt_why.empty()) ++counts_.punted_updates;
-  };
   if (!work.groups.empty()) TouchFluxOfGroups(work);
   // Each touched prefix once, with its final state; what its set was last
   // given to the RIB as decides whether the RIB needs to hear of it — unless
@@ -227,11 +225,11 @@ void FpmTable::Finish(FrameWork& work) {
       case FluxStep::kStay:
         continue;
       case FluxStep::kPunt:
-        upsert(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
+        Give(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
         continue;
       case FluxStep::kBack:
         if (now) {
-          upsert(p, answer(now->set, p.family()));
+          Give(p, answer(now->set, p.family()));
         } else {
           sink_.DeleteRoute(p, RouteSource::kFpm);
           ++counts_.route_updates;
@@ -249,8 +247,10 @@ void FpmTable::Finish(FrameWork& work) {
     if (before) {
       const std::vector<NextHop>* had = EmittedOf(before->set, p.family());
       if (had && *had == res.paths) continue;
+    } else if (res.paths.empty()) {
+      continue;  // new, and not in the kernel: nothing to give
     }
-    upsert(p, res);
+    Give(p, res);
   }
   // Sets whose answer moved with no message about them (the port map
   // changed since their routes were given to the RIB): this frame's routes
@@ -274,7 +274,7 @@ void FpmTable::Finish(FrameWork& work) {
       if (!group_changed && !moved.count(EmittedKey(set, p.family()))) return;
       const FibPathsResult& res = answer(set, p.family());
       const std::vector<NextHop>* had = EmittedOf(set, p.family());
-      if (!had || *had != res.paths) upsert(p, res);
+      if (!had || *had != res.paths) Give(p, res);
     });
   }
   for (auto& [key, res] : fresh) emitted_[key] = std::move(res.paths);
@@ -382,18 +382,6 @@ size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
   return removed;
 }
 
-bool FpmTable::DropStale(const Prefix& p) {
-  const std::optional<FpmRouteRef> now = refs_.Find(p);
-  if (!now || !now->stale) return false;
-  FrameWork work;
-  work.touched.emplace(p, now);
-  EraseRef(p, *now);
-  Release(now->set);
-  Finish(work);
-  ++counts_.kernel_dropped;
-  return true;
-}
-
 size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
   bool used = false;
   for (uint32_t id : ids) used = used || users_.count(id);
@@ -443,9 +431,7 @@ void FpmTable::ReevaluateAll() {
   refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
     auto c = changed.find(EmittedKey(set, p.family()));
     if (c == changed.end() || Punted(p)) return;
-    sink_.UpsertRoute(Route{p, RouteSource::kFpm, options_.distance, c->second.paths});
-    ++counts_.route_updates;
-    if (!c->second.punt_why.empty()) ++counts_.punted_updates;
+    Give(p, c->second);
   });
   for (auto& [key, res] : changed) emitted_[key] = std::move(res.paths);
 }

@@ -46,6 +46,12 @@ struct FpmTableOptions {
   // Prefixes in flux (the kernel and FPM disagree, fpm_flux.h) kept at most;
   // ~70 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
   size_t flux_max = 131072;
+  // Whether the kernel holds next-hop object `id` (the kernel source's
+  // objects; unset without it). A group zebra sends naming an object the
+  // kernel removed is then told apart: one the kernel holds was made before
+  // the removal and forwards along its other members; one it does not hold
+  // was refused (fpm_links.cc).
+  std::function<bool(uint32_t id)> kernel_holds_object;
 };
 
 struct FpmTableCounts {
@@ -77,7 +83,7 @@ class FpmTable {
   // Returns routes + groups removed. A stale route for which `kernel_holds`
   // (prefix, zebra's protocol) says the kernel still has it — zebra left it
   // there without replaying it — is not removed but punted, and stays stale:
-  // the kernel's deletion (DropStale) or zebra's word on it ends that.
+  // the kernel's deletion (KernelRoute) or zebra's word on it ends that.
   using KernelHolds = std::function<bool(const Prefix&, uint8_t protocol)>;
   size_t SweepStale(const KernelHolds& kernel_holds = {});
   // Routes + groups marked stale (a running count, for the status API):
@@ -86,20 +92,16 @@ class FpmTable {
   size_t stale_count() const { return stale_routes_ + stale_groups_; }
   // The same by walking the table (tests check the count against it).
   size_t stale_walked() const;
-  // The kernel deleted zebra's route for p (zebra deletes from the kernel
-  // first, then tells FPM). A stale copy — zebra away, or not replayed since
-  // it came back — is dropped at once: the host no longer forwards along
-  // it. A copy zebra has sent since it (re)connected stays; zebra's own
-  // word on it follows over FPM. Returns whether a route was dropped.
-  bool DropStale(const Prefix& p);
   // The kernel deleted zebra's next-hop objects `ids`, and with them, silently,
   // the kernel routes using them: their stale routes are dropped (one pass
   // over the routes, only when a route names one). Returns how many.
   size_t DropStaleUsing(const std::set<uint32_t>& ids);
-  // The kernel's state of one of zebra's routes changed (fpm_flux.h): a
-  // stale copy (or a placeholder) it deleted is dropped as by DropStale; a
-  // state that disagrees with FPM's puts the prefix in flux (punted), one
-  // that agrees with FPM's takes it out.
+  // The kernel's state of one of zebra's routes changed (fpm_flux.h). A
+  // deletion drops a stale copy (zebra away, or not replayed since it came
+  // back: the host no longer forwards along it, and zebra will not send the
+  // delete) or a placeholder; a copy zebra has sent since it (re)connected
+  // stays, zebra's own word on it follows over FPM. A state that disagrees
+  // with FPM's puts the prefix in flux (punted), one that agrees takes it out.
   void KernelRoute(const KernelRouteView& k);
   // A dump of the kernel's routes (at start-up, and after the kernel
   // source's socket overran: events were lost). Between the two calls
@@ -133,6 +135,16 @@ class FpmTable {
   // (zebra installs those with objects too); nothing comes back with the
   // carrier until zebra sends it again.
   void LinkState(uint32_t ifindex, bool carrier);
+  // At a replay's end: zebra replays next-hop objects it failed to install
+  // (its replay walks what it holds, its failed installs went nowhere), so
+  // each object the kernel does not hold (options.kernel_holds_object) is
+  // marked so, and routes naming it are not in the kernel. Not at arrival:
+  // fibnicd may read zebra's frame before the kernel's message. Returns how
+  // many were marked.
+  size_t CheckKernelObjects();
+  // The kernel added (or replaced) zebra's object `id`: one marked by
+  // CheckKernelObjects is used again.
+  void KernelObjectAdded(uint32_t id);
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
     size_t routes = 0, groups = 0, inline_sets = 0, flux = 0;
@@ -158,6 +170,10 @@ class FpmTable {
     // carrier or went away; a group, its last member) or refused it (made
     // while that was so). Its routes punt until zebra sends it again.
     bool removed = false;
+    // The kernel did not hold it at a replay's end (CheckKernelObjects):
+    // zebra failed to install it (and never retried) — routes naming it are
+    // not in the kernel — until the kernel reports it or zebra sends it again.
+    bool unheld = false;
   };
   // What one frame changed, applied at its end so each prefix is emitted once.
   struct FrameWork {
@@ -171,7 +187,16 @@ class FpmTable {
   void ApplyRoute(const NlRoute& r, FrameWork& work);
   void ApplyNexthop(NlNexthop n, FrameWork& work);
   void Finish(FrameWork& work);
-  FibPathsResult PathsOf(uint32_t set, Family fam) const;
+  // The single objects next-hop object `id` forwards along (itself, or a
+  // group's members), or why there are none to use: unknown, nested, or not
+  // in the kernel (`removed`). PathsOf and DigestOf both read a set by it.
+  struct Singles {
+    std::vector<const NlNexthop*> objects;
+    std::string none_why;  // non-empty: the set punts, for this reason
+  };
+  Singles SinglesOf(uint32_t id) const;
+  FibPathsResult PathsOf(uint32_t set, Family fam) const;  // no paths: no route (NotInKernel)
+  void Give(const Prefix& p, const FibPathsResult& res);  // to the RIB: an upsert, or with no paths a delete
   // Flux (fpm_flux.cc). What Finish does with a touched prefix in flux:
   enum class FluxStep {
     kNone,   // not in flux, or agreeing and not punted: as usual
@@ -199,9 +224,21 @@ class FpmTable {
   bool DumpShownBefore(const Prefix& p);
   void DumpDidNotShow(const Prefix& p, uint8_t protocol);
   // The kernel's view of links (fpm_links.cc).
-  bool KernelRefuses(const NlNexthop& n) const;
+  // Whether the kernel refused n: an object through a link without carrier,
+  // a group naming an object it removed — unless it holds the group (made
+  // before the removal): then n loses those members, as the kernel's did.
+  bool KernelRefuses(NlNexthop& n) const;
   uint32_t SetOfLive(const NlRoute& r);  // SetOf, as the kernel holds r now
-  uint32_t RemovedRouteSet();  // the punted set of routes the kernel removed or refused
+  // The set of routes the kernel removed or refused (fpm_links.cc). The
+  // kernel holds no such route and forwards by what covers it, so neither
+  // does the device: the RIB holds no FPM route for them (PathsOf answers
+  // no paths), and to flux they are as absent. Punting them instead would
+  // differ from a restarted fibnicd whenever zebra replays a route whose
+  // install the kernel refused (zebra 8.4 sends a refused install nowhere
+  // but in its replays).
+  uint32_t RemovedRouteSet();
+  bool NotInKernel(uint32_t set) const;  // RemovedRouteSet, or an object (or member) marked unheld
+  void TouchObject(uint32_t id, FrameWork& work);  // it and every group holding it changed meaning
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
   void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);

@@ -81,6 +81,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.ignored_dump_begins = c.ignored_dump_begins;
     o.ignored_dump_ends = c.ignored_dump_ends;
     o.ignored_nexthop_deleted = c.ignored_nexthop_deleted;
+    o.ignored_nexthop_added = c.ignored_nexthop_added;
     o.link_state = c.link_state;
     if (c.ignore_frr_routes) {
       for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);
@@ -430,6 +431,8 @@ nlohmann::json KernelSource::StatsJson() const {
           {"refusing", s.refusing.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.refusing)},
           {"last_error", s.last_error}};
 }
+
+bool KernelSource::HoldsNexthopObject(uint32_t id) const { return impl_->table.holds_nexthop_object(id); }
 
 KernelSourceStats KernelSource::stats() const {
   KernelSourceStats s = impl_->stats;

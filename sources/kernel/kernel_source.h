@@ -46,6 +46,7 @@ struct KernelSourceConfig {
   std::function<void()> ignored_dump_begins;                  // KernelTableOptions::ignored_dump_begins
   std::function<void(bool complete)> ignored_dump_ends;       // KernelTableOptions::ignored_dump_ends
   std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
+  std::function<void(uint32_t id)> ignored_nexthop_added;    // KernelTableOptions::ignored_nexthop_added
   std::function<void(uint32_t ifindex, bool carrier)> link_state;  // KernelTableOptions::link_state
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};
@@ -91,6 +92,9 @@ class KernelSource : public Source {
   nlohmann::json StatsJson() const override;
   void RequestResync();
   KernelSourceStats stats() const;
+  // The kernel holds next-hop object `id` (any protocol's, zebra's too), as
+  // this source read it so far.
+  bool HoldsNexthopObject(uint32_t id) const;
 
  private:
   struct Impl;

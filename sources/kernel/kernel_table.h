@@ -68,6 +68,9 @@ struct KernelTableOptions {
   // takes the routes using it out of the kernel without a route message.
   // Also for the deletions the kernel makes silently (a link going down).
   std::function<void(uint32_t id)> ignored_nexthop_deleted;
+  // Told when a next-hop object of an ignored protocol is added or replaced
+  // (with FPM on: zebra's objects the FPM source waits for, FpmTable::KernelObjectAdded).
+  std::function<void(uint32_t id)> ignored_nexthop_added;
   // Told at every link message (and of links a re-dump no longer shows)
   // whether the link is up with carrier: with FPM on, zebra's objects and
   // inline paths through it follow (FpmTable::LinkState).
@@ -113,6 +116,7 @@ class KernelTable {
   size_t routes() const { return emitted_.size(); }
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
+  bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 

@@ -46,7 +46,10 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   }
   if (const NlNexthop* old = nexthops_.Find(n.id)) AddObjectGateway(*old, -1);
   AddObjectGateway(n, +1);
+  const uint32_t id = n.id;
+  const bool tell = options_.ignored_nexthop_added && options_.ignore_protocols.count(n.protocol);
   EmitUsersOf(nexthops_.Put(std::move(n), gen_));
+  if (tell) options_.ignored_nexthop_added(id);
   return OkStatus();
 }
 

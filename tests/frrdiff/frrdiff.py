@@ -25,7 +25,8 @@ FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK
 multiplier, default 1; the soak's is higher), FRRDIFF_STALE_HOLD (fibnicd's
 stale_hold, e.g. 1s), FRRDIFF_NO_SHRINK=1 (report without shrinking),
 FRRDIFF_SHRINK_SECONDS (time for shrinking, default 240), FRRDIFF_VERBOSE=1
-(print events and settling)."""
+(print events and settling), FRRDIFF_KEEP=DIR (keep the run's work directory
+there: logs, BARs and, at a divergence, the host's and zebra's state)."""
 import ipaddress
 import json
 import os
@@ -254,7 +255,25 @@ class FrrEnv(kdiff.Env):
             self.bar.wait()
         for ns in [self.ns, self.host] + self.peers:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        keep = os.environ.get("FRRDIFF_KEEP")
+        if keep and self.ns.endswith("-m"):  # the run's own, not a shrinking replay's
+            os.makedirs(keep, exist_ok=True)
+            subprocess.run(["mv", self.work, keep])
+            print("frrdiff: work directory (logs, BARs, host state) kept in %s/%s" % (keep, os.path.basename(self.work)))
         subprocess.run(["rm", "-rf", self.work])
+
+    def save_host_state(self, name):
+        """With FRRDIFF_KEEP: what the host and zebra hold now, for a report."""
+        if not os.environ.get("FRRDIFF_KEEP"):
+            return
+        with open("%s/%s.txt" % (self.work, name), "w") as f:
+            for argv in (["ip", "-n", self.ns, "-d", "route", "show", "table", "all"],
+                         ["ip", "-n", self.ns, "-d", "-6", "route", "show", "table", "all"],
+                         ["ip", "-n", self.ns, "nexthop", "show"], ["ip", "-n", self.ns, "neigh", "show", "nud", "all"],
+                         ["ip", "-n", self.ns, "link", "show"]):
+                f.write("# %s\n%s\n" % (" ".join(argv), sh(*argv, check=False)))
+            for c in ("show ip route", "show ipv6 route", "show nexthop-group rib"):
+                f.write("# vtysh %s\n%s\n" % (c, self.vtysh(c)))
 
     # --- events ------------------------------------------------------------
     def vtysh(self, *cmds):
@@ -395,6 +414,7 @@ def restart_window(env, rng):
     gen1, image1 = env.generation(), env.bar_image()
     wrote = gen1 != gen0 or image1 != image0
     if wrote and unchanged:
+        env.save_host_state("host_at_restart")
         with open(env.work + "/before.img", "wb") as f:
             f.write(image0)
         diff = sh(os.path.join(os.path.dirname(env.fibnicd), "fibnicctl"), "image", "diff", env.work + "/before.img",
@@ -429,6 +449,14 @@ def run_chunk(env, rng, chunk, stats):
 
 
 def replay_shows(args, seed, events, addrs, pauses):
+    try:
+        return replay_shows_once(args, seed, events, addrs, pauses)
+    except RuntimeError as e:  # a replay's own failure (a daemon exited, a timeout) shows nothing
+        print("  (a shrinking replay failed: %s)" % str(e).splitlines()[0], flush=True)
+        return False
+
+
+def replay_shows_once(args, seed, events, addrs, pauses):
     env = FrrEnv(args[0], args[1], "r", args[2])
     try:
         rng, start = random.Random(seed), 0
@@ -514,6 +542,7 @@ def main():
                 forwards += n
             if bad:
                 print("  after %.0f s, %d FRR-driven route changes" % (time.time() - t0, env.route_changes()))
+                env.save_host_state("host_at_divergence")
                 if bad[0][0] != "GENERATION":
                     print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
                 env.close()

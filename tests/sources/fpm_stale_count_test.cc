@@ -50,8 +50,6 @@ TEST(FpmStaleCount, RunningCountEqualsAWalkAfterRandomOperations) {
       const bool some_held = pick(2) == 0;
       table.SweepStale(some_held ? FpmTable::KernelHolds([&](const Prefix&, uint8_t) { return pick(3) == 0; })
                                  : FpmTable::KernelHolds());
-    } else if (kind < 8) {
-      table.DropStale(prefix());
     } else if (kind < 10) {
       // The kernel's word on one of zebra's routes (flux; a stale copy goes).
       const Prefix p = prefix();

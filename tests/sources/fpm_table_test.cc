@@ -11,6 +11,7 @@ namespace {
 using testing::A;
 using testing::Concat;
 using testing::InlineRoute;
+using testing::KernelView;
 using testing::P;
 using testing::RecordingSink;
 using testing::Via;
@@ -149,25 +150,31 @@ TEST_F(FpmTableTest, ReplayProgressIsNewOrStaleNotChurn) {
   EXPECT_EQ(table.counts().replayed, 4u);
 }
 
-// Issue #16: the kernel deleted zebra's route. A stale copy (zebra away or
-// not replayed yet) goes at once; one zebra has sent since it came back
-// stays — zebra's own word on it comes over FPM.
+// Issue #16: the kernel deleted zebra's route (FpmTable::KernelRoute, as the
+// kernel source tells it). A stale copy (zebra away or not replayed yet)
+// goes at once; one zebra has sent since it came back stays — zebra's own
+// word on it comes over FPM (meanwhile it punts: the kernel and FPM disagree).
 TEST_F(FpmTableTest, KernelDeletionDropsOnlyStaleCopies) {
   auto route = [](const char* p) { return BuildRouteMessage(InlineRoute(p, {Via("192.0.2.1", 10)})); };
   ASSERT_TRUE(Frame({route("10.1.0.0/16"), route("10.2.0.0/16")}).ok());
   sink.TakeLog();
-  EXPECT_FALSE(table.DropStale(P("10.1.0.0/16")));  // not stale: zebra is there and sent it
-  EXPECT_FALSE(table.DropStale(P("10.9.0.0/16")));  // not held
+  table.KernelRoute(KernelView("10.9.0.0/16", true));  // not held
   EXPECT_TRUE(sink.TakeLog().empty());
   table.MarkAllStale();
   ASSERT_TRUE(Frame({route("10.2.0.0/16")}).ok());  // replayed
-  EXPECT_TRUE(table.DropStale(P("10.1.0.0/16")));
-  EXPECT_FALSE(table.DropStale(P("10.2.0.0/16")));
+  table.KernelRoute(KernelView("10.1.0.0/16", true));
   EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 10.1.0.0/16"}));
   EXPECT_EQ(table.routes(), 1u);
   EXPECT_EQ(table.counts().kernel_dropped, 1u);
+  // Not stale: zebra is there and sent it. Kept; zebra's delete follows.
+  table.KernelRoute(KernelView("10.2.0.0/16", true));
+  EXPECT_EQ(table.routes(), 1u);
+  EXPECT_EQ(table.counts().kernel_dropped, 1u);
+  EXPECT_EQ(PathsOf("10.2.0.0/16"), host);
+  ASSERT_TRUE(Frame({BuildRouteMessage(InlineRoute("10.2.0.0/16", {}, true))}).ok());
+  EXPECT_EQ(table.routes(), 0u);
   EXPECT_EQ(table.SweepStale(), 0u);
-  // zebra sends it again later: it is back.
+  // zebra sends 10.1.0.0/16 again later: it is back.
   ASSERT_TRUE(Frame({route("10.1.0.0/16")}).ok());
   EXPECT_EQ(PathsOf("10.1.0.0/16"), (std::vector<NextHop>{{A("192.0.2.1"), 0}}));
 }
@@ -208,8 +215,9 @@ TEST_F(FpmTableTest, ZebraLeftoverTheKernelStillHoldsIsPuntedNotSwept) {
   EXPECT_EQ(table.SweepStale(kernel_holds), 0u);
   EXPECT_TRUE(sink.TakeLog().empty());
   // The kernel deletes it: it goes.
-  EXPECT_TRUE(table.DropStale(P("198.18.0.128/25")));
+  table.KernelRoute(KernelView("198.18.0.128/25", true));
   EXPECT_EQ(sink.TakeLog(), (std::vector<std::string>{"delete 198.18.0.128/25"}));
+  EXPECT_EQ(table.counts().kernel_dropped, 1u);
   // Kept again, then zebra sends it: zebra's paths, no longer stale.
   ASSERT_TRUE(Frame({route("198.18.0.128/25", "192.0.2.1")}).ok());
   table.MarkAllStale();
