@@ -94,7 +94,7 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
                                                    "routes", "nexthop_groups", "route_updates", "errors", "resyncs",
                                                    "stale_swept", "stale_pending", "last_error", "refused",
-                                                   "in_flux", "flux_entered", "flux_overflows", "kernel_dump_gone"}));
+                                                   "in_flux", "flux_entered", "flux_overflows", "kernel_dump_gone", "memory_bytes"}));
   EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes"}));
   // Not started: the kernel's first dump is not in, the files not read.
   EXPECT_FALSE(reg.sources()[0]->initial_sync_done());
