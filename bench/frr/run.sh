@@ -100,7 +100,8 @@ phase loss "peer loss (peer 1 stops)" "'$lab' peer stop 1" --max-kernel-routes $
 phase return "peer return (peer 1)" "'$lab' peer start 1" --min-kernel-routes "$full"
 cpu1=$(cpu_s "$fibnicd_pid")
 upd1=$(updates)
-mem=("$(mb "$fibnicd_pid" VmRSS)" "$(mb "$fibnicd_pid" VmHWM)" "$(mb "$zebra_pid" VmRSS)" "$(mb "$zebra_pid" VmHWM)")
+mem=("$(mb "$fibnicd_pid" VmRSS)" "$(mb "$fibnicd_pid" VmHWM)" "$(mb "$zebra_pid" VmRSS)" "$(mb "$zebra_pid" VmHWM)"
+  "$(mb "$fibnicd_pid" RssAnon)" "$(mb "$fibnicd_pid" RssFile)")
 phase bgpd "bgpd restart" "'$lab' restart bgpd" --min-kernel-routes "$full" --quiet 5
 phase zebra "zebra crash + restart" "'$lab' restart zebra --kill" --min-kernel-routes "$full" --quiet 5
 gen0=$(ip netns exec lab-r "$bar_tool" "$LAB_DIR/bar0.img" <<<gen)
@@ -119,6 +120,7 @@ echo
 echo "memory (MB, after peer return)  resident    peak"
 printf 'fibnicd                       %10s %7s\n' "${mem[0]}" "${mem[1]}"
 printf 'zebra                         %10s %7s\n' "${mem[2]}" "${mem[3]}"
+echo "fibnicd resident: ${mem[4]} MB anonymous, ${mem[5]} MB file-backed (mostly the file backend's BAR mapping, which a card's BAR does not add)"
 python3 - "${mem[0]}" "${mem[2]}" "$cpu0" "$cpu1" "$upd0" "$upd1" <<'PY'
 import sys
 f, z, c0, c1, u0, u1 = map(float, sys.argv[1:])
