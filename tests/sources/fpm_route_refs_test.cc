@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 
 #include "sources/fpm/fpm_route_refs.h"
@@ -13,6 +14,25 @@
 
 namespace fibnic {
 namespace {
+
+// One step against the map: put r at p (or erase p when r is empty), then
+// p's lookup and the size must agree with the map's.
+void StepAndCheck(FpmRouteRefs& refs, std::map<Prefix, FpmRouteRef>& want, const Prefix& p,
+                  const std::optional<FpmRouteRef>& r) {
+  if (r) {
+    refs.Put(p, *r);
+    want[p] = *r;
+  } else {
+    ASSERT_EQ(refs.Erase(p), want.erase(p) == 1) << p.ToString();
+  }
+  const auto got = refs.Find(p);
+  auto it = want.find(p);
+  ASSERT_EQ(got.has_value(), it != want.end()) << p.ToString();
+  if (got) {
+    ASSERT_EQ(*got, it->second) << p.ToString();
+  }
+  ASSERT_EQ(refs.size(), want.size());
+}
 
 TEST(FpmRouteRefs, RandomChangesMatchAMap) {
   std::mt19937_64 rng(testing::TestSeed("FpmRouteRefs"));
@@ -27,21 +47,12 @@ TEST(FpmRouteRefs, RandomChangesMatchAMap) {
   }
   for (int step = 0; step < 400000; ++step) {
     const Prefix& p = pool[pick(pool.size())];
+    std::optional<FpmRouteRef> r;
     if (pick(10) < 7) {
-      const FpmRouteRef r{static_cast<uint32_t>(pick(1000)), pick(2) == 1, static_cast<uint8_t>(pick(256)),
-                          static_cast<uint8_t>(pick(4))};
-      refs.Put(p, r);
-      want[p] = r;
-    } else {
-      ASSERT_EQ(refs.Erase(p), want.erase(p) == 1) << p.ToString();
+      r = FpmRouteRef{static_cast<uint32_t>(pick(1000)), pick(2) == 1, static_cast<uint8_t>(pick(256)),
+                      static_cast<uint8_t>(pick(4))};
     }
-    const auto got = refs.Find(p);
-    auto it = want.find(p);
-    ASSERT_EQ(got.has_value(), it != want.end()) << p.ToString();
-    if (got) {
-      ASSERT_EQ(*got, it->second) << p.ToString();
-    }
-    ASSERT_EQ(refs.size(), want.size());
+    ASSERT_NO_FATAL_FAILURE(StepAndCheck(refs, want, p, r));
     if (step % 50000 == 0) {
       size_t seen = 0;
       refs.ForEach([&](const Prefix& q, uint32_t set, bool& stale) {
@@ -125,20 +136,7 @@ TEST(FpmRouteRefs, KindsAndTheSideMapMatchAMap) {
   };
   for (int step = 0; step < 200000; ++step) {
     const Prefix& p = pool[pick(pool.size())];
-    if (pick(10) < 6) {
-      const FpmRouteRef r = ref();
-      refs.Put(p, r);
-      want[p] = r;
-    } else {
-      ASSERT_EQ(refs.Erase(p), want.erase(p) == 1) << p.ToString();
-    }
-    const auto got = refs.Find(p);
-    auto it = want.find(p);
-    ASSERT_EQ(got.has_value(), it != want.end()) << p.ToString();
-    if (got) {
-      ASSERT_EQ(*got, it->second) << p.ToString();
-    }
-    ASSERT_EQ(refs.size(), want.size());
+    ASSERT_NO_FATAL_FAILURE(StepAndCheck(refs, want, p, pick(10) < 6 ? std::optional<FpmRouteRef>(ref()) : std::nullopt));
     ASSERT_LE(refs.kinds(), 24u);
     if (step % 20000 == 0) {
       ASSERT_NO_FATAL_FAILURE(check_all());
