@@ -94,16 +94,6 @@ class KernelFluxDumpTest : public KernelSourceTest {
     if (it == r.end()) return std::nullopt;
     return it->second.paths;
   }
-  // The source stalled while the kernel takes a burst: its events are lost.
-  void Stalled(const std::string& batch) {
-    std::promise<void> release;
-    auto released = release.get_future().share();
-    boost::asio::post(io, [released] { released.wait(); });
-    int rc = 0;
-    const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
-    release.set_value();
-    ASSERT_EQ(rc, 0) << out;
-  }
 
   uint32_t k0 = 0;
   testing::RecordingSink fpm_sink;
@@ -144,7 +134,7 @@ TEST_F(KernelFluxDumpTest, DeletionsLostInAnOverrunPuntWhatTheKernelNoLongerHas)
     }
   }
   const uint64_t overruns = Stats().overruns;
-  Stalled(dir + "/del");
+  ASSERT_NO_FATAL_FAILURE(RunStalled(dir + "/del"));  // its events are lost
   Sh("rm -rf " + dir);
   ASSERT_TRUE(WaitFor([&] { return Stats().overruns > overruns && !Stats().dumping; }, 30s))
       << "no overrun: the test did not lose events";

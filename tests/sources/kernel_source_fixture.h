@@ -68,6 +68,17 @@ class KernelSourceTest : public ::testing::Test {
   bool RouteIs(const std::string& p, const std::optional<std::vector<NextHop>>& want) {
     return WaitFor([&] { return PathsOf(p) == want; }, 10s);
   }
+  // Runs `ip -batch FILE` while the source's loop is held: a burst larger
+  // than the socket's buffer loses events (an overrun).
+  void RunStalled(const std::string& batch) {
+    std::promise<void> release;
+    auto released = release.get_future().share();
+    boost::asio::post(io, [released] { released.wait(); });
+    int rc = 0;
+    const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
+    release.set_value();
+    ASSERT_EQ(rc, 0) << out;
+  }
   std::optional<Neighbor> NeighOf(const std::string& a) {
     auto n = sink.neighbors();
     auto it = n.find(A(a));

@@ -650,16 +650,6 @@ TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
   cfg.rcvbuf_bytes = 4096;  // tiny: a burst overflows it
   StartSource(cfg);
   ASSERT_TRUE(WaitFor([&] { return sink.routes().count(P("10.0.0.0/24")); }, 10s));
-  // Stall the source while the kernel changes a lot: events are lost.
-  auto stall = [&](const std::string& batch) {
-    std::promise<void> release;
-    auto released = release.get_future().share();
-    boost::asio::post(io, [released] { released.wait(); });
-    int rc = 0;
-    const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
-    release.set_value();
-    ASSERT_EQ(rc, 0) << out;
-  };
   const std::string dir = "/tmp/fibnic-kernel-" + std::to_string(getpid());
   MustSh("mkdir -p " + dir);
   {
@@ -668,7 +658,7 @@ TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
       add << "route add 10." << 100 + i / 250 << "." << i % 250 << ".0/24 via 10.0.0." << 2 + rng() % 5 << "\n";
     }
   }
-  stall(dir + "/add");
+  ASSERT_NO_FATAL_FAILURE(RunStalled(dir + "/add"));  // events are lost
   {
     // Delete a random third, change another third.
     std::ofstream mod(dir + "/mod");
@@ -681,7 +671,7 @@ TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
       }
     }
   }
-  stall(dir + "/mod");
+  ASSERT_NO_FATAL_FAILURE(RunStalled(dir + "/mod"));
   Sh("rm -rf " + dir);
   std::map<Prefix, std::vector<NextHop>> want, got;
   const bool ok = WaitFor(
