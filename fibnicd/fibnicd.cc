@@ -290,7 +290,10 @@ Status Fibnicd::StartSources() {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
     };
-    fc.kernel_holds_object = [this](uint32_t id) { return kernel_ && kernel_->HoldsNexthopObject(id); };
+    // Only a kernel source knows the kernel's objects: without one, no object
+    // may be taken as refused (its routes would leave the device while the
+    // kernel forwards along them).
+    if (kernel_) fc.kernel_holds_object = [this](uint32_t id) { return kernel_->HoldsNexthopObject(id); };
     fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
   }
   if (config_.web.enabled) {
