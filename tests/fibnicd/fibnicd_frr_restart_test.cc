@@ -72,8 +72,9 @@ class FibnicdFrrRestart : public ::testing::Test {
   }
   // SIGTERM; returns the daemon's last log line ("stopped: N batches, M device writes, ...").
   std::string StopFibnicd() {
+    notify->Drain(0ms);  // an unread notify socket blocks the daemon's sd_notify (heartbeat, STOPPING)
     daemon->Signal(SIGTERM);
-    EXPECT_EQ(daemon->Wait(20s), 0) << "fibnicd did not stop cleanly";
+    EXPECT_EQ(daemon->Wait(20s, [this] { notify->Drain(0ms); }), 0) << "fibnicd did not stop cleanly";
     daemon.reset();
     const std::string last = Sh("tail -n 1 " + log());
     return last;
