@@ -180,7 +180,7 @@ class KernelTable {
   std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
   int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
-  void ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
+  size_t ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);
