@@ -495,6 +495,10 @@ void KernelTable::BeginResync() {
   if (options_.ignored_dump_begins) options_.ignored_dump_begins();
 }
 
+void KernelTable::AbandonResync(bool routes_complete) {
+  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
+}
+
 size_t KernelTable::EndResync(bool routes_complete) {
   size_t swept = 0;
   bool links_changed = false;

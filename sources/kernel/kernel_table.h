@@ -109,6 +109,9 @@ class KernelTable {
   // Returns what was swept. routes_complete: the route dump was not
   // interrupted (NLM_F_DUMP_INTR), see ignored_dump_ends.
   size_t EndResync(bool routes_complete = true);
+  // Ends a dump the kernel marked interrupted without sweeping (it may have
+  // missed what the kernel holds); the next dump's EndResync sweeps.
+  void AbandonResync(bool routes_complete);
 
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
