@@ -238,7 +238,7 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 // paths are one multipath route, each path without a gateway a route of its
 // own) offers each of them: the kernel's replace takes one and leaves the
 // others (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`,
-// `KernelSourceTest.Ipv6ReplaceLeavesTheRouteOfTheOtherKind`). Returns where
+// `KernelV6ReplaceTest.*`). Returns where
 // in the new route's entry the replaced route stood (SIZE_MAX: last).
 size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
   auto ecmp = [](const NlRoute& x) {
