@@ -19,10 +19,13 @@
 // when the stream goes quiet: the daemon calls Quiet() once its queue is
 // empty, which trims if kTrimQuiet routes changed since the last trim, and
 // Idle() once the queue has stayed empty for a while (fibnicd/pipeline.cc,
-// kIdleTrim), which trims if any route changed: the tail of a churn after
-// that trim, and what was freed after the last batch (the batch itself, the
-// pushed delta, the sources' scratch) — 4-7 MB resident after a full table's
-// load, a peer loss or its return before it.
+// kIdleTrim), which trims if kTrimIdle routes changed since the last trim:
+// the tail of a churn after that trim, and what was freed after the last
+// batch (the batch itself, the pushed delta, the sources' scratch) — 4-7 MB
+// resident after a full table's load, a peer loss or its return before it.
+// Not for fewer: a trickle of changes (one every few seconds, each batch
+// followed by an idle spell) trimmed after each change, a walk of every
+// arena's free chunks each time for the garbage of one route.
 #pragma once
 
 #include <malloc.h>
@@ -50,8 +53,15 @@ class HeapTrim {
     if (worked_ >= kTrimQuiet) pending_ = true;
     Now();
   }
+  // 1024 routes' garbage is a few hundred KB at most (70 B a pending update,
+  // its batch and delta words): less is not worth a walk of the free
+  // chunks (up to 100 ms with a full table's heap); a trickle of one change
+  // every 3 s now trims once in ~50 min. A churn's tail below it after a
+  // periodic trim (under 1% of 128k boundaries) stays until the next trim;
+  // big scratch (Request) is trimmed whatever the count.
+  static constexpr size_t kTrimIdle = 1024;
   void Idle() {
-    if (worked_ > 0) pending_ = true;
+    if (worked_ >= kTrimIdle) pending_ = true;
     Now();
   }
   void Now() {
@@ -59,11 +69,15 @@ class HeapTrim {
     malloc_trim(0);
     pending_ = false;
     worked_ = 0;
+    ++trims_;
   }
+  // malloc_trim calls so far.
+  size_t trims() const { return trims_; }
 
  private:
   bool pending_ = false;
   size_t worked_ = 0;  // routes applied since the last trim
+  size_t trims_ = 0;
 };
 
 }  // namespace fibnic

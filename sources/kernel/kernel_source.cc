@@ -206,6 +206,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     }
     if (first_dump_done) ++stats.resyncs;
     dumping = true;
+    interrupted = false;
     routes_interrupted = false;
     table.BeginResync();
     stage = 0;
@@ -288,6 +289,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         if (done || failed) return OkStatus();
         if (h->nlmsg_flags & NLM_F_DUMP_INTR) {  // table changed under the dump
           redump = true;
+          interrupted = true;
           routes_interrupted = routes_interrupted || stage == kRouteStage;
         }
         if (h->nlmsg_type == NLMSG_DONE) {
@@ -320,7 +322,19 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void FinishDump() {
-    const size_t swept = table.EndResync(!routes_interrupted);
+    // A dump the kernel marked interrupted (NLM_F_DUMP_INTR: links,
+    // addresses or next-hop objects changed under it) may have skipped some
+    // it still holds — an address dump goes on by position, so deletions
+    // before its cursor skip the addresses after it. Sweeping them would
+    // take, until the re-dump, an interface's last IPv4 address (its routes
+    // fall to their cover) or zebra's objects through a link (for good). So
+    // nothing is swept: the re-dump that follows sweeps.
+    size_t swept = 0;
+    if (interrupted) {
+      table.AbandonResync(!routes_interrupted);
+    } else {
+      swept = table.EndResync(!routes_interrupted);
+    }
     if (first_dump_done && swept != 0) Log("resync removed " + std::to_string(swept) + " stale routes/neighbours");
     first_dump_done = true;
     dumping = false;
@@ -385,7 +399,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   std::vector<uint32_t> buf;  // 4-byte aligned receive buffer
   std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
   bool running = false, dumping = false, redump = false, first_dump_done = false;
-  bool routes_interrupted = false;  // the route part of this dump had NLM_F_DUMP_INTR: it may have missed some
+  bool interrupted = false;         // some part of this dump had NLM_F_DUMP_INTR: it may have missed some
+  bool routes_interrupted = false;  // the route part of this dump had NLM_F_DUMP_INTR
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;

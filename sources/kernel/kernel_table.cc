@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -132,12 +133,21 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
       return SameRank(x.first, key) && x.second.route.nh_id == r.nh_id;
     });
     std::optional<int64_t> place;  // IPv4: the place of the route it replaced
+    // IPv6: the routes of the new route's entry a replace left (the other
+    // kind's, or all when the kernel's choice is not known), and where among
+    // them the replaced route stood.
+    std::vector<NlPath> beside;
+    size_t beside_at = 0;
     if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       place = same_object->second.order;
       AddGateways(same_object->second.route, -1);
       entries.erase(same_object);
     } else if ((msg->nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
-      ReplaceSameRankV6(entries, key, r);
+      beside_at = ReplaceSameRankV6(entries, key, r);
+      if (auto left = entries.find(key); left != entries.end()) {
+        AddGateways(left->second.route, -1);
+        beside = std::move(left->second.route.paths);
+      }
     } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
       place = ReplaceFirstOfRankV4(entries, key);
     } else if (it != entries.end()) {
@@ -154,14 +164,26 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
       return std::any_of(r.paths.begin(), r.paths.end(),
                          [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
     };
+    // The paths are kept in the kernel's order of its routes (a new route
+    // goes last, a replacing one where the replaced one stood): a replace
+    // takes the first route of its kind (ReplaceSameRankV6).
     const bool another = !replace && p.family() == Family::kV6 && !e.route.paths.empty() &&
                          !std::all_of(e.route.paths.begin(), e.route.paths.end(), names);
     if (another) {
+      std::vector<NlPath> held;
       for (const NlPath& x : e.route.paths) {
-        if (!names(x)) r.paths.push_back(x);
+        if (!names(x)) held.push_back(x);
       }
+      held.insert(held.end(), r.paths.begin(), r.paths.end());
+      r.paths = std::move(held);
     }
-    e.several = another || (e.several && !replace);
+    const bool kept_beside = !another && !beside.empty();
+    if (kept_beside) {
+      beside.insert(beside.begin() + static_cast<std::ptrdiff_t>(std::min(beside_at, beside.size())), r.paths.begin(),
+                    r.paths.end());
+      r.paths = std::move(beside);
+    }
+    e.several = another || kept_beside || (e.several && !replace);
     e.route = std::move(r);
     e.gen = gen_;
     AddGateways(e.route, +1);
@@ -206,60 +228,75 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 
 // IPv6 replaces the first route of the metric that is, like the new one, a
 // multipath candidate (unicast via a gateway) or not; without one, the first
-// of the metric (fib6_add_rt2node). Which is first is not told: with several
-// left to choose from, none is erased and the prefix punts (several routes of
-// one rank) rather than guess (issue #14, kdiff soak seed 37727094719453).
-// An entry holding several routes (`several`: its gateway paths are one
-// multipath route, each path without a gateway a route of its own) offers
-// each of them: the kernel's replace takes one and leaves the others
-// (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`).
-void KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
+// of the metric (fib6_add_rt2node), and routes of the other kind stay (an
+// `ip -6 route replace P via G` leaves `P dev X` of the same metric). The
+// routes of one entry are in the kernel's order (ApplyRoute), so the first
+// is known among them; among routes of several entries (other types, next-hop
+// objects) it is not told, and then none is erased and the prefix punts
+// (several routes of one rank) rather than guess (issue #14, kdiff soak seed
+// 37727094719453). An entry holding several routes (`several`: its gateway
+// paths are one multipath route, each path without a gateway a route of its
+// own) offers each of them: the kernel's replace takes one and leaves the
+// others (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`,
+// `KernelV6ReplaceTest.*`). Returns where
+// in the new route's entry the replaced route stood (SIZE_MAX: last).
+size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
   auto ecmp = [](const NlRoute& x) {
     return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
            std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
   };
-  // A route of the rank: a whole entry, or part of a `several` one.
+  // A route of the rank: a whole entry, or part of a `several` one (at: its
+  // first path's place in the entry).
   struct Held {
     std::map<Key, Entry>::iterator e;
     std::vector<NlPath> part;  // empty: the whole entry
     bool ecmp = false;
+    size_t at = 0;
   };
   std::vector<Held> same, like;
   for (auto e = entries.begin(); e != entries.end(); ++e) {
     if (!SameRank(e->first, key)) continue;
     const NlRoute& x = e->second.route;
     if (!e->second.several || x.type != RTN_UNICAST || x.nh_id != 0) {
-      same.push_back({e, {}, ecmp(x)});
+      same.push_back({e, {}, ecmp(x), 0});
       continue;
     }
-    std::vector<NlPath> gateways;
-    for (const NlPath& y : x.paths) {
-      if (y.gateway) {
-        gateways.push_back(y);
+    Held gateways{e, {}, true, 0};
+    for (size_t i = 0; i < x.paths.size(); ++i) {
+      const NlPath& y = x.paths[i];
+      if (!y.gateway) {
+        same.push_back({e, {y}, false, i});
       } else {
-        same.push_back({e, {y}, false});
+        if (gateways.part.empty()) gateways.at = i;
+        gateways.part.push_back(y);
       }
     }
-    if (!gateways.empty()) same.push_back({e, std::move(gateways), true});
+    if (!gateways.part.empty()) same.push_back(std::move(gateways));
   }
   for (const Held& h : same) {
     if (h.ecmp == ecmp(r)) like.push_back(h);
   }
-  const Held* gone = like.size() == 1 ? &like[0] : (like.empty() && same.size() == 1) ? &same[0] : nullptr;
-  if (!gone) return;
+  const std::vector<Held>& candidates = like.empty() ? same : like;
+  constexpr size_t kLast = SIZE_MAX;
+  if (candidates.empty()) return kLast;
+  const bool one_entry = std::all_of(candidates.begin(), candidates.end(), [&](const Held& h) { return h.e == candidates[0].e; });
+  if (!one_entry) return kLast;
+  const Held* gone = &*std::min_element(candidates.begin(), candidates.end(),
+                                         [](const Held& a, const Held& b) { return a.at < b.at; });
   Entry& e = gone->e->second;
   AddGateways(e.route, -1);
   auto& paths = e.route.paths;
   std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
   if (gone->part.empty() || paths.empty()) {
     entries.erase(gone->e);
-    return;
+    return kLast;
   }
   // Left: its gateway paths (one route) and each path without a gateway.
   const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
   const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
   e.several = without_gateway + (with_gateway ? 1 : 0) > 1;
   AddGateways(e.route, +1);
+  return gone->e->first == key ? gone->at : kLast;
 }
 
 // Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
@@ -456,6 +493,10 @@ void KernelTable::ReevaluateAll() {
 void KernelTable::BeginResync() {
   ++gen_;
   if (options_.ignored_dump_begins) options_.ignored_dump_begins();
+}
+
+void KernelTable::AbandonResync(bool routes_complete) {
+  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
 }
 
 size_t KernelTable::EndResync(bool routes_complete) {

@@ -109,6 +109,9 @@ class KernelTable {
   // Returns what was swept. routes_complete: the route dump was not
   // interrupted (NLM_F_DUMP_INTR), see ignored_dump_ends.
   size_t EndResync(bool routes_complete = true);
+  // Ends a dump the kernel marked interrupted without sweeping (it may have
+  // missed what the kernel holds); the next dump's EndResync sweeps.
+  void AbandonResync(bool routes_complete);
 
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
@@ -180,7 +183,7 @@ class KernelTable {
   std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
   int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
-  void ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
+  size_t ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   void EmitRoute(const Prefix& p);

@@ -72,7 +72,7 @@ class FibnicdFrrRestart : public ::testing::Test {
   }
   // SIGTERM; returns the daemon's last log line ("stopped: N batches, M device writes, ...").
   std::string StopFibnicd() {
-    notify->Drain(0ms);  // an unread notify socket blocks the daemon's sd_notify (heartbeat, STOPPING)
+    notify->Drain(0ms);  // read what the daemon sent, as systemd would (unread, its notifications are dropped)
     daemon->Signal(SIGTERM);
     EXPECT_EQ(daemon->Wait(20s, [this] { notify->Drain(0ms); }), 0) << "fibnicd did not stop cleanly";
     daemon.reset();

@@ -70,7 +70,7 @@ class Daemon {
   std::string log() const { return Slurp(dir_ + "/log"); }
 
   HttpResult Call(const std::string& method, const std::string& target, const std::string& body = "") {
-    notify_->Drain(0ms);  // an unread notify socket would block the daemon's watchdog
+    notify_->Drain(0ms);  // read what the daemon sent, as systemd would (unread, its notifications are dropped)
     HttpRequestSpec r;
     r.server = Endpoint{IpAddr::V4(0x7F000001), port_};
     r.method = method;

@@ -4,6 +4,11 @@
 // stops cleanly without touching the BAR file. No root needed: the kernel
 // source is off and the BAR is a file in the test's temp dir.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "tests/fibnicd/daemon_harness.h"
 
@@ -78,11 +83,47 @@ TEST(FibnicdService, NotifyOrderReloadAndCleanStop) {
   ASSERT_GT(bar_before.size(), 16u * 1024 * 1024);
   daemon.Signal(SIGTERM);
   ASSERT_TRUE(notify.WaitFor("STOPPING=1", 5s, &log));
-  // Keep reading the notify socket while the daemon stops, as systemd does: an
-  // unread datagram socket fills (net.unix.max_dgram_qlen, 10 by default) and
-  // then blocks the daemon's next WATCHDOG=1 — a test artefact, not a daemon bug.
+  // Keep reading the notify socket while the daemon stops, as systemd does
+  // (UnreadNotifySocketNeverStallsIt: what the daemon does when it is not).
   EXPECT_EQ(daemon.Wait(10s, [&] { notify.Drain(std::chrono::milliseconds(0)); }), 0);
   EXPECT_TRUE(testing::ReadFile(dir + "/bar0.img") == bar_before) << "SIGTERM changed the BAR file";
+}
+
+// A manager that stops reading its notify socket (stuck, or a test): the
+// datagram queue fills (net.unix.max_dgram_qlen). fibnicd's notifications
+// then are dropped, never waited for — libsystemd's blocking send stalled
+// its loop, so it no longer reloaded or stopped on SIGTERM (the FRR restart
+// test under ASan). Here the test fills the queue itself after READY=1 and
+// never reads again: fibnicd still reloads on SIGHUP and stops on SIGTERM.
+TEST(FibnicdService, UnreadNotifySocketNeverStallsIt) {
+  std::string dir = ::testing::TempDir() + "/fibnicd_unread_notify";
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  std::string cfg = dir + "/fibnicd.yaml";
+  testing::WriteFile(cfg, Config(dir, "info"));
+  NotifySocket notify(dir + "/notify");
+  ASSERT_TRUE(notify.ok());
+  Child daemon({"/bin/sh", "-c", std::string("exec ") + FIBNICD_BIN + " --config " + cfg + " 2>" + dir + "/log"},
+               {"NOTIFY_SOCKET=" + notify.path(), "WATCHDOG_USEC=20000"});
+  std::vector<std::string> log;
+  ASSERT_TRUE(notify.WaitFor("READY=1", 20s, &log)) << "no READY=1";
+  // Fill the queue: send to it until it refuses (EAGAIN).
+  const int filler = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un to{};
+  to.sun_family = AF_UNIX;
+  std::strncpy(to.sun_path, notify.path().c_str(), sizeof to.sun_path - 1);
+  int queued = 0;
+  while (sendto(filler, "X", 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&to), sizeof to) == 1) ++queued;
+  const int full = errno;
+  close(filler);
+  ASSERT_EQ(full, EAGAIN) << strerror(full) << " after " << queued;
+  auto text = [&] {
+    auto v = testing::ReadFile(dir + "/log");
+    return std::string(v.begin(), v.end());
+  };
+  daemon.Signal(SIGHUP);  // RELOADING=1, READY=1: dropped
+  daemon.Signal(SIGTERM);  // STOPPING=1: dropped
+  EXPECT_EQ(daemon.Wait(10s), 0) << "fibnicd did not stop while its notify socket was full\n" << text();
+  EXPECT_NE(text().find("notifications are dropped"), std::string::npos) << text();
 }
 
 TEST(FibnicdService, BadConfigRefusedAtStart) {

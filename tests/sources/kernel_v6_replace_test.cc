@@ -1,0 +1,113 @@
+// IPv6 `ip -6 route replace` of a route that is not zebra's, where a prefix
+// and metric hold several routes: the kernel (fib6_add_rt2node) replaces the
+// first route that is, like the new one, a multipath candidate (unicast via
+// a gateway) or not — else the first of the metric — and keeps the others.
+// The source kept the new route alone in its entry, dropping the routes the
+// kernel kept beside it (a device route beside a gateway route), and did not
+// know which of two device routes was the first. Each case checks the
+// kernel's own table first (`ip -j route show`), then the RIB once the
+// source has read past the change.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/sources/kernel_source_fixture.h"
+
+namespace fibnic {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::A;
+using testing::KernelSourceTest;
+using testing::MustSh;
+using testing::Sh;
+
+// The kernel's IPv6 routes of prefix p, in its order, as "gateway dev".
+std::vector<std::string> KernelRoutes(const std::string& p) {
+  std::vector<std::string> out;
+  for (const auto& r : nlohmann::json::parse(Sh("ip -6 -j route show " + p))) {
+    out.push_back(r.value("gateway", "-") + " " + r.value("dev", ""));
+  }
+  return out;
+}
+
+class KernelV6ReplaceTest : public KernelSourceTest {
+ protected:
+  void SetUp() override {
+    KernelSourceTest::SetUp();
+    // k2: a third interface (not a FIBNIC port) for a third device route.
+    MustSh("ip link add k2 type veth peer name k2p && ip link set k2 up && ip link set k2p up");
+    MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad && ip -6 addr add 2001:db8:2::1/64 dev k1 nodad");
+  }
+  // Waits until the source has read every message the kernel sent so far: a
+  // marker route added after them has arrived.
+  void Settle() {
+    const std::string marker = "192.0.2." + std::to_string(++markers_) + "/32";
+    MustSh("ip route add " + marker + " via 10.0.0.9");
+    ASSERT_TRUE(RouteIs(marker, std::vector<NextHop>{{A("10.0.0.9"), 0}}));
+  }
+  const std::vector<NextHop> connected_k0{{std::nullopt, 0}};
+  int markers_ = 0;
+};
+
+// A gateway route and a device route of one metric: replacing with a
+// gateway route takes the gateway route, the device route stays; replacing
+// with a device route takes the device route, the gateway route stays.
+TEST_F(KernelV6ReplaceTest, Ipv6ReplaceLeavesTheRouteOfTheOtherKind) {
+  StartSource({});
+  const std::string p = "2001:db8:99::/48";
+  MustSh("ip -6 route add " + p + " via 2001:db8:1::2 dev k0 metric 20");
+  MustSh("ip -6 route append " + p + " dev k0 metric 20");
+  MustSh("ip -6 route replace " + p + " via 2001:db8:1::3 dev k0 proto static metric 20");
+  ASSERT_EQ(KernelRoutes(p), (std::vector<std::string>{"2001:db8:1::3 k0", "- k0"}));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_EQ(PathsOf(p), host) << "two routes of one metric: the kernel picks";
+  MustSh("ip -6 route del " + p + " via 2001:db8:1::3 dev k0 metric 20");
+  ASSERT_EQ(KernelRoutes(p), std::vector<std::string>{"- k0"});
+  EXPECT_TRUE(RouteIs(p, connected_k0)) << Sh("ip -6 route show " + p);
+
+  const std::string q = "2001:db8:98::/48";
+  MustSh("ip -6 route add " + q + " via 2001:db8:1::2 dev k0 metric 20");
+  MustSh("ip -6 route append " + q + " dev k1 metric 20");
+  MustSh("ip -6 route replace " + q + " dev k0 proto boot metric 20");
+  ASSERT_EQ(KernelRoutes(q), (std::vector<std::string>{"2001:db8:1::2 k0", "- k0"}));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_EQ(PathsOf(q), host);
+  MustSh("ip -6 route del " + q + " via 2001:db8:1::2 dev k0 metric 20");
+  ASSERT_EQ(KernelRoutes(q), std::vector<std::string>{"- k0"});
+  EXPECT_TRUE(RouteIs(q, connected_k0)) << Sh("ip -6 route show " + q);
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// Device routes only: a replace takes the first of them — the first of its
+// kind (a device route) or, for a gateway route, the first of the metric —
+// in the order the kernel added them, whether the source heard them as
+// events or in its start-up dump.
+TEST_F(KernelV6ReplaceTest, Ipv6ReplaceTakesTheFirstRouteInTheKernelsOrder) {
+  const std::string dumped = "2001:db8:97::/48";
+  MustSh("ip -6 route add " + dumped + " dev k1 metric 20");
+  MustSh("ip -6 route append " + dumped + " dev k0 metric 20");
+  StartSource({});
+  MustSh("ip -6 route replace " + dumped + " via 2001:db8:1::2 dev k0 metric 20");
+  ASSERT_EQ(KernelRoutes(dumped), (std::vector<std::string>{"2001:db8:1::2 k0", "- k0"}));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_EQ(PathsOf(dumped), host);
+  MustSh("ip -6 route del " + dumped + " via 2001:db8:1::2 dev k0 metric 20");
+  ASSERT_EQ(KernelRoutes(dumped), std::vector<std::string>{"- k0"});
+  EXPECT_TRUE(RouteIs(dumped, connected_k0)) << Sh("ip -6 route show " + dumped);
+
+  const std::string heard = "2001:db8:96::/48";
+  MustSh("ip -6 route add " + heard + " dev k1 metric 20");
+  MustSh("ip -6 route append " + heard + " dev k0 metric 20");
+  MustSh("ip -6 route replace " + heard + " dev k2 metric 20");
+  ASSERT_EQ(KernelRoutes(heard), (std::vector<std::string>{"- k2", "- k0"}));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_EQ(PathsOf(heard), host);
+  MustSh("ip -6 route del " + heard + " dev k2 metric 20");
+  ASSERT_EQ(KernelRoutes(heard), std::vector<std::string>{"- k0"});
+  EXPECT_TRUE(RouteIs(heard, connected_k0)) << Sh("ip -6 route show " + heard);
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+}  // namespace
+}  // namespace fibnic
