@@ -13,8 +13,10 @@ bool Better(const RibCand& a, const RibCand& b) {
 }  // namespace
 
 Rib::Rib() {
+  static_assert(sizeof(Entry<uint32_t>) == 8 && sizeof(Entry<V6Hi>) == 12 && sizeof(Entry<V6Addr>) == 24);
   v4_.slots.resize(1024);
-  v6_.slots.resize(1024);
+  v6_short_.slots.resize(1024);
+  v6_.slots.resize(64);
 }
 
 template <typename Addr>
@@ -224,12 +226,14 @@ RibChange Rib::EraseIn(Table<Addr>& t, std::vector<uint32_t>& lens, const Addr& 
 
 RibChange Rib::Upsert(const Prefix& p, const RibCand& c) {
   const auto len = static_cast<uint8_t>(p.len());
-  return p.family() == Family::kV4 ? UpsertIn(v4_, v4_len_, Key4(p), len, c) : UpsertIn(v6_, v6_len_, Key6(p), len, c);
+  if (p.family() == Family::kV4) return UpsertIn(v4_, v4_len_, Key4(p), len, c);
+  return len <= 64 ? UpsertIn(v6_short_, v6_len_, KeyHi(p), len, c) : UpsertIn(v6_, v6_len_, Key6(p), len, c);
 }
 
 RibChange Rib::Erase(const Prefix& p, RouteSource s) {
   const auto len = static_cast<uint8_t>(p.len());
-  return p.family() == Family::kV4 ? EraseIn(v4_, v4_len_, Key4(p), len, s) : EraseIn(v6_, v6_len_, Key6(p), len, s);
+  if (p.family() == Family::kV4) return EraseIn(v4_, v4_len_, Key4(p), len, s);
+  return len <= 64 ? EraseIn(v6_short_, v6_len_, KeyHi(p), len, s) : EraseIn(v6_, v6_len_, Key6(p), len, s);
 }
 
 RibChange Rib::UpsertV4(uint32_t addr, uint8_t len, const RibCand& c) {
@@ -275,6 +279,11 @@ std::optional<RibCand> Rib::Best(const Prefix& p) const {
     return CandOf(*e);
   }
   if (v6_len_[len] == 0) return std::nullopt;
+  if (len <= 64) {
+    const auto* e = Find(v6_short_, KeyHi(p), len);
+    if (e == nullptr) return std::nullopt;
+    return CandOf(*e);
+  }
   const auto* e = Find(v6_, Key6(p), len);
   if (e == nullptr) return std::nullopt;
   return CandOf(*e);
@@ -308,9 +317,11 @@ void Rib::ForEach(Family f, const std::function<void(const Prefix&, const RibCan
     }
     return;
   }
+  for (const auto& e : v6_short_.slots) {
+    if (!e.empty()) fn(PrefixOf(e.addr, e.len()), CandOf(e));
+  }
   for (const auto& e : v6_.slots) {
-    if (e.empty()) continue;
-    fn(Prefix::V6((U128{e.addr.hi} << 64) | e.addr.lo, e.len()), CandOf(e));
+    if (!e.empty()) fn(PrefixOf(e.addr, e.len()), CandOf(e));
   }
 }
 

@@ -2,7 +2,8 @@
 // distance wins (tie: the lower source enum). Stored compactly because a full
 // table is a million prefixes: a Robin Hood open-addressing table keyed by
 // (addr, len) holds the best candidate inline at up to 7/8 load, in a slot of
-// the address and one 32-bit word (8 bytes per IPv4 prefix, 24 per IPv6):
+// the address and one 32-bit word (8 bytes per IPv4 prefix; 12 per IPv6
+// prefix up to /64, whose low half is zero and not kept; 24 beyond):
 // length, a mark, the (source, distance) pair as one of 16 interned kinds and
 // the group id below 2^19. A slot's probe distance is not stored: it is
 // computed from the key's home slot when Robin Hood needs it. The prefixes that
@@ -68,7 +69,7 @@ class Rib {
   std::optional<std::pair<RibCand, bool>> CandidateOf(const Prefix& p, RouteSource source) const;
   // Every prefix of a family with its best candidate (unordered).
   void ForEach(Family f, const std::function<void(const Prefix&, const RibCand& best)>& fn) const;
-  size_t size(Family f) const { return f == Family::kV4 ? v4_.size : v6_.size; }
+  size_t size(Family f) const { return f == Family::kV4 ? v4_.size : v6_short_.size + v6_.size; }
   size_t candidates() const { return candidates_; }
   // Which prefix lengths hold at least one route (for longest-match probing).
   bool HasLength(Family f, int len) const { return (f == Family::kV4 ? v4_len_ : v6_len_)[len] > 0; }
@@ -77,6 +78,12 @@ class Rib {
   struct V6Addr {
     uint64_t hi = 0, lo = 0;
     bool operator==(const V6Addr&) const = default;
+  };
+  // The high half of an IPv6 prefix up to /64, as two words so a slot is 12
+  // bytes, not 16.
+  struct V6Hi {
+    uint32_t hi = 0, lo = 0;
+    bool operator==(const V6Hi&) const = default;
   };
   // A slot: the address and one word, bits 0-7 the length (kEmpty: a free
   // slot), bit 8 the mark that the candidates live in multi_ (then the rest
@@ -151,20 +158,30 @@ class Rib {
   static uint32_t Key4(const Prefix& p) { return p.addr().v4(); }
   static Prefix PrefixOf(uint32_t a, uint8_t len) { return Prefix::V4(a, len); }
   static Prefix PrefixOf(const V6Addr& a, uint8_t len) { return Prefix::V6((U128{a.hi} << 64) | a.lo, len); }
+  static Prefix PrefixOf(const V6Hi& a, uint8_t len) {
+    return Prefix::V6(((U128{a.hi} << 32) | a.lo) << 64, len);
+  }
+  static V6Hi KeyHi(const Prefix& p) {
+    const auto hi = static_cast<uint64_t>(p.addr().v6() >> 64);
+    return {static_cast<uint32_t>(hi >> 32), static_cast<uint32_t>(hi)};
+  }
   static V6Addr Key6(const Prefix& p) {
     return {static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint64_t>(p.addr().v6())};
   }
   static uint64_t HashOf(uint32_t a, uint8_t len) { return MixBits((uint64_t{a} << 8) | len); }
   static uint64_t HashOf(const V6Addr& a, uint8_t len) { return MixBits(a.hi ^ MixBits(a.lo + len)); }
+  static uint64_t HashOf(const V6Hi& a, uint8_t len) { return MixBits(((uint64_t{a.hi} << 32) | a.lo) ^ MixBits(len)); }
 
   Table<uint32_t> v4_;
-  Table<V6Addr> v6_;
+  Table<V6Hi> v6_short_;  // IPv6 prefixes up to /64
+  Table<V6Addr> v6_;      // longer ones
   // Which IPv4 prefixes of length < kPresenceLens exist: bit (2^len - 1 +
   // addr >> (32 - len)), 2 MB in all.
   static constexpr int kPresenceLens = 24;
   static size_t PresenceBit(uint32_t addr, int len);
   void MarkPresent(uint32_t addr, uint8_t len, bool present);
   void MarkPresent(const V6Addr&, uint8_t, bool) {}
+  void MarkPresent(const V6Hi&, uint8_t, bool) {}
   std::vector<uint64_t> present_v4_ = std::vector<uint64_t>((size_t{1} << kPresenceLens) / 64);
   std::vector<uint32_t> v4_len_ = std::vector<uint32_t>(33);
   std::vector<uint32_t> v6_len_ = std::vector<uint32_t>(129);
