@@ -4,8 +4,9 @@
 # namespace, fed the real table (data/, both families, three gateways = three
 # BGP peers) by fpm_play as zebra's dplane_fpm_nl would; then a peer loss and
 # its return. After each phase, once the device has every route: fibnicd's
-# resident and peak memory (anonymous and file-mapped apart: the BAR file is
-# mapped), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
+# resident and peak memory (anonymous and file-mapped apart, and of the
+# file-mapped the BAR file's own mapping: the rest is the program and its
+# libraries), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
 # routes (ip -batch into a second namespace; Slab growth in /proc/meminfo).
 #   bench/sources/fpm_mem.sh [BUILD_DIR]   (root; FPM_MEM_ROUTES=N: the first N
 #   prefixes; FPM_MEM_NS: namespace prefix, default fpmmem; FPM_MEM_INLINE=1:
