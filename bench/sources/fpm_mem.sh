@@ -4,8 +4,9 @@
 # namespace, fed the real table (data/, both families, three gateways = three
 # BGP peers) by fpm_play as zebra's dplane_fpm_nl would; then a peer loss and
 # its return. After each phase, once the device has every route: fibnicd's
-# resident and peak memory (anonymous and file-mapped apart: the BAR file is
-# mapped), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
+# resident and peak memory (anonymous and file-mapped apart, and of the
+# file-mapped the BAR file's own mapping: the rest is the program and its
+# libraries), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
 # routes (ip -batch into a second namespace; Slab growth in /proc/meminfo).
 #   bench/sources/fpm_mem.sh [BUILD_DIR]   (root; FPM_MEM_ROUTES=N: the first N
 #   prefixes; FPM_MEM_NS: namespace prefix, default fpmmem; FPM_MEM_INLINE=1:
@@ -87,6 +88,10 @@ print(r["ipv4"]["total"] + r["ipv6"]["total"], s["commits"])' || echo "0 0")
   sleep 3
 }
 kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# Resident KB of the mappings of one file (the BAR file: what a card's BAR,
+# device memory, would not add); the rest of RssFile is the program and its
+# libraries.
+mapped_kb() { awk -v f="$2" 'NF >= 6 && $2 ~ /^[r-][w-][x-][ps]$/ { on = ($6 == f) } on && $1 == "Rss:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"; }
 # FPM_MEM_MALLOC=1: glibc's malloc_stats() of the daemon after each phase
 # (through gdb; its lines go to the daemon's log, summed here): the bytes
 # malloc holds from the system against those in use.
@@ -107,13 +112,13 @@ malloc_line() {
   echo "  malloc_trim(0) now: resident $((r0 / 1024)) -> $(($(kb "$dpid" VmRSS) / 1024)) MB"
 }
 report() {  # report PHASE ROUTES SECONDS
-  python3 - "$1" "$2" "$3" "$(kb "$dpid" VmRSS)" "$(kb "$dpid" RssAnon)" "$(kb "$dpid" RssFile)" "$(kb "$dpid" VmHWM)" "${kernel_kb:-0}" <<'PY'
+  python3 - "$1" "$2" "$3" "$(kb "$dpid" VmRSS)" "$(kb "$dpid" RssAnon)" "$(kb "$dpid" RssFile)" "$(kb "$dpid" VmHWM)" "${kernel_kb:-0}" "$(mapped_kb "$dpid" "$work/bar0.img")" <<'PY'
 import sys
 name, routes, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-rss, anon, filemap, hwm, kern = (int(x) for x in sys.argv[4:])
+rss, anon, filemap, hwm, kern, bar = (int(x) for x in sys.argv[4:])
 per = f"{rss * 1024 / routes:6.0f}" if routes else "     -"
 ratio = f"x{rss / kern:.2f}" if kern else "-"
-print(f"{name:<22} {routes:>9} {secs:7.1f} {rss / 1024:8.1f} {anon / 1024:7.1f} {filemap / 1024:7.1f} {hwm / 1024:7.1f} {per:>7} {ratio:>9}")
+print(f"{name:<22} {routes:>9} {secs:7.1f} {rss / 1024:8.1f} {anon / 1024:7.1f} {filemap / 1024:7.1f} {bar / 1024:7.1f} {hwm / 1024:7.1f} {per:>7} {ratio:>9}")
 PY
   # The FPM source's own structures (its stats' memory_bytes), per route.
   ctl --json status 2>/dev/null | python3 -c '
@@ -146,7 +151,8 @@ s1=$(slab)
 kernel_kb=$((s1 - s0))
 ip netns del "$kns"
 
-printf '%-22s %9s %7s %8s %7s %7s %7s %7s %9s\n' phase routes secs rss_MB anon file peak B/route "vs kernel"
+# rss_MB = anon + file; file = bar (the BAR file's mapping) + the program's own files.
+printf '%-22s %9s %7s %8s %7s %7s %7s %7s %7s %9s\n' phase routes secs rss_MB anon file bar peak B/route "vs kernel"
 base=0
 sleep 2
 base=$(ctl --json status | python3 -c 'import json, sys; r = json.load(sys.stdin)["routes"]; print(r["ipv4"]["total"] + r["ipv6"]["total"])')

@@ -134,6 +134,69 @@ TEST(Rib, RandomOperationsMatchReference) {
   std::cout << model.size() << " prefixes at the end, " << candidates << " candidates\n";
 }
 
+// Candidates a slot's word cannot hold: group ids from 2^19 up and more
+// (source, distance) pairs than it interns (16) live in the side map, alone
+// or beside others, and come back inline when replaced by one that fits.
+// Checked against the same reference, change by change.
+TEST(Rib, CandidatesTheSlotCannotHoldMatchReference) {
+  std::mt19937_64 rng(testing::TestSeed("Rib"));
+  Rib rib;
+  Model model;
+  size_t candidates = 0;
+  for (int step = 0; step < 100'000; ++step) {
+    const Prefix p = RandomPrefix(rng);
+    const auto source = static_cast<RouteSource>(rng() % kRouteSourceCount);
+    const NhgId old_best = BestGroup(model, p);
+    auto& cands = model[p];
+    const auto had = cands.find(source);
+    const NhgId dropped = had == cands.end() ? kNoGroup : had->second.nhg;
+    RibChange got;
+    if (rng() % 100 < 55) {
+      // 40 distances (more kinds than fit) and a third of the groups wide.
+      const NhgId nhg = rng() % 3 == 0 ? (NhgId{1} << 19) + static_cast<NhgId>(rng() % 50)
+                                       : static_cast<NhgId>(1 + rng() % 50);
+      const RibCand c{source, static_cast<uint8_t>(1 + rng() % 40), nhg};
+      got = rib.Upsert(p, c);
+      candidates += had == cands.end();
+      cands[source] = c;
+    } else {
+      got = rib.Erase(p, source);
+      if (had != cands.end()) {
+        cands.erase(had);
+        --candidates;
+      }
+    }
+    if (cands.empty()) model.erase(p);
+    ASSERT_EQ(got.old_best, old_best) << "step " << step << " " << p.ToString();
+    ASSERT_EQ(got.new_best, BestGroup(model, p)) << "step " << step << " " << p.ToString();
+    ASSERT_EQ(got.dropped, dropped) << "step " << step << " " << p.ToString();
+    ExpectSameAsModel(rib, model, p);
+    ASSERT_EQ(rib.candidates(), candidates);
+    if (p.family() == Family::kV4 && p.len() <= 24) {
+      const uint32_t addr = p.addr().v4() | static_cast<uint32_t>(rng() & 0xFF);
+      std::optional<std::pair<int, RibCand>> want;
+      for (int l = p.len() - 1; l >= 0 && !want; --l) {
+        const auto r = Ranked(model, Prefix::V4(addr, l));
+        if (!r.empty()) want = std::make_pair(l, r.front());
+      }
+      ASSERT_EQ(rib.ParentV4(addr, p.len()), want) << "step " << step << " " << p.ToString();
+    }
+  }
+  size_t n[2] = {0, 0};
+  for (const auto& [q, c] : model) ++n[q.family() == Family::kV4 ? 0 : 1];
+  for (Family f : {Family::kV4, Family::kV6}) {
+    size_t seen = 0;
+    rib.ForEach(f, [&](const Prefix& q, const RibCand& best) {
+      ++seen;
+      const auto want = Ranked(model, q);
+      ASSERT_FALSE(want.empty()) << q.ToString();
+      EXPECT_EQ(best, want.front()) << q.ToString();
+    });
+    EXPECT_EQ(seen, n[f == Family::kV4 ? 0 : 1]);
+    EXPECT_EQ(rib.size(f), seen);
+  }
+}
+
 // A table load: many new prefixes after one reservation, then every one
 // erased again (backward shifts through full clusters), in random order.
 TEST(Rib, BulkLoadThenEraseAll) {
