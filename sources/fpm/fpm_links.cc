@@ -143,6 +143,7 @@ size_t FpmTable::CheckKernelObjects() {
 }
 
 void FpmTable::KernelObjectAdded(uint32_t id) {
+  FluxOfKernelObjects({id}, false);
   auto it = nhgs_.find(id);
   if (it == nhgs_.end() || !it->second.unheld) return;
   it->second.unheld = false;

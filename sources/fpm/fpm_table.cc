@@ -223,9 +223,11 @@ void FpmTable::Finish(FrameWork& work) {
       case FluxStep::kNone:
         break;
       case FluxStep::kStay:
+        // The kernel's word may have changed what it does (FPM's cannot).
+        if (work.kernel_word) Give(p, KernelAnswer(p, flux_.at(p)));
         continue;
       case FluxStep::kPunt:
-        Give(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
+        Give(p, KernelAnswer(p, flux_.at(p)));
         continue;
       case FluxStep::kBack:
         if (now) {
@@ -434,6 +436,10 @@ void FpmTable::ReevaluateAll() {
     Give(p, c->second);
   });
   for (auto& [key, res] : changed) emitted_[key] = std::move(res.paths);
+  // Prefixes in flux forward as the kernel does, through the same port map.
+  for (const auto& [p, e] : flux_) {
+    if (e.punted && e.present) Give(p, KernelAnswer(p, e));
+  }
 }
 
 FpmTable::Memory FpmTable::memory() const {
