@@ -196,6 +196,27 @@ TEST_F(FpmFluxRefusedTest, ZebrasFrameReadBeforeTheKernelsMessageIsNotDecidedAtA
   EXPECT_EQ(Device("198.18.5.0/24"), via5);
 }
 
+// FIBSYNC_SEED=51050717267298 (a BGP block of 2001:db8:100:60::/59's /64s
+// there): at the replay's end the kernel did not hold zebra's object, so
+// its replayed routes were not in the kernel; the kernel then made the
+// object, and only seconds later (after the harness's checks) the routes.
+// The object's add brings no route back; the kernel's route add does.
+TEST_F(FpmFluxRefusedTest, AnObjectTheKernelMakesAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
+  Restart({}, {});
+  fpm->MarkAllStale();
+  FpmObject(k0);
+  Fpm(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({}, {});
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k0);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  Kernel(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(Device("198.51.100.0/24"), via1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
 // While in flux the device follows the kernel's object as the kernel
 // changes it (no route message), and its deletion (which takes the route).
 TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
