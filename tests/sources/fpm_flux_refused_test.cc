@@ -217,6 +217,33 @@ TEST_F(FpmFluxRefusedTest, AnObjectTheKernelMakesAfterTheReplaysEndBringsNoRoute
   EXPECT_EQ(fpm->flux_punting(), 0u);
 }
 
+// FIBSYNC_SEED=84804601925745 FRRDIFF_NHG=1 (soak, after 3,011 events,
+// right after a fibnicd restart; 2001:db8:100:61::/64 and its block there):
+// the kernel's route by the old object (via port 1) when fibnicd started,
+// zebra's replay by a new object the kernel did not hold yet, then the
+// kernel deleted the old route (the prefix waits, FPM's route being no
+// route either), made the new object — and the route only seconds later.
+// The object's add compares the waiting prefix with the kernel again.
+TEST_F(FpmFluxRefusedTest, AWaitingPrefixIsComparedWithTheKernelAgainWhenItsObjectIsMade) {
+  const NlNexthop k2{Object(31, Via("192.0.2.9", 12))};
+  Restart({k3}, {ByObject("198.51.100.0/24", 24)});
+  EXPECT_EQ(Device("198.51.100.0/24"), via5);
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  FpmObject(k2);
+  Fpm(ByObject("198.51.100.0/24", 31));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({k3}, {ByObject("198.51.100.0/24", 24)});
+  EXPECT_EQ(Device("198.51.100.0/24"), via5);
+  Kernel(ByObject("198.51.100.0/24", 24, true));
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k2);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt) << "forwarded before the kernel has the route";
+  Kernel(ByObject("198.51.100.0/24", 31));
+  EXPECT_EQ(Device("198.51.100.0/24"), via9);
+}
+
 // While in flux the device follows the kernel's object as the kernel
 // changes it (no route message), and its deletion (which takes the route).
 TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
