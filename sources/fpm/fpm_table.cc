@@ -130,6 +130,11 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   const uint32_t id = n.id;
   auto it = nhgs_.find(id);
   if (!n.del && (it == nhgs_.end() || it->second.stale)) ++counts_.replayed;
+  if (!n.del && it != nhgs_.end() && it->second.unheld) {  // zebra sends again an object the kernel did not hold
+    FrameWork unheld;
+    TouchObject(id, unheld);
+    KeepRoutesOutOfTheKernel(unheld.groups);
+  }
   if (it != nhgs_.end()) {
     stale_groups_ -= it->second.stale;
     for (const auto& m : it->second.nh.group) {

@@ -257,6 +257,9 @@ class FpmTable {
   uint32_t RemovedRouteSet();
   bool NotInKernel(uint32_t set) const;  // RemovedRouteSet, or an object (or member) marked unheld
   void TouchObject(uint32_t id, FrameWork& work);  // it and every group holding it changed meaning
+  // Routes naming one of `ids` that are not in the kernel because an object
+  // is marked unheld stay so (in flux, no kernel route) when it is unmarked.
+  void KeepRoutesOutOfTheKernel(const std::set<uint32_t>& ids);
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
   void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);

@@ -244,6 +244,23 @@ TEST_F(FpmFluxRefusedTest, AWaitingPrefixIsComparedWithTheKernelAgainWhenItsObje
   EXPECT_EQ(Device("198.51.100.0/24"), via9);
 }
 
+// The same when zebra sends the object again (it re-installed it) before
+// the kernel's route: no route until the kernel reports it.
+TEST_F(FpmFluxRefusedTest, AnObjectZebraSendsAgainAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
+  Restart({}, {});
+  fpm->MarkAllStale();
+  FpmObject(k0);
+  Fpm(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({}, {});
+  FpmObject(k0);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k0);
+  Kernel(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(Device("198.51.100.0/24"), via1);
+}
+
 // While in flux the device follows the kernel's object as the kernel
 // changes it (no route message), and its deletion (which takes the route).
 TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
