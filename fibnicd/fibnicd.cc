@@ -293,7 +293,11 @@ Status Fibnicd::StartSources() {
     // Only a kernel source knows the kernel's objects: without one, no object
     // may be taken as refused (its routes would leave the device while the
     // kernel forwards along them).
-    if (kernel_) fc.kernel_holds_object = [this](uint32_t id) { return kernel_->HoldsNexthopObject(id); };
+    if (kernel_) {
+      fc.kernel_holds_object = [this](uint32_t id) { return kernel_->HoldsNexthopObject(id); };
+      fc.kernel_object = [this](uint32_t id) { return kernel_->ResolveNexthopObject(id); };
+      fc.request_kernel_dump = [this] { kernel_->RequestResync(); };
+    }
     fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
   }
   if (config_.web.enabled) {

@@ -148,6 +148,44 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
   return FluxStep::kPunt;
 }
 
+// The kernel is the oracle: where it and FPM disagree, the device does what
+// the kernel does. zebra installs every route by next-hop object (in both
+// FPM modes), and the kernel source holds the kernel's objects, so a route
+// the kernel holds forwards along its object's paths as they are now; one it
+// does not hold is no route (the kernel forwards by what covers it). A punt
+// only where neither is known: an inline kernel route (its paths are not
+// kept here), an object the kernel source does not hold, no kernel source.
+FibPathsResult FpmTable::KernelAnswer(const Prefix& p, const FpmFluxEntry& kernel) const {
+  if (!kernel.present) return FibPathsResult{{}, "not in the kernel"};
+  if (kernel.nh_id != 0 && options_.kernel_object) {
+    if (const std::optional<NexthopObjects::Resolved> k = options_.kernel_object(kernel.nh_id)) {
+      FibPathsResult res = FibPaths(k->type, p.family(), k->paths, k->unsupported, port_of_);
+      if (!res.paths.empty()) return res;
+    }
+  }
+  return FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"};
+}
+
+void FpmTable::FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone) {
+  if (flux_.empty() || ids.empty()) return;
+  FrameWork work;
+  work.kernel_word = true;
+  for (auto& [p, e] : flux_) {
+    if (!e.present || e.nh_id == 0 || !ids.count(e.nh_id)) continue;
+    if (gone) {
+      e.present = false;  // the kernel deleted the route with its object, silently
+      e.nh_id = 0;
+      e.digest = 0;
+    } else if (!e.punted) {
+      continue;  // the RIB has FPM's route by the same object, which agrees
+    }
+    work.touched.emplace(p, refs_.Find(p));
+  }
+  if (!work.touched.empty()) Finish(work);
+}
+
+void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) { FluxOfKernelObjects(ids, true); }
+
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {
   // Usually none: zebra installs by next-hop object when the kernel has
   // them, and then the kernel's id is compared, whatever the group holds.

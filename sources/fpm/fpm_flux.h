@@ -10,12 +10,17 @@
 //   id or the same route type and (gateway, ifindex) paths): nothing is kept
 //   and nothing reaches the RIB — the kernel's echo of what FPM already
 //   delivered costs one lookup;
-// - they disagree: the prefix is in flux. It punts (a to-host route at FPM's
-//   distance: a kernel deletion stops forwarding along the old route at
-//   once; a kernel addition FPM has not brought yet beats the covering
-//   route) until an FPM frame brings a state that agrees with the kernel's
-//   last one, or the kernel comes back to FPM's. Agreement is by state, not
-//   by the order fibnicd reads the two streams in.
+// - they disagree: the prefix is in flux, and the device does what the
+//   kernel does (FpmTable::KernelAnswer): no route where the kernel holds
+//   none (the cover), the kernel's object's paths where its route is by an
+//   object the kernel source holds (zebra installs every route by object),
+//   a punt where neither is known — a kernel deletion stops forwarding
+//   along the old route at once, a kernel addition FPM has not brought yet
+//   beats the covering route, and where zebra's RIB is not the kernel's (an
+//   install or update the kernel refused, which zebra keeps and replays)
+//   the kernel's wins. So until an FPM frame brings a state that agrees
+//   with the kernel's last one, or the kernel comes back to FPM's.
+//   Agreement is by state, not by the order fibnicd reads the two streams in.
 // - The entry itself goes only when FPM's own word agrees with the kernel's
 //   last state: after the kernel came back to FPM's state, FPM still has to
 //   pass through what the kernel passed through (zebra sends each kernel
@@ -30,7 +35,7 @@
 // mark on FPM's route refs and on the flux entries, not a list of prefixes.
 // Only prefixes in flux cost memory: a compact digest of the kernel's state
 // (FpmFluxEntry) in a map bounded by FpmTableOptions::flux_max. When it is
-// full of punting entries, a disagreeing prefix gets a punting placeholder in the route table
+// full of entries the RIB follows, a disagreeing prefix gets a punting placeholder in the route table
 // instead (counted: flux_overflows) which FPM's next word on it replaces and
 // the kernel's deletion removes.
 #pragma once
@@ -54,7 +59,7 @@ struct FpmFluxEntry {
   uint64_t digest = 0;   // RouteMeaningDigest of the kernel's route (present)
   uint32_t nh_id = 0;    // the kernel route's next-hop object, 0 = inline
   bool present = false;  // the kernel holds the route
-  bool punted = false;   // the RIB has been given the punt
+  bool punted = false;   // the RIB has the kernel's answer (KernelAnswer), not FPM's
   bool dumped = false;   // the kernel dump in progress showed the prefix (FpmTable::KernelDumpBegins)
 };
 

@@ -143,12 +143,36 @@ size_t FpmTable::CheckKernelObjects() {
 }
 
 void FpmTable::KernelObjectAdded(uint32_t id) {
+  FluxOfKernelObjects({id}, false);
   auto it = nhgs_.find(id);
   if (it == nhgs_.end() || !it->second.unheld) return;
-  it->second.unheld = false;
   FrameWork work;
   TouchObject(id, work);
+  KeepRoutesOutOfTheKernel(work.groups);
+  it->second.unheld = false;
   Finish(work);
+}
+
+// The kernel held no route naming an object marked unheld; the object's
+// return (the kernel's add, or zebra sending it again) says nothing of them
+// — zebra installs the object first, its routes after, and they may never
+// come (FIBSYNC_SEED=51050717267298 forwarded a replayed block for seconds
+// before the kernel had it). So each stays out of the kernel — in flux, the
+// kernel holding no route — until the kernel reports it.
+void FpmTable::KeepRoutesOutOfTheKernel(const std::set<uint32_t>& ids) {
+  bool used = false;
+  for (uint32_t g : ids) used = used || users_.count(g);
+  if (!used) return;
+  std::vector<Prefix> absent;
+  refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
+    if (!(set & kInlineBit) && ids.count(set) && NotInKernel(set) && !flux_.count(p)) absent.push_back(p);
+  });
+  for (const Prefix& p : absent) {
+    if (flux_.size() >= options_.flux_max && !EvictWaiting()) break;  // beyond: FPM's word, as before the flux rule
+    FpmFluxEntry e;
+    e.punted = true;  // the RIB holds no route for it already (NotInKernel)
+    flux_.emplace(p, e);
+  }
 }
 
 void FpmTable::RemoveObjectsVia(uint32_t ifindex, FrameWork& work) {

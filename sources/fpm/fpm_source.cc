@@ -52,6 +52,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     o.ignore_protocols = c.ignore_protocols;
     o.sent_max = c.offload ? kSentMax : 0;
     o.kernel_holds_object = c.kernel_holds_object;
+    o.kernel_object = c.kernel_object;
     return o;
   }
 
@@ -144,20 +145,40 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     const uint64_t gone = table.counts().kernel_dump_gone;
     table.KernelDumpEnds(complete);
     if (const uint64_t n = table.counts().kernel_dump_gone - gone; n != 0) {
-      Log("the kernel's re-dump no longer shows " + std::to_string(n) +
-          " of zebra's routes held here (their deletions were lost): taken as deleted in the kernel");
+      Log("the kernel's dump does not show " + std::to_string(n) + " of zebra's routes held here" +
+          (replay_dump ? " (replayed, not in the kernel)" : " (their deletions were lost)") +
+          ": taken as not in the kernel");
+    }
+    if (!replay_dump) return;
+    if (!complete) {  // interrupted: it concluded nothing, ask again
+      cfg.request_kernel_dump();
+      return;
+    }
+    replay_dump = false;
+    if (!initial_over) {
+      initial_over = true;
+      initial_timer.cancel();
     }
   }
 
+  void KernelNexthopAdded(uint32_t id) {
+    objects_gone.erase(id);  // the id made again before its deletion was applied
+    table.KernelObjectAdded(id);
+  }
+
   void KernelNexthopDeleted(uint32_t id) {
-    if (stats.connected && !stats.replaying) return;  // nothing is stale
-    const bool first = nexthops_deleted.empty();
-    nexthops_deleted.insert(id);
+    const bool first = nexthops_deleted.empty() && objects_gone.empty();
+    objects_gone.insert(id);
+    if (!stats.connected || stats.replaying) nexthops_deleted.insert(id);  // else nothing is stale
     if (!first) return;
     // After the rest of this burst (zebra deletes many at once).
     asio::post(acceptor.get_executor(), [self = shared_from_this()] {
+      std::set<uint32_t> gone;
+      gone.swap(self->objects_gone);
+      self->table.KernelObjectsGone(gone);
       std::set<uint32_t> ids;
       ids.swap(self->nexthops_deleted);
+      if (ids.empty()) return;
       const size_t n = self->table.DropStaleUsing(ids);
       if (n != 0) {
         self->Log("the kernel deleted " + std::to_string(ids.size()) + " of zebra's next-hop objects: dropped " +
@@ -314,6 +335,15 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
       self->Log("replay over (" + self->watch.Why(now) + "); swept " + std::to_string(n) +
                 " routes/groups zebra did not replay" +
                 (kept ? "; punted " + std::to_string(kept) + " the kernel still has" : ""));
+      // zebra replays what it selected, also routes the kernel refused or
+      // does not hold yet: one dump of the kernel's routes says which
+      // replayed routes are not in the kernel (decided at its end, not at
+      // arrival — fibnicd may read zebra's frame before the kernel's message).
+      if (self->cfg.request_kernel_dump) {
+        self->replay_dump = true;
+        self->cfg.request_kernel_dump();
+        return;  // start-up's initial state is in at the dump's end
+      }
       if (!self->initial_over) {
         self->initial_over = true;
         self->initial_timer.cancel();
@@ -332,7 +362,9 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   bool initial_over = false;            // start-up: a replay was over, or initial_wait passed
   bool kernel_has_zebra_routes = false;  // the kernel said so (KernelRoute)
   bool flux_full_logged = false;         // the flux map overflowed and it was logged
-  std::set<uint32_t> nexthops_deleted;   // KernelNexthopDeleted, not yet applied
+  std::set<uint32_t> nexthops_deleted;   // KernelNexthopDeleted for stale routes, not yet applied
+  std::set<uint32_t> objects_gone;       // KernelNexthopDeleted for flux, not yet applied
+  bool replay_dump = false;              // a replay ended: the kernel dump it asked for is not over
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
   uint64_t conn_id = 0;
@@ -358,7 +390,7 @@ void FpmSource::KernelRoute(const KernelRouteView& k) { impl_->KernelRoute(k); }
 void FpmSource::KernelNexthopDeleted(uint32_t id) { impl_->KernelNexthopDeleted(id); }
 void FpmSource::KernelDumpBegins() { impl_->table.KernelDumpBegins(); }
 void FpmSource::KernelDumpEnds(bool complete) { impl_->KernelDumpEnds(complete); }
-void FpmSource::KernelNexthopAdded(uint32_t id) { impl_->table.KernelObjectAdded(id); }
+void FpmSource::KernelNexthopAdded(uint32_t id) { impl_->KernelNexthopAdded(id); }
 void FpmSource::KernelLink(uint32_t ifindex, bool carrier) { impl_->table.LinkState(ifindex, carrier); }
 
 uint16_t FpmSource::port() const {

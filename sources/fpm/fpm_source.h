@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "common/status.h"
 #include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_ports.h"
+#include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
 #include "sources/source.h"
 #include "sources/fpm/fpm_reply.h"
@@ -56,6 +58,13 @@ struct FpmSourceConfig {
   std::chrono::milliseconds port_name_max_age{5000};
   std::function<void(const std::string&)> log;  // default: stderr
   std::function<bool(uint32_t id)> kernel_holds_object;  // FpmTableOptions::kernel_holds_object
+  std::function<std::optional<NexthopObjects::Resolved>(uint32_t id)> kernel_object;  // FpmTableOptions::kernel_object
+  // Asks the kernel source for a dump of the kernel's routes (its
+  // KernelDumpBegins/Ends follow). At a replay's end: zebra replays routes
+  // the kernel refused or does not hold yet, and such a route is not in the
+  // kernel — the dump says which (FpmTable::KernelDumpEnds); unset without
+  // a kernel source. Start-up's initial state waits for that dump's end.
+  std::function<void()> request_kernel_dump;
   // Offload replies to zebra (fpm_offload.h; FRR 8.5+ reads them, 8.4
   // discards them): the states come from here. nullptr: no replies.
   FpmOffloadOracle* offload = nullptr;
@@ -113,8 +122,9 @@ class FpmSource : public Source {
   // start-up there is a table to wait for.
   void KernelRoute(const KernelRouteView& k);
   // The kernel deleted zebra's next-hop object `id` (and, without a route
-  // message, the routes using it): stale routes naming it are dropped, in
-  // one pass per burst of deletions (FpmTable::DropStaleUsing).
+  // message, the routes using it): stale routes naming it are dropped and
+  // prefixes in flux whose kernel route named it have none, in one pass per
+  // burst of deletions (FpmTable::DropStaleUsing, KernelObjectsGone).
   void KernelNexthopDeleted(uint32_t id);
   // A dump of the kernel's routes begins / ends (FpmTable::KernelDumpBegins):
   // at a complete end, zebra's routes it did not show are taken as deleted

@@ -130,6 +130,11 @@ void FpmTable::ApplyNexthop(NlNexthop n, FrameWork& work) {
   const uint32_t id = n.id;
   auto it = nhgs_.find(id);
   if (!n.del && (it == nhgs_.end() || it->second.stale)) ++counts_.replayed;
+  if (!n.del && it != nhgs_.end() && it->second.unheld) {  // zebra sends again an object the kernel did not hold
+    FrameWork unheld;
+    TouchObject(id, unheld);
+    KeepRoutesOutOfTheKernel(unheld.groups);
+  }
   if (it != nhgs_.end()) {
     stale_groups_ -= it->second.stale;
     for (const auto& m : it->second.nh.group) {
@@ -223,9 +228,11 @@ void FpmTable::Finish(FrameWork& work) {
       case FluxStep::kNone:
         break;
       case FluxStep::kStay:
+        // The kernel's word may have changed what it does (FPM's cannot).
+        if (work.kernel_word) Give(p, KernelAnswer(p, flux_.at(p)));
         continue;
       case FluxStep::kPunt:
-        Give(p, FibPathsResult{{NextHop::ToHost()}, "the kernel and FPM disagree"});
+        Give(p, KernelAnswer(p, flux_.at(p)));
         continue;
       case FluxStep::kBack:
         if (now) {
@@ -268,14 +275,31 @@ void FpmTable::Finish(FrameWork& work) {
   bool used = !moved.empty();
   for (uint32_t id : work.groups) used = used || users_.count(id);
   if (used) {
+    // A prefix waiting in flux (the kernel agreed with FPM's set as it was)
+    // is compared with the kernel's word again: its set's change may make
+    // it disagree (an object the kernel did not hold now held, while the
+    // kernel still has no route for the prefix).
+    std::vector<Prefix> waiting;
     refs_.ForEach([&](const Prefix& p, uint32_t set, bool) {
       if (work.touched.count(p) || Punted(p)) return;
       const bool group_changed = !(set & kInlineBit) && work.groups.count(set);
       if (!group_changed && !moved.count(EmittedKey(set, p.family()))) return;
+      if (group_changed && !flux_.empty() && flux_.count(p)) {
+        waiting.push_back(p);
+        return;
+      }
       const FibPathsResult& res = answer(set, p.family());
       const std::vector<NextHop>* had = EmittedOf(set, p.family());
       if (!had || *had != res.paths) Give(p, res);
     });
+    for (const Prefix& p : waiting) {
+      const std::optional<FpmRouteRef> now = refs_.Find(p);
+      if (StepFlux(p, now, false) == FluxStep::kPunt) {
+        Give(p, KernelAnswer(p, flux_.at(p)));
+      } else if (now) {
+        Give(p, answer(now->set, p.family()));
+      }
+    }
   }
   for (auto& [key, res] : fresh) emitted_[key] = std::move(res.paths);
   for (uint32_t id : work.groups) {
@@ -434,6 +458,10 @@ void FpmTable::ReevaluateAll() {
     Give(p, c->second);
   });
   for (auto& [key, res] : changed) emitted_[key] = std::move(res.paths);
+  // Prefixes in flux forward as the kernel does, through the same port map.
+  for (const auto& [p, e] : flux_) {
+    if (e.punted && e.present) Give(p, KernelAnswer(p, e));
+  }
 }
 
 FpmTable::Memory FpmTable::memory() const {

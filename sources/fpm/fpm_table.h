@@ -27,6 +27,7 @@
 #include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_route.h"
+#include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
 
 namespace fibnic {
@@ -52,6 +53,11 @@ struct FpmTableOptions {
   // the removal and forwards along its other members; one it does not hold
   // was refused (fpm_links.cc).
   std::function<bool(uint32_t id)> kernel_holds_object;
+  // What the kernel's next-hop object `id` forwards along now (the kernel
+  // source's objects; nullopt when it holds no such object, unset without a
+  // kernel source). A prefix in flux whose kernel route is by an object
+  // forwards as the kernel does: along these paths (fpm_flux.h).
+  std::function<std::optional<NexthopObjects::Resolved>(uint32_t id)> kernel_object;
 };
 
 struct FpmTableCounts {
@@ -142,9 +148,14 @@ class FpmTable {
   // fibnicd may read zebra's frame before the kernel's message. Returns how
   // many were marked.
   size_t CheckKernelObjects();
-  // The kernel added (or replaced) zebra's object `id`: one marked by
-  // CheckKernelObjects is used again.
+  // The kernel added (or replaced) zebra's object `id`, or changed it (a
+  // group that lost a member): one marked by CheckKernelObjects is used
+  // again, and prefixes in flux whose kernel route is by it follow it.
   void KernelObjectAdded(uint32_t id);
+  // The kernel deleted zebra's objects `ids`, and with them, silently, the
+  // kernel routes using them: prefixes in flux whose kernel route was by one
+  // have no kernel route now (fpm_flux.h). One pass over the flux entries.
+  void KernelObjectsGone(const std::set<uint32_t>& ids);
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
     size_t routes = 0, groups = 0, inline_sets = 0, flux = 0;
@@ -205,6 +216,13 @@ class FpmTable {
     kBack,   // left flux after a punt: give the RIB FPM's state, whatever it was
   };
   FluxStep StepFlux(const Prefix& p, const std::optional<FpmRouteRef>& now, bool kernel_word);
+  // What the kernel does for a prefix in flux, for the RIB: no route where
+  // it holds none (the cover), its object's paths where its route is by an
+  // object it holds, a punt where neither is known (fpm_flux.h).
+  FibPathsResult KernelAnswer(const Prefix& p, const FpmFluxEntry& kernel) const;
+  // The prefixes in flux whose kernel route is by one of `ids` get the
+  // kernel's new word (`gone`: the kernel deleted the objects, and the routes with them).
+  void FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone);
   bool Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const;
   uint64_t DigestOf(uint32_t set) const;
   bool IsPlaceholder(uint32_t set) const;
@@ -239,6 +257,9 @@ class FpmTable {
   uint32_t RemovedRouteSet();
   bool NotInKernel(uint32_t set) const;  // RemovedRouteSet, or an object (or member) marked unheld
   void TouchObject(uint32_t id, FrameWork& work);  // it and every group holding it changed meaning
+  // Routes naming one of `ids` that are not in the kernel because an object
+  // is marked unheld stay so (in flux, no kernel route) when it is unmarked.
+  void KeepRoutesOutOfTheKernel(const std::set<uint32_t>& ids);
   void RemoveObjectsVia(uint32_t ifindex, FrameWork& work);
   void RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work);
   void PutRef(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmRouteRef>& before);

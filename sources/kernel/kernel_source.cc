@@ -448,6 +448,9 @@ nlohmann::json KernelSource::StatsJson() const {
 }
 
 bool KernelSource::HoldsNexthopObject(uint32_t id) const { return impl_->table.holds_nexthop_object(id); }
+std::optional<NexthopObjects::Resolved> KernelSource::ResolveNexthopObject(uint32_t id) const {
+  return impl_->table.resolve_nexthop_object(id);
+}
 
 KernelSourceStats KernelSource::stats() const {
   KernelSourceStats s = impl_->stats;

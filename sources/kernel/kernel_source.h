@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "common/status.h"
 #include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_ports.h"
+#include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
 #include "sources/source.h"
 
@@ -95,6 +97,8 @@ class KernelSource : public Source {
   // The kernel holds next-hop object `id` (any protocol's, zebra's too), as
   // this source read it so far.
   bool HoldsNexthopObject(uint32_t id) const;
+  // What the kernel's next-hop object `id` forwards along now (nullopt: no such object).
+  std::optional<NexthopObjects::Resolved> ResolveNexthopObject(uint32_t id) const;
 
  private:
   struct Impl;

@@ -68,8 +68,10 @@ struct KernelTableOptions {
   // takes the routes using it out of the kernel without a route message.
   // Also for the deletions the kernel makes silently (a link going down).
   std::function<void(uint32_t id)> ignored_nexthop_deleted;
-  // Told when a next-hop object of an ignored protocol is added or replaced
-  // (with FPM on: zebra's objects the FPM source waits for, FpmTable::KernelObjectAdded).
+  // Told when a next-hop object of an ignored protocol is added or replaced,
+  // or changes its paths (a group holding one that was replaced, or that
+  // lost a member) — with FPM on: zebra's objects the FPM source waits for,
+  // and those prefixes in flux forward along (FpmTable::KernelObjectAdded).
   std::function<void(uint32_t id)> ignored_nexthop_added;
   // Told at every link message (and of links a re-dump no longer shows)
   // whether the link is up with carrier: with FPM on, zebra's objects and
@@ -120,6 +122,11 @@ class KernelTable {
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
   bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
+  // What the kernel's object `id` forwards along now; nullopt when it holds none.
+  std::optional<NexthopObjects::Resolved> resolve_nexthop_object(uint32_t id) const {
+    if (nexthops_.Find(id) == nullptr) return std::nullopt;
+    return nexthops_.Resolve(id);
+  }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 
@@ -174,6 +181,7 @@ class KernelTable {
   void CountObjectUser(const NlRoute& r, int delta);
   void AddObjectGateway(const NlNexthop& n, int delta);
   void EmitUsersOf(const std::vector<uint32_t>& ids);
+  void TellObjectsChanged(const std::vector<uint32_t>& ids);  // ignored_nexthop_added
   std::vector<Prefix> SweepObjects();
   Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
   void SweepAddrs();

@@ -46,11 +46,21 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   }
   if (const NlNexthop* old = nexthops_.Find(n.id)) AddObjectGateway(*old, -1);
   AddObjectGateway(n, +1);
-  const uint32_t id = n.id;
-  const bool tell = options_.ignored_nexthop_added && options_.ignore_protocols.count(n.protocol);
-  EmitUsersOf(nexthops_.Put(std::move(n), gen_));
-  if (tell) options_.ignored_nexthop_added(id);
+  const std::vector<uint32_t> changed = nexthops_.Put(std::move(n), gen_);
+  EmitUsersOf(changed);
+  TellObjectsChanged(changed);
   return OkStatus();
+}
+
+// With FPM on, zebra's objects whose paths changed (added or replaced, and
+// the groups holding them) are the FPM source's news: a prefix in flux
+// forwards along the kernel's object (FpmTable::KernelObjectAdded).
+void KernelTable::TellObjectsChanged(const std::vector<uint32_t>& ids) {
+  if (!options_.ignored_nexthop_added) return;
+  for (uint32_t id : ids) {
+    const NlNexthop* o = nexthops_.Find(id);
+    if (o && options_.ignore_protocols.count(o->protocol)) options_.ignored_nexthop_added(id);
+  }
 }
 
 void KernelTable::DropObjectsVia(uint32_t ifindex) {
@@ -88,6 +98,7 @@ void KernelTable::DropObjects(const std::vector<NlNexthop>& removed, const std::
   }
   for (const Prefix& p : touched) EmitRoute(p);
   EmitUsersOf(changed);
+  TellObjectsChanged(changed);
 }
 
 void KernelTable::CountObjectUser(const NlRoute& r, int delta) {

@@ -282,10 +282,15 @@ TEST_F(FpmLinkTest, AnObjectTheKernelDoesNotHoldAtTheReplaysEndLeavesItsRoutesTo
   EXPECT_EQ(new_sink.routes().count(P("198.51.100.0/24")), 0u) << "the kernel holds no route: the cover";
   EXPECT_EQ(new_sink.routes().at(P("198.51.101.0/24")).paths, via2_port1);
   EXPECT_EQ(new_run.routes(), 2u);  // held for zebra's word
-  // The kernel reports the objects after all (zebra installed them): used again.
+  // The kernel reports the objects after all (zebra installed them): used
+  // again, but the route only once the kernel reports it too — zebra
+  // installs the objects first, the routes after, and the kernel held none
+  // naming them (FpmFluxRefusedTest.AnObjectTheKernelMakesAfterTheReplaysEnd...).
   new_run.KernelObjectAdded(1);
   EXPECT_EQ(new_sink.routes().count(P("198.51.100.0/24")), 0u) << "its group is not in the kernel yet";
   new_run.KernelObjectAdded(3);
+  EXPECT_EQ(new_sink.routes().count(P("198.51.100.0/24")), 0u) << "the route is not in the kernel yet";
+  new_run.KernelRoute(testing::KernelView("198.51.100.0/24", false, {testing::Via("192.0.2.1", 10)}, 3));
   EXPECT_EQ(new_sink.routes().at(P("198.51.100.0/24")).paths, via1_port0);
 }
 

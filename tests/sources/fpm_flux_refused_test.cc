@@ -1,0 +1,284 @@
+// zebra's RIB is not the kernel's after an install or update the kernel
+// refused, and zebra's replay (to a restarted fibnicd) carries zebra's
+// (docs/oracle.md, "Open (FRR)", forms (a), (b), (c) and the forwarding
+// divergence of FIBSYNC_SEED=101640212860585). The rule: where the kernel
+// and FPM disagree (flux), the device does what the kernel does; at a
+// replay's end one dump of the kernel's routes says which replayed routes
+// are not in the kernel. The kernel table and the FPM table wired as
+// fibnicd wires them (the FPM table reads the kernel's objects).
+#include <linux/rtnetlink.h>
+
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "sources/fpm/fpm_table.h"
+#include "sources/kernel/kernel_table.h"
+#include "tests/sources/recording_sink.h"
+#include "tests/sources/test_util.h"
+
+namespace fibnic {
+namespace {
+
+using testing::A;
+using testing::InlineRoute;
+using testing::P;
+using testing::RecordingSink;
+using testing::Via;
+
+class FpmFluxRefusedTest : public ::testing::Test {
+ protected:
+  FpmFluxRefusedTest() {
+    o.ignore_protocols = FrrRouteProtocols();
+    o.ignored_route = [this](const KernelRouteView& v) { fpm->KernelRoute(v); };
+    o.ignored_dump_begins = [this] { fpm->KernelDumpBegins(); };
+    o.ignored_dump_ends = [this](bool complete) { fpm->KernelDumpEnds(complete); };
+    o.ignored_nexthop_added = [this](uint32_t id) { fpm->KernelObjectAdded(id); };
+    o.ignored_nexthop_deleted = [this](uint32_t id) { fpm->KernelObjectsGone({id}); };
+    kernel = std::make_unique<KernelTable>(kernel_sink, PortNames{{"k0", 0}}, o, nullptr);
+    options.kernel_holds_object = [this](uint32_t id) { return kernel->holds_nexthop_object(id); };
+    options.kernel_object = [this](uint32_t id) { return kernel->resolve_nexthop_object(id); };
+    fpm = std::make_unique<FpmTable>(*sink, testing::TestPorts(), options);
+  }
+  static NlNexthop Object(uint32_t id, const NlPath& path) {
+    NlNexthop n;
+    n.id = id;
+    n.protocol = RTPROT_ZEBRA;
+    n.path = path;
+    return n;
+  }
+  static NlRoute ByObject(const std::string& p, uint32_t id, bool del = false) {
+    NlRoute r = InlineRoute(p, {}, del);
+    r.nh_id = id;
+    return r;
+  }
+  void Fpm(const NlRoute& r) {
+    const auto m = BuildRouteMessage(r);
+    ASSERT_TRUE(fpm->ApplyFrame(m.data(), m.size()).ok());
+  }
+  void FpmObject(const NlNexthop& n) {
+    const auto m = BuildNexthopMessage(n);
+    ASSERT_TRUE(fpm->ApplyFrame(m.data(), m.size()).ok());
+  }
+  void Apply(const std::vector<uint8_t>& m, bool dump) {
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    auto* h = reinterpret_cast<nlmsghdr*>(aligned.data());
+    if (dump) h->nlmsg_flags |= NLM_F_MULTI;
+    ASSERT_TRUE(kernel->Apply(h).ok());
+  }
+  // A route message from the kernel: an event, or one of a dump.
+  void Kernel(const NlRoute& r, bool dump = false) { Apply(BuildRouteMessage(r), dump); }
+  void KernelObject(const NlNexthop& n, bool dump = false) { Apply(BuildNexthopMessage(n), dump); }
+  // The dump a replay's end asks for (FpmSourceConfig::request_kernel_dump).
+  void Dump(const std::vector<NlNexthop>& objects, const std::vector<NlRoute>& routes) {
+    kernel->BeginResync();
+    for (const NlNexthop& n : objects) KernelObject(n, true);
+    for (const NlRoute& r : routes) Kernel(r, true);
+    kernel->EndResync(true);
+  }
+  // fibnicd restarted: a new FPM table, the kernel's start-up dump, zebra's
+  // replay of what it selected.
+  void Restart(const std::vector<NlNexthop>& objects, const std::vector<NlRoute>& routes) {
+    fpm.reset();
+    sink = std::make_unique<RecordingSink>();
+    fpm = std::make_unique<FpmTable>(*sink, testing::TestPorts(), options);
+    Dump(objects, routes);
+  }
+  std::optional<std::vector<NextHop>> Device(const std::string& p) {
+    auto r = sink->routes();
+    auto it = r.find(P(p));
+    if (it == r.end()) return std::nullopt;
+    return it->second.paths;
+  }
+  std::unique_ptr<RecordingSink> sink = std::make_unique<RecordingSink>();
+  RecordingSink kernel_sink;
+  FpmTableOptions options;
+  std::unique_ptr<FpmTable> fpm;
+  KernelTableOptions o;
+  std::unique_ptr<KernelTable> kernel;
+  const std::vector<NextHop> host{NextHop::ToHost()};
+  const std::vector<NextHop> via1{{A("192.0.2.1"), 0}};
+  const std::vector<NextHop> via5{{A("192.0.2.5"), 1}};
+  const std::vector<NextHop> via9{{A("192.0.2.9"), 2}};
+  const NlNexthop k3{Object(24, Via("192.0.2.5", 11))};   // the kernel's (and zebra's old) object
+  const NlNexthop k0{Object(30, Via("192.0.2.1", 10))};   // zebra's new one
+};
+
+// Form (b), FIBSYNC_SEED=100175138042614: zebra's update of a static was
+// refused by the kernel, which kept the old route (nhid 24 via port 1);
+// the running fibnicd never heard of the update, a restarted one gets it
+// in zebra's replay. Both forward as the kernel does: along its object.
+TEST_F(FpmFluxRefusedTest, FormBTheKernelKeptTheOldRouteAtARefusedUpdate) {
+  KernelObject(k3);
+  FpmObject(k3);
+  Fpm(ByObject("203.0.113.0/24", 24));
+  Kernel(ByObject("203.0.113.0/24", 24));
+  ASSERT_EQ(Device("203.0.113.0/24"), via5);
+  // The restart: the kernel's dump, then zebra's replay of its selected route.
+  Restart({k3}, {ByObject("203.0.113.0/24", 24)});
+  EXPECT_EQ(Device("203.0.113.0/24"), via5);
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  FpmObject(k0);
+  Fpm(ByObject("203.0.113.0/24", 30));
+  EXPECT_EQ(Device("203.0.113.0/24"), via5);
+  fpm->SweepStale();
+  Dump({k3}, {ByObject("203.0.113.0/24", 24)});
+  EXPECT_EQ(Device("203.0.113.0/24"), via5);
+  // zebra's next word that the kernel takes ends it.
+  KernelObject(k0);
+  Kernel(ByObject("203.0.113.0/24", 30));
+  EXPECT_EQ(Device("203.0.113.0/24"), via1);
+}
+
+// Form (c), FIBSYNC_SEED=269035318607587 (2001:db8:300::/48 there; the rule
+// is the same in both families): the kernel deleted the route at
+// the refused update while FPM still holds the old one. The kernel then
+// forwards by the cover, and so does the device — in the run that saw it
+// and, after the replay's dump, in a restarted one.
+TEST_F(FpmFluxRefusedTest, FormCTheKernelDeletedTheRouteAtARefusedUpdate) {
+  KernelObject(k3);
+  FpmObject(k3);
+  Fpm(ByObject("198.19.7.0/24", 24));
+  Kernel(ByObject("198.19.7.0/24", 24));
+  ASSERT_EQ(Device("198.19.7.0/24"), via5);
+  Kernel(ByObject("198.19.7.0/24", 24, true));
+  EXPECT_EQ(Device("198.19.7.0/24"), std::nullopt);
+  Restart({k3}, {});
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  FpmObject(k0);
+  Fpm(ByObject("198.19.7.0/24", 30));
+  fpm->SweepStale();
+  Dump({k3}, {});
+  EXPECT_EQ(Device("198.19.7.0/24"), std::nullopt);
+}
+
+// Form (a) and the forwarding divergence of FIBSYNC_SEED=101640212860585
+// (2001:db8:100:1::/64 there, by a held object via k0):
+// zebra replays a route it selected whose install the kernel refused (or
+// has not made yet), by an object the kernel holds. At the replay's end
+// the kernel's dump does not show it: it is not in the kernel, the device
+// leaves it to the cover — until the kernel adds it.
+TEST_F(FpmFluxRefusedTest, FormAReplayedRouteTheKernelDoesNotHoldIsLeftToTheCoverAtTheReplaysEnd) {
+  Restart({k3}, {});
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  Fpm(ByObject("100.64.0.0/10", 24));
+  fpm->CheckKernelObjects();
+  fpm->SweepStale();
+  Dump({k3}, {});
+  EXPECT_EQ(Device("100.64.0.0/10"), std::nullopt);
+  Kernel(ByObject("100.64.0.0/10", 24));
+  EXPECT_EQ(Device("100.64.0.0/10"), via5);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+// fibnicd may read zebra's frame before the kernel's message for the same
+// change: nothing is decided at the frame's arrival, and the kernel's add,
+// shown by the replay's dump or told after it, is forwarded.
+TEST_F(FpmFluxRefusedTest, ZebrasFrameReadBeforeTheKernelsMessageIsNotDecidedAtArrival) {
+  Restart({k3}, {});
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  Fpm(ByObject("100.64.0.0/10", 24));
+  Fpm(ByObject("198.18.5.0/24", 24));
+  EXPECT_EQ(Device("100.64.0.0/10"), via5);
+  fpm->SweepStale();
+  // The kernel made the first before the dump, the second after it.
+  Dump({k3}, {ByObject("100.64.0.0/10", 24)});
+  EXPECT_EQ(Device("100.64.0.0/10"), via5);
+  EXPECT_EQ(Device("198.18.5.0/24"), std::nullopt);
+  Kernel(ByObject("198.18.5.0/24", 24));
+  EXPECT_EQ(Device("198.18.5.0/24"), via5);
+}
+
+// FIBSYNC_SEED=51050717267298 (a BGP block of 2001:db8:100:60::/59's /64s
+// there): at the replay's end the kernel did not hold zebra's object, so
+// its replayed routes were not in the kernel; the kernel then made the
+// object, and only seconds later (after the harness's checks) the routes.
+// The object's add brings no route back; the kernel's route add does.
+TEST_F(FpmFluxRefusedTest, AnObjectTheKernelMakesAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
+  Restart({}, {});
+  fpm->MarkAllStale();
+  FpmObject(k0);
+  Fpm(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({}, {});
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k0);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  Kernel(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(Device("198.51.100.0/24"), via1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+// FIBSYNC_SEED=84804601925745 FRRDIFF_NHG=1 (soak, after 3,011 events,
+// right after a fibnicd restart; 2001:db8:100:61::/64 and its block there):
+// the kernel's route by the old object (via port 1) when fibnicd started,
+// zebra's replay by a new object the kernel did not hold yet, then the
+// kernel deleted the old route (the prefix waits, FPM's route being no
+// route either), made the new object — and the route only seconds later.
+// The object's add compares the waiting prefix with the kernel again.
+TEST_F(FpmFluxRefusedTest, AWaitingPrefixIsComparedWithTheKernelAgainWhenItsObjectIsMade) {
+  const NlNexthop k2{Object(31, Via("192.0.2.9", 12))};
+  Restart({k3}, {ByObject("198.51.100.0/24", 24)});
+  EXPECT_EQ(Device("198.51.100.0/24"), via5);
+  fpm->MarkAllStale();
+  FpmObject(k3);
+  FpmObject(k2);
+  Fpm(ByObject("198.51.100.0/24", 31));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({k3}, {ByObject("198.51.100.0/24", 24)});
+  EXPECT_EQ(Device("198.51.100.0/24"), via5);
+  Kernel(ByObject("198.51.100.0/24", 24, true));
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k2);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt) << "forwarded before the kernel has the route";
+  Kernel(ByObject("198.51.100.0/24", 31));
+  EXPECT_EQ(Device("198.51.100.0/24"), via9);
+}
+
+// The same when zebra sends the object again (it re-installed it) before
+// the kernel's route: no route until the kernel reports it.
+TEST_F(FpmFluxRefusedTest, AnObjectZebraSendsAgainAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
+  Restart({}, {});
+  fpm->MarkAllStale();
+  FpmObject(k0);
+  Fpm(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+  fpm->SweepStale();
+  Dump({}, {});
+  FpmObject(k0);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  KernelObject(k0);
+  Kernel(ByObject("198.51.100.0/24", 30));
+  EXPECT_EQ(Device("198.51.100.0/24"), via1);
+}
+
+// While in flux the device follows the kernel's object as the kernel
+// changes it (no route message), and its deletion (which takes the route).
+TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
+  KernelObject(k3);
+  FpmObject(k0);
+  Fpm(ByObject("198.51.100.0/24", 30));
+  Kernel(ByObject("198.51.100.0/24", 24));
+  ASSERT_EQ(Device("198.51.100.0/24"), via5);
+  KernelObject(Object(24, Via("192.0.2.9", 12)));
+  EXPECT_EQ(Device("198.51.100.0/24"), via9);
+  NlNexthop del = k3;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
+  // An inline kernel route or an object the kernel source does not hold: a punt.
+  Kernel(ByObject("198.51.100.0/24", 77));
+  EXPECT_EQ(Device("198.51.100.0/24"), host);
+}
+
+}  // namespace
+}  // namespace fibnic
