@@ -39,6 +39,11 @@ LAB_START_PEERS=0 "$lab" up --wire direct --web-port 18480 "${limit[@]}" >/dev/n
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; results in $out_dir"
 
 mb() { awk -v k="$2:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# Resident MB of one file's mapping (the BAR file), from smaps.
+mapped_mb() { awk -v f="$2" 'NF >= 6 && $2 ~ /^[r-][w-][x-][ps]$/ { on = ($6 == f) } on && $1 == "Rss:" { s += $2 } END { printf "%.1f", s / 1024 }' "/proc/$1/smaps"; }
+fibnicd_mem() {  # resident peak anonymous file-backed BAR-mapping, MB
+  echo "$(mb "$1" VmRSS) $(mb "$1" VmHWM) $(mb "$1" RssAnon) $(mb "$1" RssFile) $(mapped_mb "$1" "$LAB_DIR/bar0.img")"
+}
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 status_json() { ip netns exec lab-r "$FIBNIC_BIN/fibnicctl" --json status; }
 updates() { status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sources"]["pipeline"]["updates_received"])'; }
@@ -103,10 +108,13 @@ phase loss "peer loss (peer 1 stops)" "'$lab' peer stop 1" --max-kernel-routes $
 phase return "peer return (peer 1)" "'$lab' peer start 1" --min-kernel-routes "$full"
 cpu1=$(cpu_s "$fibnicd_pid")
 upd1=$(updates)
-mem=("$(mb "$fibnicd_pid" VmRSS)" "$(mb "$fibnicd_pid" VmHWM)" "$(mb "$zebra_pid" VmRSS)" "$(mb "$zebra_pid" VmHWM)"
-  "$(mb "$fibnicd_pid" RssAnon)" "$(mb "$fibnicd_pid" RssFile)")
+read -r -a fmem <<<"$(fibnicd_mem "$fibnicd_pid")"
+mem=("${fmem[0]}" "${fmem[1]}" "$(mb "$zebra_pid" VmRSS)" "$(mb "$zebra_pid" VmHWM)" "${fmem[2]}" "${fmem[3]}" "${fmem[4]}")
 phase bgpd "bgpd restart" "'$lab' restart bgpd" --min-kernel-routes "$full" --quiet 5
 phase zebra "zebra crash + restart" "'$lab' restart zebra --kill" --min-kernel-routes "$full" --quiet 5
+# fibnicd's memory once more at the end of its life (bgpd and zebra restarts
+# behind it), before the restart phase starts a new one.
+end_mem=$(fibnicd_mem "$fibnicd_pid")
 gen0=$(ip netns exec lab-r "$bar_tool" "$LAB_DIR/bar0.img" <<<gen)
 cp "$LAB_DIR/bar0.img" "$LAB_DIR/bar0.before"
 phase fibnicd "fibnicd restart" "'$lab' restart fibnicd" --no-kernel --quiet 5
@@ -124,7 +132,10 @@ echo
 echo "memory (MB, after peer return)  resident    peak"
 printf 'fibnicd                       %10s %7s\n' "${mem[0]}" "${mem[1]}"
 printf 'zebra                         %10s %7s\n' "${mem[2]}" "${mem[3]}"
-echo "fibnicd resident: ${mem[4]} MB anonymous, ${mem[5]} MB file-backed (mostly the file backend's BAR mapping, which a card's BAR does not add)"
+echo "fibnicd resident: ${mem[4]} MB anonymous, ${mem[5]} MB file-backed, of which ${mem[6]} MB the file backend's BAR mapping (a card's BAR adds none)"
+read -r -a emem <<<"$end_mem"
+[ -n "$end_mem" ] && [[ "$phases" == *" zebra "* ]] &&
+  echo "fibnicd after the zebra crash phase: ${emem[0]} MB resident, ${emem[1]} MB peak over its whole run, ${emem[2]} MB anonymous, ${emem[4]} MB BAR mapping"
 python3 - "${mem[0]}" "${mem[2]}" "$cpu0" "$cpu1" "$upd0" "$upd1" <<'PY'
 import sys
 f, z, c0, c1, u0, u1 = map(float, sys.argv[1:])
