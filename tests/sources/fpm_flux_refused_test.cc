@@ -87,6 +87,17 @@ class FpmFluxRefusedTest : public ::testing::Test {
     fpm = std::make_unique<FpmTable>(*sink, testing::TestPorts(), options);
     Dump(objects, routes);
   }
+  // A restart where zebra replays 198.51.100.0/24 by object k0, which the
+  // kernel holds neither before nor at the replay's end (its dump).
+  void ReplayAnObjectTheKernelLacks() {
+    Restart({}, {});
+    fpm->MarkAllStale();
+    FpmObject(k0);
+    Fpm(ByObject("198.51.100.0/24", 30));
+    EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
+    fpm->SweepStale();
+    Dump({}, {});
+  }
   std::optional<std::vector<NextHop>> Device(const std::string& p) {
     auto r = sink->routes();
     auto it = r.find(P(p));
@@ -202,13 +213,7 @@ TEST_F(FpmFluxRefusedTest, ZebrasFrameReadBeforeTheKernelsMessageIsNotDecidedAtA
 // object, and only seconds later (after the harness's checks) the routes.
 // The object's add brings no route back; the kernel's route add does.
 TEST_F(FpmFluxRefusedTest, AnObjectTheKernelMakesAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
-  Restart({}, {});
-  fpm->MarkAllStale();
-  FpmObject(k0);
-  Fpm(ByObject("198.51.100.0/24", 30));
-  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
-  fpm->SweepStale();
-  Dump({}, {});
+  ReplayAnObjectTheKernelLacks();
   EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
   KernelObject(k0);
   EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
@@ -247,13 +252,7 @@ TEST_F(FpmFluxRefusedTest, AWaitingPrefixIsComparedWithTheKernelAgainWhenItsObje
 // The same when zebra sends the object again (it re-installed it) before
 // the kernel's route: no route until the kernel reports it.
 TEST_F(FpmFluxRefusedTest, AnObjectZebraSendsAgainAfterTheReplaysEndBringsNoRouteBeforeTheKernelDoes) {
-  Restart({}, {});
-  fpm->MarkAllStale();
-  FpmObject(k0);
-  Fpm(ByObject("198.51.100.0/24", 30));
-  EXPECT_EQ(fpm->CheckKernelObjects(), 1u);
-  fpm->SweepStale();
-  Dump({}, {});
+  ReplayAnObjectTheKernelLacks();
   FpmObject(k0);
   EXPECT_EQ(Device("198.51.100.0/24"), std::nullopt);
   KernelObject(k0);
