@@ -60,6 +60,27 @@ void ExpectSameAsModel(const Rib& rib, const Model& m, const Prefix& p) {
   }
 }
 
+// What one random step must leave: the change it reported, the prefix's
+// candidates as the reference ranks them, the count, and (IPv4 up to /24)
+// a delete's parent search — the longest shorter prefix with a route.
+void CheckStep(const Rib& rib, const Model& model, const Prefix& p, const RibChange& got, NhgId old_best,
+               NhgId dropped, size_t candidates, std::mt19937_64& rng, int step) {
+  ASSERT_EQ(got.old_best, old_best) << "step " << step << " " << p.ToString();
+  ASSERT_EQ(got.new_best, BestGroup(model, p)) << "step " << step << " " << p.ToString();
+  ASSERT_EQ(got.dropped, dropped) << "step " << step << " " << p.ToString();
+  ExpectSameAsModel(rib, model, p);
+  ASSERT_EQ(rib.candidates(), candidates);
+  if (p.family() == Family::kV4 && p.len() <= 24) {
+    const uint32_t addr = p.addr().v4() | static_cast<uint32_t>(rng() & 0xFF);
+    std::optional<std::pair<int, RibCand>> want;
+    for (int l = p.len() - 1; l >= 0 && !want; --l) {
+      const auto r = Ranked(model, Prefix::V4(addr, l));
+      if (!r.empty()) want = std::make_pair(l, r.front());
+    }
+    ASSERT_EQ(rib.ParentV4(addr, p.len()), want) << "step " << step << " " << p.ToString();
+  }
+}
+
 TEST(Rib, RandomOperationsMatchReference) {
   std::mt19937_64 rng(testing::TestSeed("Rib"));
   Rib rib;
@@ -94,21 +115,7 @@ TEST(Rib, RandomOperationsMatchReference) {
       }
     }
     if (cands.empty()) model.erase(p);
-    ASSERT_EQ(got.old_best, old_best) << "step " << step << " " << p.ToString();
-    ASSERT_EQ(got.new_best, BestGroup(model, p)) << "step " << step << " " << p.ToString();
-    ASSERT_EQ(got.dropped, dropped) << "step " << step << " " << p.ToString();
-    ExpectSameAsModel(rib, model, p);
-    ASSERT_EQ(rib.candidates(), candidates);
-    if (p.family() == Family::kV4 && p.len() <= 24) {
-      // A delete's parent search: the longest shorter prefix with a route.
-      const uint32_t addr = p.addr().v4() | static_cast<uint32_t>(rng() & 0xFF);
-      std::optional<std::pair<int, RibCand>> want;
-      for (int l = p.len() - 1; l >= 0 && !want; --l) {
-        const auto r = Ranked(model, Prefix::V4(addr, l));
-        if (!r.empty()) want = std::make_pair(l, r.front());
-      }
-      ASSERT_EQ(rib.ParentV4(addr, p.len()), want) << "step " << step << " " << p.ToString();
-    }
+    ASSERT_NO_FATAL_FAILURE(CheckStep(rib, model, p, got, old_best, dropped, candidates, rng, step));
     if (step % 50'000 == 0 || step == 399'999) {
       size_t n[2] = {0, 0};
       for (const auto& [q, c] : model) ++n[q.family() == Family::kV4 ? 0 : 1];
@@ -167,20 +174,7 @@ TEST(Rib, CandidatesTheSlotCannotHoldMatchReference) {
       }
     }
     if (cands.empty()) model.erase(p);
-    ASSERT_EQ(got.old_best, old_best) << "step " << step << " " << p.ToString();
-    ASSERT_EQ(got.new_best, BestGroup(model, p)) << "step " << step << " " << p.ToString();
-    ASSERT_EQ(got.dropped, dropped) << "step " << step << " " << p.ToString();
-    ExpectSameAsModel(rib, model, p);
-    ASSERT_EQ(rib.candidates(), candidates);
-    if (p.family() == Family::kV4 && p.len() <= 24) {
-      const uint32_t addr = p.addr().v4() | static_cast<uint32_t>(rng() & 0xFF);
-      std::optional<std::pair<int, RibCand>> want;
-      for (int l = p.len() - 1; l >= 0 && !want; --l) {
-        const auto r = Ranked(model, Prefix::V4(addr, l));
-        if (!r.empty()) want = std::make_pair(l, r.front());
-      }
-      ASSERT_EQ(rib.ParentV4(addr, p.len()), want) << "step " << step << " " << p.ToString();
-    }
+    ASSERT_NO_FATAL_FAILURE(CheckStep(rib, model, p, got, old_best, dropped, candidates, rng, step));
   }
   size_t n[2] = {0, 0};
   for (const auto& [q, c] : model) ++n[q.family() == Family::kV4 ? 0 : 1];
