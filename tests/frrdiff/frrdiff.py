@@ -49,7 +49,7 @@ FRR = "/usr/lib/frr/"
 # Route lines of bgpd and staticd, and zebra's next-hop objects (a route that
 # changes only its next hops changes its group in next-hop group mode).
 PROTO_FRR = re.compile(r"proto (bgp|static|zebra|186|196|11)\b")
-NEXTHOP_LINE = re.compile(r"(Deleted )?id \d+ ")
+NEXTHOP_LINE = re.compile(r"(\[[^]]*\] )?(Deleted )?id \d+ ")
 sh = kdiff.sh
 VERBOSE = os.environ.get("FRRDIFF_VERBOSE") == "1"
 # fibnicd's policies.stale_hold (FPM replay sweep); unset = fibnicd's default
@@ -173,9 +173,11 @@ class FrrEnv(kdiff.Env):
                 ["ip", "netns", "exec", self.peers[k], "bird", "-f", "-c", "%s/p%d.conf" % (w, k),
                  "-s", "%s/p%d.ctl" % (w, k)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         self.oracle = KernelOracle(self.ns)
-        # Counts the kernel route changes FRR makes (route_changes()).
+        # Counts the kernel route changes FRR makes (route_changes()); each line
+        # stamped with the wall clock, so a kept run lines it up with fibnicd.log.
         self.monitor_out = open(w + "/monitor.txt", "w")
-        self.procs["monitor"] = subprocess.Popen(["ip", "-n", self.ns, "monitor", "route", "nexthop"], stdout=self.monitor_out)
+        self.procs["monitor"] = subprocess.Popen(["ip", "-tshort", "-n", self.ns, "monitor", "route", "nexthop"],
+                                                 stdout=self.monitor_out)
 
     def route_changes(self, split=False):
         """Routes and next-hop objects FRR added, replaced or deleted in the
@@ -394,23 +396,23 @@ def restart_window(env, rng):
     state0 = env.host_state()
     reads = []
     env.stop("fibnicd")
-    reads.append(env.device(addrs))
-    env.start_fibnicd(tick=lambda: reads.append(env.device(addrs)))
+    reads.append((time.time(), env.device(addrs)))
+    env.start_fibnicd(tick=lambda: reads.append((time.time(), env.device(addrs))))
     unchanged = env.host_state() == state0
     last, stable = env.generation(), 0
     while stable < 50:  # 0.5 s unchanged
-        reads.append(env.device(addrs))
+        reads.append((time.time(), env.device(addrs)))
         time.sleep(0.01)
         g = env.generation()
         stable = stable + 1 if g == last else 0
         last = g
     after = kdiff.kernel_sets(env, contexts, addrs)
     bad = []
-    for i, snap in enumerate(reads):
+    for i, (t, snap) in enumerate(reads):
         for a, d in zip(addrs, snap):
             if not acceptable(d, before[a], port_of.get, neigh) and not acceptable(d, after[a], port_of.get, neigh):
-                bad.append((a, d, "read %d of %d across the fibnicd restart; the kernel: %s" %
-                            (i + 1, len(reads), [sorted(h) for h in before[a]])))
+                bad.append((a, d, "read %d of %d across the fibnicd restart (%s); the kernel: %s" %
+                            (i + 1, len(reads), clock(t), [sorted(h) for h in before[a]])))
     gen1, image1 = env.generation(), env.bar_image()
     wrote = gen1 != gen0 or image1 != image0
     if wrote and unchanged:
@@ -480,8 +482,14 @@ def replay_env(seed, nhg):
         " FRRDIFF_STALE_HOLD=" + STALE_HOLD if STALE_HOLD else "")
 
 
+def clock(t):
+    """Wall-clock time as fibnicd.log and monitor.txt print it."""
+    return time.strftime("%H:%M:%S", time.localtime(t)) + ".%03d" % (t % 1 * 1000)
+
+
 def report(args, seed, events, bad, pauses):
-    print("DIVERGENCE (seed %d, after %d events; %s replays it)" % (seed, len(events), replay_env(seed, args[2])))
+    print("DIVERGENCE (seed %d, after %d events, reported at %s; %s replays it)" %
+          (seed, len(events), clock(time.time()), replay_env(seed, args[2])))
     for a, d, k in bad[:10]:
         print("  %s: device %s, kernel %s" % (a, d or "punt", k))
     n = len(events)
