@@ -81,6 +81,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
+  if (options_.ignored_route && !r.del && (msg->nlmsg_flags & NLM_F_REPLACE)) TellRankReplaced(r, key);
   auto& entries = routes_[p];
   auto it = entries.find(key);
   if (r.del && p.family() == Family::kV6) {
@@ -327,6 +328,27 @@ void KernelTable::TellIgnoredRoute(const NlRoute& r) const {
     v.unusable = !r.unsupported.empty();
   }
   options_.ignored_route(v);
+}
+
+// A route of the kernel source's own (an operator's `ip route replace`) that
+// replaced a route of its rank the source does not hold — zebra's: the
+// kernel announces only the new route, so the FPM source is told that
+// zebra's is gone, else the device kept forwarding along it while the kernel
+// forwards by the new one (FPM's distance is below the kernel source's).
+// The kernel flags a replace that found a route to replace with
+// NLM_F_REPLACE alone (checked on 6.18); nothing tells zebra that its route
+// went, so FPM need never say so.
+void KernelTable::TellRankReplaced(const NlRoute& r, const Key& key) const {
+  if (auto it = routes_.find(r.prefix); it != routes_.end()) {
+    for (const auto& [k, e] : it->second) {
+      if (SameRank(k, key)) return;  // it replaced (or may have replaced) one of the source's own
+    }
+  }
+  KernelRouteView gone;
+  gone.prefix = r.prefix;
+  gone.table = r.table;
+  gone.deleted = true;
+  options_.ignored_route(gone);
 }
 
 Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key) {
