@@ -133,7 +133,8 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
   if (f == flux_.end()) return FluxStep::kNone;
   if (Agrees(now, f->second)) {
     const bool punted = f->second.punted;
-    if (kernel_word) {
+    NoteKernelNh(p, now, f->second.present ? f->second.nh_id : 0);
+    if (kernel_word && !f->second.by_frame) {
       f->second.punted = false;
       flux_waiting_.push_back(p);
     } else {
@@ -172,19 +173,26 @@ void FpmTable::FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone) {
   work.kernel_word = true;
   for (auto& [p, e] : flux_) {
     if (!e.present || e.nh_id == 0 || !ids.count(e.nh_id)) continue;
+    const std::optional<FpmRouteRef> now = refs_.Find(p);
     if (gone) {
       e.present = false;  // the kernel deleted the route with its object, silently
       e.nh_id = 0;
       e.digest = 0;
-    } else if (!e.punted) {
-      continue;  // the RIB has FPM's route by the same object, which agrees
+    } else {
+      // FPM's inline route is compared by paths: with the object's as they are now.
+      if (const std::optional<FpmFluxEntry> k = KernelObjectEntry(e.nh_id)) e.digest = k->digest;
+      // The RIB has FPM's route by the same object, which agrees.
+      if (!e.punted && (!now || !(now->set & kInlineBit))) continue;
     }
-    work.touched.emplace(p, refs_.Find(p));
+    work.touched.emplace(p, now);
   }
   if (!work.touched.empty()) Finish(work);
 }
 
-void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) { FluxOfKernelObjects(ids, true); }
+void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) {
+  FluxOfKernelObjects(ids, true);
+  RecheckKernelNhUsers(ids, true);
+}
 
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {
   // Usually none: zebra installs by next-hop object when the kernel has
@@ -212,7 +220,10 @@ void FpmTable::KernelWord(const KernelRouteView& k) {
   // not send the delete) and a placeholder (FPM's word on it is lost) go
   // with the kernel's deletion.
   const bool drop = k.deleted && now && (now->stale || IsPlaceholder(now->set));
-  if (!drop && f == flux_.end() && Agrees(now, seen)) return;  // the usual echo: nothing to keep or say
+  if (!drop && f == flux_.end() && Agrees(now, seen)) {  // the usual echo: nothing to keep or say
+    NoteKernelNh(p, now, seen.present ? seen.nh_id : 0);
+    return;
+  }
   FrameWork work;
   work.kernel_word = true;
   work.touched.emplace(p, now);
@@ -223,10 +234,11 @@ void FpmTable::KernelWord(const KernelRouteView& k) {
     now.reset();
   }
   if (f != flux_.end()) {
-    const bool punted = f->second.punted;
+    const bool punted = f->second.punted, by_frame = f->second.by_frame;
     flux_by_paths_ += ByPaths(seen) - ByPaths(f->second);
     f->second = seen;
     f->second.punted = punted;
+    f->second.by_frame = by_frame;
   } else if (!Agrees(now, seen)) {
     if (flux_.size() < options_.flux_max || EvictWaiting()) {
       flux_.emplace(p, seen);
