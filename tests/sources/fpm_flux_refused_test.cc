@@ -8,6 +8,7 @@
 // fibnicd wires them (the FPM table reads the kernel's objects).
 #include <linux/rtnetlink.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -277,6 +278,128 @@ TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
   // An inline kernel route or an object the kernel source does not hold: a punt.
   Kernel(ByObject("198.51.100.0/24", 77));
   EXPECT_EQ(Device("198.51.100.0/24"), host);
+}
+
+// Inline mode (`no fpm use-next-hop-groups`): zebra installs by objects in
+// the kernel, its frames carry paths. The kernel's route by group 40 = {k2}
+// agreed with FPM's route and was read first; zebra's next frame carries
+// {k1, k2}, which the kernel does not hold (it refused or delayed the
+// update, or its group lost the k1 member; docs/oracle.md,
+// FIBSYNC_SEED=80385425264765 FRRDIFF_NHG=0). The device does what the
+// kernel does — group 40's paths — until the kernel's word agrees.
+class FpmInlineKernelObjectTest : public FpmFluxRefusedTest {
+ protected:
+  static NlNexthop Group(uint32_t id, const std::vector<uint32_t>& members) {
+    NlNexthop n;
+    n.id = id;
+    n.protocol = RTPROT_ZEBRA;
+    for (uint32_t m : members) n.group.push_back(NlGroupMember{m, 1});
+    return n;
+  }
+  // The kernel holds k1 (41, port 0) and k2 (42, port 1), and zebra's inline
+  // route via k2 agrees with the kernel's route by group 40 = {42}.
+  void AgreeOnK2() {
+    KernelObject(k1);
+    KernelObject(k2);
+    KernelObject(Group(40, {42}));
+    Fpm(InlineRoute(kPrefix, {k2.path}));
+    Kernel(ByObject(kPrefix, 40));
+    ASSERT_EQ(Device(kPrefix), via5);
+    ASSERT_EQ(fpm->in_flux(), 0u);
+  }
+  std::optional<std::vector<NextHop>> SortedDevice(const std::string& p) {
+    auto d = Device(p);
+    if (d) std::sort(d->begin(), d->end());
+    return d;
+  }
+  const std::string kPrefix = "198.51.100.0/24";
+  const NlNexthop k1{Object(41, Via("192.0.2.1", 10))};
+  const NlNexthop k2{Object(42, Via("192.0.2.5", 11))};
+  const std::vector<NextHop> via1and5{{A("192.0.2.1"), 0}, {A("192.0.2.5"), 1}};
+};
+
+TEST_F(FpmInlineKernelObjectTest, ZebrasInlineFrameReadAfterTheKernelsEventFollowsTheKernelsGroup) {
+  AgreeOnK2();
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5) << "zebra's paths, which the kernel's group 40 does not hold";
+  // The kernel takes the update (a group holding both): FPM's route.
+  KernelObject(Group(43, {41, 42}));
+  Kernel(ByObject(kPrefix, 43));
+  EXPECT_EQ(SortedDevice(kPrefix), via1and5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+}
+
+TEST_F(FpmInlineKernelObjectTest, ZebraComingBackToTheKernelsPathsEndsIt) {
+  AgreeOnK2();
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+  // Still compared with group 40 afterwards.
+  Fpm(InlineRoute(kPrefix, {k1.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+}
+
+// The usual order: zebra makes the object and changes the kernel's route,
+// then sends its frame — which fibnicd may read first. Until the kernel's
+// event the device forwards along the kernel's group (no punt), then along
+// FPM's paths, and nothing stays in flux.
+TEST_F(FpmInlineKernelObjectTest, ZebrasInlineFrameReadFirstEndsInItsPathsAtTheKernelsEvent) {
+  AgreeOnK2();
+  KernelObject(Group(43, {41, 42}));
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  Kernel(ByObject(kPrefix, 43));
+  EXPECT_EQ(SortedDevice(kPrefix), via1and5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+  EXPECT_EQ(fpm->counts().punted_updates, 0u);
+}
+
+// The soak's case: the kernel's group 40 = {41, 42} agreed with zebra's
+// route via k1 and k2; zebra deleted object 41 (a restarted zebra cleaning
+// up) and the kernel dropped it from the group, announcing the group and
+// not the routes using it. The device follows the group.
+TEST_F(FpmInlineKernelObjectTest, AnInlineRouteFollowsTheKernelsGroupLosingAMemberWithoutARouteMessage) {
+  KernelObject(k1);
+  KernelObject(k2);
+  KernelObject(Group(40, {41, 42}));
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  Kernel(ByObject(kPrefix, 40));
+  ASSERT_EQ(SortedDevice(kPrefix), via1and5);
+  NlNexthop del = k1;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kPrefix), via5);
+  // zebra's frame without k1 agrees again.
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+}
+
+// Deleting an object deletes the kernel's routes using it (IPv4 without a
+// message): an inline route that agreed with one leaves the device with it.
+TEST_F(FpmInlineKernelObjectTest, AnInlineRouteLeavesWithTheKernelsObjectItAgreedWith) {
+  KernelObject(k2);
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  Kernel(ByObject(kPrefix, 42));
+  ASSERT_EQ(Device(kPrefix), via5);
+  NlNexthop del = k2;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kPrefix), std::nullopt);
+}
+
+// Next-hop group mode: a route's set is the kernel's object id, compared as
+// such; its ref names no kernel object of its own, so kinds do not grow.
+TEST_F(FpmInlineKernelObjectTest, ARouteByObjectKeepsNoKernelObjectOfItsOwn) {
+  KernelObject(k2);
+  FpmObject(k2);
+  Fpm(ByObject(kPrefix, 42));
+  Kernel(ByObject(kPrefix, 42));
+  ASSERT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->refs().Find(P(kPrefix))->kernel_nh, 0u);
+  EXPECT_EQ(fpm->refs().kinds(), 1u);
 }
 
 }  // namespace
