@@ -134,7 +134,9 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
   if (Agrees(now, f->second)) {
     const bool punted = f->second.punted;
     NoteKernelNh(p, now, f->second.present ? f->second.nh_id : 0);
-    if (kernel_word && !f->second.by_frame) {
+    // An entry holding IPv6 routes behind the kernel's first stays: it knows
+    // which one forwards when the first goes (fpm_flux_several.cc).
+    if ((kernel_word && !f->second.by_frame) || f->second.behind != 0) {
       f->second.punted = false;
       flux_waiting_.push_back(p);
     } else {
@@ -174,7 +176,9 @@ void FpmTable::FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone) {
   for (auto& [p, e] : flux_) {
     if (!e.present || e.nh_id == 0 || !ids.count(e.nh_id)) continue;
     const std::optional<FpmRouteRef> now = refs_.Find(p);
-    if (gone) {
+    if (gone && e.behind != 0) {
+      FrontGone(e);  // the kernel deleted the first route with its object: the next one forwards
+    } else if (gone) {
       e.present = false;  // the kernel deleted the route with its object, silently
       e.nh_id = 0;
       e.digest = 0;
@@ -207,11 +211,18 @@ void FpmTable::TouchFluxOfGroups(FrameWork& work) {
 
 void FpmTable::KernelRoute(const KernelRouteView& k) {
   if (k.table != options_.table) return;
+  if (kernel_dump_ && !k.deleted && k.nh_id != 0 && k.prefix.family() == Family::kV6 && ShownInThisDump(k.prefix)) {
+    KernelRouteView behind = k;  // a dump shows an IPv6 prefix's routes of one metric in order: the first forwards
+    behind.behind = true;
+    KernelWord(behind);
+    return;
+  }
   KernelWord(k);
   if (kernel_dump_ && !k.deleted) MarkDumpShown(k.prefix);
 }
 
 void FpmTable::KernelWord(const KernelRouteView& k) {
+  if (SeveralRoutesWord(k)) return;
   const Prefix& p = k.prefix;
   std::optional<FpmRouteRef> now = refs_.Find(p);
   const FpmFluxEntry seen = FluxEntryOf(k);
@@ -234,11 +245,15 @@ void FpmTable::KernelWord(const KernelRouteView& k) {
     now.reset();
   }
   if (f != flux_.end()) {
-    const bool punted = f->second.punted, by_frame = f->second.by_frame;
-    flux_by_paths_ += ByPaths(seen) - ByPaths(f->second);
+    const FpmFluxEntry was = f->second;
+    flux_by_paths_ += ByPaths(seen) - ByPaths(was);
     f->second = seen;
-    f->second.punted = punted;
-    f->second.by_frame = by_frame;
+    f->second.punted = was.punted;
+    f->second.by_frame = was.by_frame;
+    if (k.replace) {  // took the first route's place; those behind it stay (an add had none: NLM_F_EXCL)
+      f->second.behind = was.behind;
+      f->second.behind_nh = was.behind_nh;
+    }
   } else if (!Agrees(now, seen)) {
     if (flux_.size() < options_.flux_max || EvictWaiting()) {
       flux_.emplace(p, seen);
@@ -269,7 +284,11 @@ void FpmTable::KernelDumpBegins() {
   kernel_dump_ = true;
   dump_shown_erased_.clear();
   refs_.Walk(0, refs_.size(), [](const Prefix&, FpmRouteRef& ref) { ref.kernel_seen = false; });
-  for (auto& [p, e] : flux_) e.dumped = false;
+  for (auto& [p, e] : flux_) {
+    e.dumped = false;
+    e.behind = 0;  // the dump shows them again (KernelRoute)
+    e.behind_nh = 0;
+  }
 }
 
 void FpmTable::MarkDumpShown(const Prefix& p) {

@@ -65,6 +65,11 @@ struct FpmFluxEntry {
   // CheckFrameAgainstKernelNh): FPM is ahead, and the kernel's word that
   // agrees with it ends the entry (there is no older FPM state to wait for).
   bool by_frame = false;
+  // IPv6 routes the kernel holds behind the one it forwards along (same
+  // prefix and metric; KernelRouteView::behind), and the object of the last
+  // one added: when the first goes, the next one forwards (fpm_flux_several.cc).
+  uint8_t behind = 0;
+  uint32_t behind_nh = 0;
 };
 
 FpmFluxEntry FluxEntryOf(const KernelRouteView& k);

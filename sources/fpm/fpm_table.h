@@ -247,6 +247,12 @@ class FpmTable {
   // message: FPM's inline routes that agreed with a route by one of them are
   // compared again (a group that lost a member, a deleted object's routes).
   void RecheckKernelNhUsers(const std::set<uint32_t>& ids, bool gone);
+  // Several IPv6 routes of one prefix and metric in the kernel
+  // (fpm_flux_several.cc): true when k's word was about them and is done.
+  bool SeveralRoutesWord(const KernelRouteView& k);
+  FpmFluxEntry FrontOf(const std::optional<FpmRouteRef>& now) const;  // the kernel's route FPM's agrees with
+  void FrontGone(FpmFluxEntry& e) const;  // the first route went: the next one forwards
+  bool ShownInThisDump(const Prefix& p) const;
   // A flux entry for the kernel's route by its object `id` as it is now
   // (nullopt when the kernel source holds no such object).
   std::optional<FpmFluxEntry> KernelObjectEntry(uint32_t id) const;

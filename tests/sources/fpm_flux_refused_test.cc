@@ -402,5 +402,97 @@ TEST_F(FpmInlineKernelObjectTest, ARouteByObjectKeepsNoKernelObjectOfItsOwn) {
   EXPECT_EQ(fpm->refs().kinds(), 1u);
 }
 
+// IPv6 keeps routes by object of one prefix and metric side by side and
+// forwards along the first; a restarted zebra adds its routes behind its
+// predecessor's (NLM_F_CREATE without NLM_F_EXCL in the kernel's
+// notification) and deletes those later (FIBSYNC_SEED=80385425264765
+// FRRDIFF_NHG=0: 2001:db8:100:40::/64 by group 2140 via k2 in front of
+// zebra's new route by 2294 via k1). The device follows the first route
+// until it goes, then the one behind it.
+class FpmSeveralIpv6RoutesTest : public FpmInlineKernelObjectTest {
+ protected:
+  void KernelWithFlags(const NlRoute& r, uint16_t flags) {
+    const std::vector<uint8_t> m = BuildRouteMessage(r);
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    auto* h = reinterpret_cast<nlmsghdr*>(aligned.data());
+    h->nlmsg_flags = flags;  // as the kernel notifies it (BuildRouteMessage writes a replace)
+    ASSERT_TRUE(kernel->Apply(h).ok());
+  }
+  // The old zebra's route by group 40 = {52} via port 2 agrees with FPM's.
+  void OldZebrasRoute() {
+    KernelObject(v6k1);
+    KernelObject(v6k2);
+    KernelObject(Group(40, {52}));
+    Fpm(InlineRoute(kV6, {v6k2.path}));
+    KernelWithFlags(ByObject(kV6, 40), NLM_F_CREATE | NLM_F_EXCL);
+    ASSERT_EQ(Device(kV6), via6k2);
+    fpm->MarkAllStale();  // zebra restarts
+  }
+  // The new zebra's route by object 51 (port 1), added behind the old one.
+  void NewZebrasRouteBehind() { KernelWithFlags(ByObject(kV6, 51), NLM_F_CREATE); }
+  const std::string kV6 = "2001:db8:100:40::/64";
+  const NlNexthop v6k1{Object(51, Via("2001:db8:1::2", 11))};
+  const NlNexthop v6k2{Object(52, Via("2001:db8:2::2", 12))};
+  const std::vector<NextHop> via6k1{{A("2001:db8:1::2"), 1}};
+  const std::vector<NextHop> via6k2{{A("2001:db8:2::2"), 2}};
+};
+
+TEST_F(FpmSeveralIpv6RoutesTest, ARouteAddedBehindTheKernelsFirstIsUsedOnlyWhenTheFirstGoes) {
+  OldZebrasRoute();
+  NewZebrasRouteBehind();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2) << "the kernel forwards along its first route";
+  Kernel(ByObject(kV6, 40, true));  // the new zebra deletes its predecessor's
+  EXPECT_EQ(Device(kV6), via6k1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+TEST_F(FpmSeveralIpv6RoutesTest, ZebrasFrameReadBeforeTheRouteAddedBehindAlsoWaitsForTheFirstToGo) {
+  OldZebrasRoute();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2);
+  NewZebrasRouteBehind();
+  EXPECT_EQ(Device(kV6), via6k2) << "the kernel forwards along its first route";
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+// The soak's whole sequence: the old group lost its k1 member when the new
+// zebra deleted object 41's successor here (51 is the new zebra's own).
+TEST_F(FpmSeveralIpv6RoutesTest, AReplayedRouteBehindTheOldOneFollowsTheOldGroupUntilItsDeletion) {
+  const NlNexthop old_k1{Object(50, Via("2001:db8:1::2", 11))};
+  KernelObject(old_k1);
+  KernelObject(v6k2);
+  KernelObject(Group(40, {50, 52}));
+  Fpm(InlineRoute(kV6, {old_k1.path, v6k2.path}));
+  KernelWithFlags(ByObject(kV6, 40), NLM_F_CREATE | NLM_F_EXCL);
+  fpm->MarkAllStale();
+  NlNexthop del = old_k1;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kV6), via6k2) << "group 40 lost its k1 member";
+  KernelObject(v6k1);
+  NewZebrasRouteBehind();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2);
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
+}
+
+// A restarted fibnicd: the kernel's dump shows both routes, the first first.
+TEST_F(FpmSeveralIpv6RoutesTest, ADumpShowingTwoRoutesOfAPrefixForwardsAlongTheFirst) {
+  const NlNexthop g40 = Group(40, {52});
+  Restart({v6k1, v6k2, g40}, {ByObject(kV6, 40), ByObject(kV6, 51)});
+  fpm->MarkAllStale();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  fpm->SweepStale();
+  Dump({v6k1, v6k2, g40}, {ByObject(kV6, 40), ByObject(kV6, 51)});
+  EXPECT_EQ(Device(kV6), via6k2);
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
+}
+
 }  // namespace
 }  // namespace fibnic
