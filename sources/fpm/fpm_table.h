@@ -45,7 +45,7 @@ struct FpmTableOptions {
   // this many between two TakeSent() calls (0 = none are remembered).
   size_t sent_max = 0;
   // Prefixes in flux (the kernel and FPM disagree, fpm_flux.h) kept at most;
-  // ~70 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
+  // ~80 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
   size_t flux_max = 131072;
   // Whether the kernel holds next-hop object `id` (the kernel source's
   // objects; unset without it). A group zebra sends naming an object the
