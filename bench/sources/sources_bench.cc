@@ -178,7 +178,14 @@ double BenchFpm(const std::vector<FileRoute>& routes, bool nhg) {
   }
   const double t = WaitCount(sink, routes.size(), t0, std::chrono::seconds(600));
   close(fd);
-  boost::asio::post(io.io, [&] { src.Stop(); });
+  // Stopped on its thread, and waited for: the connection's close (which
+  // marks a million routes stale) must not race the destructor's Stop.
+  std::promise<void> stopped;
+  boost::asio::post(io.io, [&] {
+    src.Stop();
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
   return t;
 }
 

@@ -133,7 +133,10 @@ FpmTable::FluxStep FpmTable::StepFlux(const Prefix& p, const std::optional<FpmRo
   if (f == flux_.end()) return FluxStep::kNone;
   if (Agrees(now, f->second)) {
     const bool punted = f->second.punted;
-    if (kernel_word) {
+    NoteKernelNh(p, now, f->second.present ? f->second.nh_id : 0);
+    // An entry holding IPv6 routes behind the kernel's first stays: it knows
+    // which one forwards when the first goes (fpm_flux_several.cc).
+    if ((kernel_word && !f->second.by_frame) || f->second.behind != 0) {
       f->second.punted = false;
       flux_waiting_.push_back(p);
     } else {
@@ -172,19 +175,28 @@ void FpmTable::FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone) {
   work.kernel_word = true;
   for (auto& [p, e] : flux_) {
     if (!e.present || e.nh_id == 0 || !ids.count(e.nh_id)) continue;
-    if (gone) {
+    const std::optional<FpmRouteRef> now = refs_.Find(p);
+    if (gone && e.behind != 0) {
+      FrontGone(e);  // the kernel deleted the first route with its object: the next one forwards
+    } else if (gone) {
       e.present = false;  // the kernel deleted the route with its object, silently
       e.nh_id = 0;
       e.digest = 0;
-    } else if (!e.punted) {
-      continue;  // the RIB has FPM's route by the same object, which agrees
+    } else {
+      // FPM's inline route is compared by paths: with the object's as they are now.
+      if (const std::optional<FpmFluxEntry> k = KernelObjectEntry(e.nh_id)) e.digest = k->digest;
+      // The RIB has FPM's route by the same object, which agrees.
+      if (!e.punted && (!now || !(now->set & kInlineBit))) continue;
     }
-    work.touched.emplace(p, refs_.Find(p));
+    work.touched.emplace(p, now);
   }
   if (!work.touched.empty()) Finish(work);
 }
 
-void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) { FluxOfKernelObjects(ids, true); }
+void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) {
+  FluxOfKernelObjects(ids, true);
+  RecheckKernelNhUsers(ids, true);
+}
 
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {
   // Usually none: zebra installs by next-hop object when the kernel has
@@ -199,11 +211,18 @@ void FpmTable::TouchFluxOfGroups(FrameWork& work) {
 
 void FpmTable::KernelRoute(const KernelRouteView& k) {
   if (k.table != options_.table) return;
+  if (kernel_dump_ && !k.deleted && k.nh_id != 0 && k.prefix.family() == Family::kV6 && ShownInThisDump(k.prefix)) {
+    KernelRouteView behind = k;  // a dump shows an IPv6 prefix's routes of one metric in order: the first forwards
+    behind.behind = true;
+    KernelWord(behind);
+    return;
+  }
   KernelWord(k);
   if (kernel_dump_ && !k.deleted) MarkDumpShown(k.prefix);
 }
 
 void FpmTable::KernelWord(const KernelRouteView& k) {
+  if (SeveralRoutesWord(k)) return;
   const Prefix& p = k.prefix;
   std::optional<FpmRouteRef> now = refs_.Find(p);
   const FpmFluxEntry seen = FluxEntryOf(k);
@@ -212,7 +231,10 @@ void FpmTable::KernelWord(const KernelRouteView& k) {
   // not send the delete) and a placeholder (FPM's word on it is lost) go
   // with the kernel's deletion.
   const bool drop = k.deleted && now && (now->stale || IsPlaceholder(now->set));
-  if (!drop && f == flux_.end() && Agrees(now, seen)) return;  // the usual echo: nothing to keep or say
+  if (!drop && f == flux_.end() && Agrees(now, seen)) {  // the usual echo: nothing to keep or say
+    NoteKernelNh(p, now, seen.present ? seen.nh_id : 0);
+    return;
+  }
   FrameWork work;
   work.kernel_word = true;
   work.touched.emplace(p, now);
@@ -223,10 +245,15 @@ void FpmTable::KernelWord(const KernelRouteView& k) {
     now.reset();
   }
   if (f != flux_.end()) {
-    const bool punted = f->second.punted;
-    flux_by_paths_ += ByPaths(seen) - ByPaths(f->second);
+    const FpmFluxEntry was = f->second;
+    flux_by_paths_ += ByPaths(seen) - ByPaths(was);
     f->second = seen;
-    f->second.punted = punted;
+    f->second.punted = was.punted;
+    f->second.by_frame = was.by_frame;
+    if (k.replace) {  // took the first route's place; those behind it stay (an add had none: NLM_F_EXCL)
+      f->second.behind = was.behind;
+      f->second.behind_nh = was.behind_nh;
+    }
   } else if (!Agrees(now, seen)) {
     if (flux_.size() < options_.flux_max || EvictWaiting()) {
       flux_.emplace(p, seen);
@@ -257,7 +284,11 @@ void FpmTable::KernelDumpBegins() {
   kernel_dump_ = true;
   dump_shown_erased_.clear();
   refs_.Walk(0, refs_.size(), [](const Prefix&, FpmRouteRef& ref) { ref.kernel_seen = false; });
-  for (auto& [p, e] : flux_) e.dumped = false;
+  for (auto& [p, e] : flux_) {
+    e.dumped = false;
+    e.behind = 0;  // the dump shows them again (KernelRoute)
+    e.behind_nh = 0;
+  }
 }
 
 void FpmTable::MarkDumpShown(const Prefix& p) {

@@ -61,6 +61,15 @@ struct FpmFluxEntry {
   bool present = false;  // the kernel holds the route
   bool punted = false;   // the RIB has the kernel's answer (KernelAnswer), not FPM's
   bool dumped = false;   // the kernel dump in progress showed the prefix (FpmTable::KernelDumpBegins)
+  // Made at an FPM frame that left the kernel's agreeing object (FpmTable::
+  // CheckFrameAgainstKernelNh): FPM is ahead, and the kernel's word that
+  // agrees with it ends the entry (there is no older FPM state to wait for).
+  bool by_frame = false;
+  // IPv6 routes the kernel holds behind the one it forwards along (same
+  // prefix and metric; KernelRouteView::behind), and the object of the last
+  // one added: when the first goes, the next one forwards (fpm_flux_several.cc).
+  uint8_t behind = 0;
+  uint32_t behind_nh = 0;
 };
 
 FpmFluxEntry FluxEntryOf(const KernelRouteView& k);

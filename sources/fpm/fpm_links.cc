@@ -144,6 +144,7 @@ size_t FpmTable::CheckKernelObjects() {
 
 void FpmTable::KernelObjectAdded(uint32_t id) {
   FluxOfKernelObjects({id}, false);
+  RecheckKernelNhUsers({id}, false);
   auto it = nhgs_.find(id);
   if (it == nhgs_.end() || !it->second.unheld) return;
   FrameWork work;
@@ -242,7 +243,9 @@ void FpmTable::RemoveInlinePathsVia(uint32_t ifindex, FrameWork& work) {
     const NlRoute& r = becomes.at(before.set);
     const uint32_t set = r.paths.empty() ? RemovedRouteSet() : SetOf(r);
     work.touched.emplace(p, before);
-    PutRef(p, FpmRouteRef{set, before.stale, before.protocol, before.replied}, before);
+    // The kernel's object loses the same member with the carrier: still the one that agrees.
+    const uint32_t kernel_nh = r.paths.empty() ? 0 : before.kernel_nh;
+    PutRef(p, FpmRouteRef{set, before.stale, before.protocol, before.replied, false, kernel_nh}, before);
     Release(before.set);
   }
 }

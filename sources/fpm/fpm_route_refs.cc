@@ -81,15 +81,15 @@ void RemoveAt(std::vector<S>& slots, size_t hole) {
 
 }  // namespace
 
-std::optional<uint32_t> FpmRouteRefs::Intern(uint32_t set, uint8_t protocol) {
+std::optional<uint32_t> FpmRouteRefs::Intern(const FpmRouteRef& ref) {
   if (last_kind_ < kinds_.size()) {
     Kind& k = kinds_[last_kind_];
-    if (k.routes != 0 && k.set == set && k.protocol == protocol) {
+    if (k.routes != 0 && k.set == ref.set && k.protocol == ref.protocol && k.kernel_nh == ref.kernel_nh) {
       ++k.routes;
       return last_kind_;
     }
   }
-  const uint64_t key = (uint64_t{set} << 8) | protocol;
+  const KindKey key = KeyOfKind(ref.set, ref.protocol, ref.kernel_nh);
   uint32_t kind;
   if (auto it = kind_index_.find(key); it != kind_index_.end()) {
     kind = it->second;
@@ -104,9 +104,11 @@ std::optional<uint32_t> FpmRouteRefs::Intern(uint32_t set, uint8_t protocol) {
   }
   Kind& k = kinds_[kind];
   if (k.routes == 0) {
-    k.set = set;
-    k.protocol = protocol;
+    k.set = ref.set;
+    k.protocol = ref.protocol;
+    k.kernel_nh = ref.kernel_nh;
     kind_index_.emplace(key, kind);
+    CountKernelNh(k.kernel_nh, +1);
   }
   ++k.routes;
   last_kind_ = kind;
@@ -116,8 +118,18 @@ std::optional<uint32_t> FpmRouteRefs::Intern(uint32_t set, uint8_t protocol) {
 void FpmRouteRefs::Release(uint32_t kind) {
   Kind& k = kinds_[kind];
   if (--k.routes != 0) return;
-  kind_index_.erase((uint64_t{k.set} << 8) | k.protocol);
+  kind_index_.erase(KeyOfKind(k.set, k.protocol, k.kernel_nh));
+  CountKernelNh(k.kernel_nh, -1);
   kinds_free_.push_back(kind);
+}
+
+void FpmRouteRefs::CountKernelNh(uint32_t id, int delta) {
+  if (id == 0) return;
+  if (delta > 0) {
+    ++kernel_nh_kinds_[id];
+  } else if (auto it = kernel_nh_kinds_.find(id); it != kernel_nh_kinds_.end() && --it->second == 0) {
+    kernel_nh_kinds_.erase(it);
+  }
 }
 
 template <int N>
@@ -130,14 +142,19 @@ std::optional<FpmRouteRef> FpmRouteRefs::FindIn(const Table<N>& t, const Slot<N>
 
 template <int N>
 void FpmRouteRefs::PutIn(Table<N>& t, const Slot<N>& key, const Prefix& p, const FpmRouteRef& ref) {
-  std::optional<uint32_t> kind = Intern(ref.set, ref.protocol);
+  std::optional<uint32_t> kind = Intern(ref);
   if (!kind) {
     // The word cannot name another kind: the route goes whole to the side map.
     EraseIn(t, key);
-    wide_[p] = ref;
+    auto [w, added] = wide_.try_emplace(p, ref);
+    if (!added) {
+      CountKernelNh(w->second.kernel_nh, -1);
+      w->second = ref;
+    }
+    CountKernelNh(ref.kernel_nh, +1);
     return;
   }
-  if (!wide_.empty()) wide_.erase(p);
+  if (!wide_.empty()) EraseWide(p);
   if ((t.size + 1) * 5 > t.slots.size() * 4) Grow(t.slots);
   Slot<N>& e = t.slots[Probe(t.slots, key)];
   if (Empty(e.word)) {
@@ -190,8 +207,16 @@ void FpmRouteRefs::Put(const Prefix& p, FpmRouteRef ref) {
   PutIn(v6_long_, KeyOf<4>(p), p, ref);
 }
 
+bool FpmRouteRefs::EraseWide(const Prefix& p) {
+  auto w = wide_.find(p);
+  if (w == wide_.end()) return false;
+  CountKernelNh(w->second.kernel_nh, -1);
+  wide_.erase(w);
+  return true;
+}
+
 bool FpmRouteRefs::Erase(const Prefix& p) {
-  if (!wide_.empty() && wide_.erase(p)) return true;
+  if (!wide_.empty() && EraseWide(p)) return true;
   if (p.family() == Family::kV4) return EraseIn(v4_, KeyOf<1>(p));
   if (p.len() <= 64) return EraseIn(v6_, KeyOf<2>(p));
   return EraseIn(v6_long_, KeyOf<4>(p));
@@ -202,8 +227,8 @@ size_t FpmRouteRefs::memory() const {
   // and a bucket each.
   return v4_.slots.capacity() * sizeof(Slot<1>) + v6_.slots.capacity() * sizeof(Slot<2>) +
          v6_long_.slots.capacity() * sizeof(Slot<4>) + kinds_.capacity() * sizeof(Kind) +
-         kinds_free_.capacity() * sizeof(uint32_t) + kind_index_.size() * (sizeof(uint64_t) + 4 + 24) +
-         wide_.size() * (sizeof(Prefix) + sizeof(FpmRouteRef) + 24);
+         kinds_free_.capacity() * sizeof(uint32_t) + kind_index_.size() * (sizeof(KindKey) + 4 + 24) +
+         wide_.size() * (sizeof(Prefix) + sizeof(FpmRouteRef) + 24) + kernel_nh_kinds_.size() * (8 + 24);
 }
 
 }  // namespace fibnic

@@ -13,8 +13,9 @@
 // has not yet reached (docs/architecture.md).
 //
 // A route is its prefix and one 32-bit word: the length, the stale and
-// kernel-seen marks, the reply and a *kind*, an interned (set, protocol) pair — the routes of one
-// BGP peer share one. IPv4: 8 bytes; IPv6 up to /64 (whose low half is
+// kernel-seen marks, the reply and a *kind*, an interned (set, protocol,
+// kernel object) triple — the routes of one BGP peer share one (zebra
+// installs one peer's routes by one kernel object). IPv4: 8 bytes; IPv6 up to /64 (whose low half is
 // zero): 12; longer IPv6: 20. Three open-addressing tables kept 64-80% full
 // (linear probing, backward-shift deletion; grown by a quarter): 10-12.5 B
 // per IPv4 route and 15-19 per IPv6 route up to /64, against ~1 KB when each
@@ -29,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/hash_mix.h"
 #include "common/ip.h"
 
 namespace fibnic {
@@ -40,6 +42,12 @@ struct FpmRouteRef {
   uint8_t replied = 0;    // FpmOffload last replied (0-3); 0 = zebra waits for one
   // The kernel's re-dump in progress showed a route at this prefix (FpmTable::KernelDumpBegins).
   bool kernel_seen = false;
+  // The kernel's next-hop object of the kernel's last word on the route
+  // that agreed with an inline route of FPM's (0 = none or not known; always
+  // 0 for routes by object: their set is the kernel's id). zebra installs
+  // inline routes by objects in the kernel too, and a later frame changing
+  // the route's paths is compared with that object (fpm_flux.h).
+  uint32_t kernel_nh = 0;
   bool operator==(const FpmRouteRef&) const = default;
 };
 
@@ -79,7 +87,7 @@ class FpmRouteRefs {
     for (const auto& [p, r] : wide_) fn(p, r.set, r.stale);
   }
   // Up to `max` routes from position `cursor` on (0 = the start), with their
-  // refs (fn(prefix, FpmRouteRef&) may change `replied`); returns where the
+  // refs (fn(prefix, FpmRouteRef&) may change `replied` and `kernel_seen`); returns where the
   // next call goes on, 0 once the walk is through. For walks spread over
   // time: routes put or erased meanwhile may be missed or seen twice.
   template <typename Fn>
@@ -105,7 +113,9 @@ class FpmRouteRefs {
         visit(v6_long_.slots[i - b]);
       } else {
         --max;
+        const uint32_t kernel_nh = w->second.kernel_nh;  // as in the slots: only Put changes it
         fn(w->first, w->second);
+        w->second.kernel_nh = kernel_nh;
         ++w;
       }
     }
@@ -116,6 +126,9 @@ class FpmRouteRefs {
   // Slots of the three tables (their load: size() / slots()).
   size_t slots() const { return v4_.slots.size() + v6_.slots.size() + v6_long_.slots.size(); }
   size_t kinds() const { return kind_index_.size(); }
+  // Whether a route names kernel object `id` as its kernel_nh (one lookup;
+  // a walk of the routes finds them).
+  bool NamesKernelNh(uint32_t id) const { return id != 0 && kernel_nh_kinds_.count(id) != 0; }
 
  private:
   // The word: bits 0-6 the length code (kEmptyCode: a free slot), 7 the
@@ -159,16 +172,30 @@ class FpmRouteRefs {
   FpmRouteRef RefOf(uint32_t word) const {
     const Kind& k = kinds_[KindOf(word)];
     return {k.set, (word & kStaleBit) != 0, k.protocol, static_cast<uint8_t>((word & kRepliedBits) >> kRepliedShift),
-            (word & kKernelSeenBit) != 0};
+            (word & kKernelSeenBit) != 0, k.kernel_nh};
   }
-  // Kinds: (set, protocol) pairs named by routes in the slots, counted.
+  // Kinds: (set, protocol, kernel_nh) triples named by routes in the slots, counted.
   struct Kind {
     uint32_t set = 0;
     uint8_t protocol = 0;
+    uint32_t kernel_nh = 0;
     uint32_t routes = 0;  // 0 = free
   };
-  std::optional<uint32_t> Intern(uint32_t set, uint8_t protocol);
+  struct KindKey {
+    uint64_t set_protocol = 0;  // set << 8 | protocol
+    uint32_t kernel_nh = 0;
+    bool operator==(const KindKey&) const = default;
+  };
+  struct KindKeyHash {
+    size_t operator()(const KindKey& k) const { return MixBits(k.set_protocol ^ MixBits(k.kernel_nh)); }
+  };
+  static KindKey KeyOfKind(uint32_t set, uint8_t protocol, uint32_t kernel_nh) {
+    return {(uint64_t{set} << 8) | protocol, kernel_nh};
+  }
+  std::optional<uint32_t> Intern(const FpmRouteRef& ref);
   void Release(uint32_t kind);
+  void CountKernelNh(uint32_t id, int delta);  // kernel_nh_kinds_
+  bool EraseWide(const Prefix& p);
   template <int N>
   void PutIn(Table<N>& t, const Slot<N>& key, const Prefix& p, const FpmRouteRef& ref);
   template <int N>
@@ -182,9 +209,11 @@ class FpmRouteRefs {
   Table<4> v6_long_;
   std::vector<Kind> kinds_;
   std::vector<uint32_t> kinds_free_;
-  std::unordered_map<uint64_t, uint32_t> kind_index_;  // set << 8 | protocol → kind
+  std::unordered_map<KindKey, uint32_t, KindKeyHash> kind_index_;
   uint32_t last_kind_ = 0;  // the kind interned last (a peer's routes come in runs)
   std::unordered_map<Prefix, FpmRouteRef> wide_;  // routes whose kind the word could not name
+  // Non-zero kernel_nh → kinds and side-map routes naming it (NamesKernelNh).
+  std::unordered_map<uint32_t, uint32_t> kernel_nh_kinds_;
 };
 
 }  // namespace fibnic

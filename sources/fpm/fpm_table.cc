@@ -43,6 +43,7 @@ Status FpmTable::ApplyFrame(const uint8_t* payload, size_t len) {
     return OkStatus();
   }));
   FrameWork work;
+  work.fpm_frame = true;
   for (NlMessage& m : msgs) {
     if (m.kind == NlMessage::Kind::kRoute && m.route.table == options_.table) {
       if (options_.ignore_protocols.count(m.route.protocol)) {
@@ -106,7 +107,7 @@ void FpmTable::Release(uint32_t set) {
 void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
   const Prefix& p = r.prefix;
   const std::optional<FpmRouteRef> now = refs_.Find(p);
-  work.touched.emplace(p, now);  // keeps the state before the frame
+  const std::optional<FpmRouteRef>& before = work.touched.emplace(p, now).first->second;  // the state before the frame
   if (r.del) {
     if (now) {
       EraseRef(p, *now);
@@ -117,7 +118,10 @@ void FpmTable::ApplyRoute(const NlRoute& r, FrameWork& work) {
   if (!now || now->stale) ++counts_.replayed;
   // Taken before the old one is released: a replay keeps its set.
   const uint32_t set = SetOfLive(r);
-  PutRef(p, FpmRouteRef{set, false, r.protocol, 0}, now);
+  // The kernel's agreeing object goes along (also through zebra's DEL+NEW
+  // pair) for Finish to compare the new set with (fpm_kernel_nh.cc).
+  const uint32_t kernel_nh = before && (set & kInlineBit) ? before->kernel_nh : 0;
+  PutRef(p, FpmRouteRef{set, false, r.protocol, 0, false, kernel_nh}, now);
   if (sent_.size() < options_.sent_max) {
     sent_.push_back(p);
   } else if (options_.sent_max != 0) {
@@ -223,7 +227,11 @@ void FpmTable::Finish(FrameWork& work) {
   // given to the RIB as decides whether the RIB needs to hear of it — unless
   // the prefix is in flux (fpm_flux.h): then the punt does.
   for (const auto& [p, before] : work.touched) {
-    const std::optional<FpmRouteRef> now = refs_.Find(p);
+    std::optional<FpmRouteRef> now = refs_.Find(p);
+    if (work.fpm_frame && now && now->kernel_nh != 0 && before && before->set != now->set) {
+      CheckFrameAgainstKernelNh(p, *now);
+      now = refs_.Find(p);
+    }
     switch (StepFlux(p, now, work.kernel_word)) {
       case FluxStep::kNone:
         break;

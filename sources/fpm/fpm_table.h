@@ -45,7 +45,7 @@ struct FpmTableOptions {
   // this many between two TakeSent() calls (0 = none are remembered).
   size_t sent_max = 0;
   // Prefixes in flux (the kernel and FPM disagree, fpm_flux.h) kept at most;
-  // ~70 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
+  // ~80 bytes each. Beyond, a disagreeing prefix gets a punting placeholder.
   size_t flux_max = 131072;
   // Whether the kernel holds next-hop object `id` (the kernel source's
   // objects; unset without it). A group zebra sends naming an object the
@@ -191,6 +191,7 @@ class FpmTable {
     std::map<Prefix, std::optional<FpmRouteRef>> touched;  // prefix → its ref before the frame
     std::set<uint32_t> groups;                             // next-hop objects whose meaning changed
     bool kernel_word = false;  // the kernel's change (KernelRoute), not FPM's or a sweep's
+    bool fpm_frame = false;    // zebra's frame (ApplyFrame)
   };
 
   uint32_t SetOf(const NlRoute& r);  // interns; takes a reference
@@ -234,6 +235,27 @@ class FpmTable {
     return f != flux_.end() && f->second.punted;
   }
   bool EvictWaiting();  // frees a slot held by an entry that does not punt
+  // The kernel's object of its last word agreeing with FPM's inline route
+  // (FpmRouteRef::kernel_nh; fpm_kernel_nh.cc). Noted at each agreement
+  // (`nh` 0: no route, or an inline kernel route) for inline routes only.
+  void NoteKernelNh(const Prefix& p, const std::optional<FpmRouteRef>& now, uint32_t nh);
+  // FPM's frame gave p's inline route a new set: compared with the kernel's
+  // object of the last agreeing word, the prefix goes into flux (the
+  // kernel's route by that object) where they differ.
+  void CheckFrameAgainstKernelNh(const Prefix& p, const FpmRouteRef& now);
+  // The kernel changed (or deleted, `gone`) objects `ids` without a route
+  // message: FPM's inline routes that agreed with a route by one of them are
+  // compared again (a group that lost a member, a deleted object's routes).
+  void RecheckKernelNhUsers(const std::set<uint32_t>& ids, bool gone);
+  // Several IPv6 routes of one prefix and metric in the kernel
+  // (fpm_flux_several.cc): true when k's word was about them and is done.
+  bool SeveralRoutesWord(const KernelRouteView& k);
+  FpmFluxEntry FrontOf(const std::optional<FpmRouteRef>& now) const;  // the kernel's route FPM's agrees with
+  void FrontGone(FpmFluxEntry& e) const;  // the first route went: the next one forwards
+  bool ShownInThisDump(const Prefix& p) const;
+  // A flux entry for the kernel's route by its object `id` as it is now
+  // (nullopt when the kernel source holds no such object).
+  std::optional<FpmFluxEntry> KernelObjectEntry(uint32_t id) const;
   void KernelWord(const KernelRouteView& k);  // KernelRoute's work
   // The kernel dump in progress showed p: its ref and flux entry are marked.
   void MarkDumpShown(const Prefix& p);

@@ -64,7 +64,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
   if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
       options_.ignore_protocols.count(m.route.protocol)) {
-    TellIgnoredRoute(m.route);
+    TellIgnoredRoute(m.route, msg->nlmsg_flags);
   }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
@@ -310,8 +310,12 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
 // The kernel's state for a route it holds for FRR, told as it changes and
 // not kept: its object resolved as it is now (zebra announces objects
 // before the routes naming them).
-void KernelTable::TellIgnoredRoute(const NlRoute& r) const {
+void KernelTable::TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const {
   KernelRouteView v;
+  if (!r.del && r.prefix.family() == Family::kV6 && r.nh_id != 0) {
+    v.behind = (nlmsg_flags & NLM_F_CREATE) && !(nlmsg_flags & (NLM_F_EXCL | NLM_F_REPLACE));
+  }
+  v.replace = !r.del && (nlmsg_flags & NLM_F_REPLACE);
   v.prefix = r.prefix;
   v.table = r.table;
   v.deleted = r.del;

@@ -169,7 +169,7 @@ class KernelTable {
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
-  void TellIgnoredRoute(const NlRoute& r) const;
+  void TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const;
   void TellRankReplaced(const NlRoute& r, const Key& key) const;
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);

@@ -23,6 +23,13 @@ struct KernelRouteView {
   uint32_t nh_id = 0;        // RTA_NH_ID, 0 = inline paths
   std::vector<NlPath> paths;  // the route's, or its object's as it is now
   bool unusable = false;     // an unknown object, an encapsulation, ...: the route punts
+  // IPv6 keeps routes of one prefix and metric that do not qualify for
+  // multipath (routes by object never do) side by side and forwards along
+  // the first. `behind`: this one was added after such a route (the
+  // kernel's notification keeps NLM_F_CREATE and drops NLM_F_EXCL when it
+  // found one); `replace`: it took the first one's place (NLM_F_REPLACE).
+  bool behind = false;
+  bool replace = false;
 };
 
 }  // namespace fibnic

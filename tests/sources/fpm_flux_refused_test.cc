@@ -8,6 +8,7 @@
 // fibnicd wires them (the FPM table reads the kernel's objects).
 #include <linux/rtnetlink.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -277,6 +278,220 @@ TEST_F(FpmFluxRefusedTest, APrefixInFluxFollowsTheKernelsObjectAndItsDeletion) {
   // An inline kernel route or an object the kernel source does not hold: a punt.
   Kernel(ByObject("198.51.100.0/24", 77));
   EXPECT_EQ(Device("198.51.100.0/24"), host);
+}
+
+// Inline mode (`no fpm use-next-hop-groups`): zebra installs by objects in
+// the kernel, its frames carry paths. The kernel's route by group 40 = {k2}
+// agreed with FPM's route and was read first; zebra's next frame carries
+// {k1, k2}, which the kernel does not hold (it refused or delayed the
+// update, or its group lost the k1 member; docs/oracle.md,
+// FIBSYNC_SEED=80385425264765 FRRDIFF_NHG=0). The device does what the
+// kernel does — group 40's paths — until the kernel's word agrees.
+class FpmInlineKernelObjectTest : public FpmFluxRefusedTest {
+ protected:
+  static NlNexthop Group(uint32_t id, const std::vector<uint32_t>& members) {
+    NlNexthop n;
+    n.id = id;
+    n.protocol = RTPROT_ZEBRA;
+    for (uint32_t m : members) n.group.push_back(NlGroupMember{m, 1});
+    return n;
+  }
+  // The kernel holds k1 (41, port 0) and k2 (42, port 1), and zebra's inline
+  // route via k2 agrees with the kernel's route by group 40 = {42}.
+  void AgreeOnK2() {
+    KernelObject(k1);
+    KernelObject(k2);
+    KernelObject(Group(40, {42}));
+    Fpm(InlineRoute(kPrefix, {k2.path}));
+    Kernel(ByObject(kPrefix, 40));
+    ASSERT_EQ(Device(kPrefix), via5);
+    ASSERT_EQ(fpm->in_flux(), 0u);
+  }
+  std::optional<std::vector<NextHop>> SortedDevice(const std::string& p) {
+    auto d = Device(p);
+    if (d) std::sort(d->begin(), d->end());
+    return d;
+  }
+  const std::string kPrefix = "198.51.100.0/24";
+  const NlNexthop k1{Object(41, Via("192.0.2.1", 10))};
+  const NlNexthop k2{Object(42, Via("192.0.2.5", 11))};
+  const std::vector<NextHop> via1and5{{A("192.0.2.1"), 0}, {A("192.0.2.5"), 1}};
+};
+
+TEST_F(FpmInlineKernelObjectTest, ZebrasInlineFrameReadAfterTheKernelsEventFollowsTheKernelsGroup) {
+  AgreeOnK2();
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5) << "zebra's paths, which the kernel's group 40 does not hold";
+  // The kernel takes the update (a group holding both): FPM's route.
+  KernelObject(Group(43, {41, 42}));
+  Kernel(ByObject(kPrefix, 43));
+  EXPECT_EQ(SortedDevice(kPrefix), via1and5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+}
+
+TEST_F(FpmInlineKernelObjectTest, ZebraComingBackToTheKernelsPathsEndsIt) {
+  AgreeOnK2();
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+  // Still compared with group 40 afterwards.
+  Fpm(InlineRoute(kPrefix, {k1.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+}
+
+// The usual order: zebra makes the object and changes the kernel's route,
+// then sends its frame — which fibnicd may read first. Until the kernel's
+// event the device forwards along the kernel's group (no punt), then along
+// FPM's paths, and nothing stays in flux.
+TEST_F(FpmInlineKernelObjectTest, ZebrasInlineFrameReadFirstEndsInItsPathsAtTheKernelsEvent) {
+  AgreeOnK2();
+  KernelObject(Group(43, {41, 42}));
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  Kernel(ByObject(kPrefix, 43));
+  EXPECT_EQ(SortedDevice(kPrefix), via1and5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+  EXPECT_EQ(fpm->counts().punted_updates, 0u);
+}
+
+// The soak's case: the kernel's group 40 = {41, 42} agreed with zebra's
+// route via k1 and k2; zebra deleted object 41 (a restarted zebra cleaning
+// up) and the kernel dropped it from the group, announcing the group and
+// not the routes using it. The device follows the group.
+TEST_F(FpmInlineKernelObjectTest, AnInlineRouteFollowsTheKernelsGroupLosingAMemberWithoutARouteMessage) {
+  KernelObject(k1);
+  KernelObject(k2);
+  KernelObject(Group(40, {41, 42}));
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  Kernel(ByObject(kPrefix, 40));
+  ASSERT_EQ(SortedDevice(kPrefix), via1and5);
+  NlNexthop del = k1;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kPrefix), via5);
+  // zebra's frame without k1 agrees again.
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  EXPECT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+}
+
+// Deleting an object deletes the kernel's routes using it (IPv4 without a
+// message): an inline route that agreed with one leaves the device with it.
+TEST_F(FpmInlineKernelObjectTest, AnInlineRouteLeavesWithTheKernelsObjectItAgreedWith) {
+  KernelObject(k2);
+  Fpm(InlineRoute(kPrefix, {k2.path}));
+  Kernel(ByObject(kPrefix, 42));
+  ASSERT_EQ(Device(kPrefix), via5);
+  NlNexthop del = k2;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kPrefix), std::nullopt);
+}
+
+// Next-hop group mode: a route's set is the kernel's object id, compared as
+// such; its ref names no kernel object of its own, so kinds do not grow.
+TEST_F(FpmInlineKernelObjectTest, ARouteByObjectKeepsNoKernelObjectOfItsOwn) {
+  KernelObject(k2);
+  FpmObject(k2);
+  Fpm(ByObject(kPrefix, 42));
+  Kernel(ByObject(kPrefix, 42));
+  ASSERT_EQ(Device(kPrefix), via5);
+  EXPECT_EQ(fpm->refs().Find(P(kPrefix))->kernel_nh, 0u);
+  EXPECT_EQ(fpm->refs().kinds(), 1u);
+}
+
+// IPv6 keeps routes by object of one prefix and metric side by side and
+// forwards along the first; a restarted zebra adds its routes behind its
+// predecessor's (NLM_F_CREATE without NLM_F_EXCL in the kernel's
+// notification) and deletes those later (FIBSYNC_SEED=80385425264765
+// FRRDIFF_NHG=0: 2001:db8:100:40::/64 by group 2140 via k2 in front of
+// zebra's new route by 2294 via k1). The device follows the first route
+// until it goes, then the one behind it.
+class FpmSeveralIpv6RoutesTest : public FpmInlineKernelObjectTest {
+ protected:
+  void KernelWithFlags(const NlRoute& r, uint16_t flags) {
+    const std::vector<uint8_t> m = BuildRouteMessage(r);
+    std::vector<uint32_t> aligned((m.size() + 3) / 4);
+    std::memcpy(aligned.data(), m.data(), m.size());
+    auto* h = reinterpret_cast<nlmsghdr*>(aligned.data());
+    h->nlmsg_flags = flags;  // as the kernel notifies it (BuildRouteMessage writes a replace)
+    ASSERT_TRUE(kernel->Apply(h).ok());
+  }
+  // The old zebra's route by group 40 = {52} via port 2 agrees with FPM's.
+  void OldZebrasRoute() {
+    KernelObject(v6k1);
+    KernelObject(v6k2);
+    KernelObject(Group(40, {52}));
+    Fpm(InlineRoute(kV6, {v6k2.path}));
+    KernelWithFlags(ByObject(kV6, 40), NLM_F_CREATE | NLM_F_EXCL);
+    ASSERT_EQ(Device(kV6), via6k2);
+    fpm->MarkAllStale();  // zebra restarts
+  }
+  // The new zebra's route by object 51 (port 1), added behind the old one.
+  void NewZebrasRouteBehind() { KernelWithFlags(ByObject(kV6, 51), NLM_F_CREATE); }
+  const std::string kV6 = "2001:db8:100:40::/64";
+  const NlNexthop v6k1{Object(51, Via("2001:db8:1::2", 11))};
+  const NlNexthop v6k2{Object(52, Via("2001:db8:2::2", 12))};
+  const std::vector<NextHop> via6k1{{A("2001:db8:1::2"), 1}};
+  const std::vector<NextHop> via6k2{{A("2001:db8:2::2"), 2}};
+};
+
+TEST_F(FpmSeveralIpv6RoutesTest, ARouteAddedBehindTheKernelsFirstIsUsedOnlyWhenTheFirstGoes) {
+  OldZebrasRoute();
+  NewZebrasRouteBehind();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2) << "the kernel forwards along its first route";
+  Kernel(ByObject(kV6, 40, true));  // the new zebra deletes its predecessor's
+  EXPECT_EQ(Device(kV6), via6k1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+TEST_F(FpmSeveralIpv6RoutesTest, ZebrasFrameReadBeforeTheRouteAddedBehindAlsoWaitsForTheFirstToGo) {
+  OldZebrasRoute();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2);
+  NewZebrasRouteBehind();
+  EXPECT_EQ(Device(kV6), via6k2) << "the kernel forwards along its first route";
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
+  EXPECT_EQ(fpm->flux_punting(), 0u);
+}
+
+// The soak's whole sequence: the old group lost its k1 member when the new
+// zebra deleted object 41's successor here (51 is the new zebra's own).
+TEST_F(FpmSeveralIpv6RoutesTest, AReplayedRouteBehindTheOldOneFollowsTheOldGroupUntilItsDeletion) {
+  const NlNexthop old_k1{Object(50, Via("2001:db8:1::2", 11))};
+  KernelObject(old_k1);
+  KernelObject(v6k2);
+  KernelObject(Group(40, {50, 52}));
+  Fpm(InlineRoute(kV6, {old_k1.path, v6k2.path}));
+  KernelWithFlags(ByObject(kV6, 40), NLM_F_CREATE | NLM_F_EXCL);
+  fpm->MarkAllStale();
+  NlNexthop del = old_k1;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kV6), via6k2) << "group 40 lost its k1 member";
+  KernelObject(v6k1);
+  NewZebrasRouteBehind();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  EXPECT_EQ(Device(kV6), via6k2);
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
+}
+
+// A restarted fibnicd: the kernel's dump shows both routes, the first first.
+TEST_F(FpmSeveralIpv6RoutesTest, ADumpShowingTwoRoutesOfAPrefixForwardsAlongTheFirst) {
+  const NlNexthop g40 = Group(40, {52});
+  Restart({v6k1, v6k2, g40}, {ByObject(kV6, 40), ByObject(kV6, 51)});
+  fpm->MarkAllStale();
+  Fpm(InlineRoute(kV6, {v6k1.path}));
+  fpm->SweepStale();
+  Dump({v6k1, v6k2, g40}, {ByObject(kV6, 40), ByObject(kV6, 51)});
+  EXPECT_EQ(Device(kV6), via6k2);
+  Kernel(ByObject(kV6, 40, true));
+  EXPECT_EQ(Device(kV6), via6k1);
 }
 
 }  // namespace

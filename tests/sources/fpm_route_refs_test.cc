@@ -5,6 +5,7 @@
 // (FIBSYNC_SEED replays a run).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -100,13 +101,13 @@ TEST(FpmRouteRefs, KindsAndTheSideMapMatchAMap) {
       default: pool.push_back(Prefix::V6(a, 65 + static_cast<int>(pick(64)))); break;
     }
   }
-  // Sets and protocols drawn from few values, so kinds are shared, with a
+  // Sets, protocols and kernel objects drawn from few values, so kinds are shared, with a
   // wide tail that exhausts the 24 kinds now and then.
   auto ref = [&] {
     const bool wide = pick(50) == 0;
     return FpmRouteRef{static_cast<uint32_t>(wide ? rng() : pick(6) | (pick(2) << 31)), pick(2) == 1,
                        static_cast<uint8_t>(wide ? pick(256) : 186 + pick(2)), static_cast<uint8_t>(pick(4)),
-                       pick(2) == 1};
+                       pick(2) == 1, static_cast<uint32_t>(wide ? rng() : pick(3))};
   };
   auto check_all = [&] {
     size_t seen = 0;
@@ -133,6 +134,11 @@ TEST(FpmRouteRefs, KindsAndTheSideMapMatchAMap) {
       });
     } while (cursor != 0);
     ASSERT_EQ(seen, want.size());
+    // NamesKernelNh follows the kinds and the side map.
+    for (uint32_t id : {1u, 2u}) {
+      const bool named = std::any_of(want.begin(), want.end(), [&](const auto& w) { return w.second.kernel_nh == id; });
+      ASSERT_EQ(refs.NamesKernelNh(id), named) << id;
+    }
   };
   for (int step = 0; step < 200000; ++step) {
     const Prefix& p = pool[pick(pool.size())];
