@@ -23,8 +23,9 @@ default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
 KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_NS_PREFIX (namespace
 name prefix, default "kd"), KDIFF_PROGRESS (print a progress
 line every N events; default 0 = none), KDIFF_REQUIRE_VRF=1 (fail unless the
-kernel has VRF and the run checked forwarding answers with every port in it:
-the VRF run in user-mode Linux, tests/kdiff/uml)."""
+kernel has VRF and the run checked forwarding answers with every port in it,
+going on past the bounds for that, at most twice KDIFF_SECONDS: the VRF run
+in user-mode Linux, tests/kdiff/uml)."""
 import ipaddress
 import json
 import os
@@ -394,7 +395,10 @@ def main():
     t0 = time.time()
     next_progress = progress
     try:
-        while len(events) < max_events and time.time() - t0 < max_seconds:
+        while (len(events) < max_events and time.time() - t0 < max_seconds or
+               # KDIFF_REQUIRE_VRF: until the device was checked with every
+               # port in the VRF, at most twice as long
+               require_vrf and env.vrf and not env.vrf_forwards and time.time() - t0 < 2 * max_seconds):
             chunk = [stream.next() for _ in range(chunker.randint(1, 40))]
             events += chunk
             chunks += 1

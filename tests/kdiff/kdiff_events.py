@@ -27,20 +27,17 @@ def gateway(i, host, v6):
     return "2001:db8:%d::%d" % (SUBNET[i], host) if v6 else "10.%d.0.%d" % (SUBNET[i], host)
 
 
-def connected(i):
-    """Lines that give a (re)created interface its link and addresses."""
+def connected(i, name=None):
+    """Lines that give a (re)created interface (now called `name`) its addresses."""
     s = SUBNET[i]
-    return [("r", "addr add 10.%d.0.1/24 dev %s" % (s, IFS[i])),
-            ("r", "addr add 2001:db8:%d::1/64 dev %s nodad" % (s, IFS[i]))]
+    return [("r", "addr add 10.%d.0.1/24 dev %s" % (s, name or IFS[i])),
+            ("r", "addr add 2001:db8:%d::1/64 dev %s nodad" % (s, name or IFS[i]))]
 
 
 class EventStream:
     def __init__(self, seed, peer_ns, vrf=True):
         self.rng = random.Random(seed)
         self.vrf = vrf
-        # Where the kernel has VRF, twice the VRF events: the run in user-mode
-        # Linux (tests/kdiff/uml) is short and must see the ports in the VRF.
-        self.weights = [40, 22, 9, 7, 6, 12 if vrf else 6, 5, 3]
         self.peer_ns = peer_ns
         self.name = list(IFS)      # current name (renames)
         self.exists = [True] * len(IFS)
@@ -60,7 +57,9 @@ class EventStream:
         v6 = r.random() < 0.4
         dest = r.choice(V6_DESTS if v6 else V4_DESTS)
         words = [dest]
-        table = r.choices(["", "table 100", "table 10"], [70, 15, 15])[0]
+        # Where the kernel has VRF, more of table 10: the device forwards only
+        # by routes via gateways, and in the VRF only by table 10's.
+        table = r.choices(["", "table 100", "table 10"], [45, 15, 40] if self.vrf else [70, 15, 15])[0]
         metric = r.choices(["", "metric 100", "metric 200"], [50, 25, 25])[0]
         tos = "tos 0x10" if not v6 and r.random() < 0.08 else ""
         op = r.choices(["add", "replace", "append", "prepend", "del"], [30, 30, 8, 7, 25])[0]
@@ -163,12 +162,16 @@ class EventStream:
         if i is None or not self.vrf:  # (the draw above keeps non-VRF streams as they were)
             return None
         # One port at a time alone rarely puts all four in the VRF, the state
-        # where fibnicd follows table 10: 40 % of these events move every
-        # live port together (two thirds of them into the VRF).
+        # where fibnicd follows table 10: 60 % of these events move every
+        # live port together (three quarters of them into the VRF), and give them
+        # their addresses again as an operator would (the kernel cycles a
+        # link it enslaves or releases, which drops its IPv6 addresses).
         r = self.rng
-        if r.random() < 0.4:
-            how = r.choice(["master kdvrf", "master kdvrf", "nomaster"])
-            return [("r", "link set %s %s" % (self.name[j], how)) for j in range(PORTS) if self.exists[j]]
+        if r.random() < 0.6:
+            how = "master kdvrf" if r.random() < 0.75 else "nomaster"
+            live = [j for j in range(PORTS) if self.exists[j]]
+            return ([("r", "link set %s %s" % (self.name[j], how)) for j in live] +
+                    [line for j in live for line in connected(j, self.name[j])])
         return [("r", "link set %s %s" % (self.name[i], r.choice(["master kdvrf", "nomaster", "nomaster"])))]
 
     def _rule(self):
@@ -188,6 +191,6 @@ class EventStream:
         gens = [self._route, self._neigh, self._nexthop, self._link, self._addr, self._vrf, self._rule,
                 self._sysctl]
         while True:
-            ev = self.rng.choices(gens, self.weights)[0]()
+            ev = self.rng.choices(gens, [40, 22, 9, 7, 6, 6, 5, 3])[0]()
             if ev:
                 return ev
