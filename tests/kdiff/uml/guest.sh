@@ -17,7 +17,8 @@ kdiff_in_guest() {
     modprobe -d /run/kmod "$m" || echo "guest: modprobe $m failed"
   done
   . "$w/env"
-  export TMPDIR=/run/tmp HOME=/run/tmp PYTHONDONTWRITEBYTECODE=1
+  # Unbuffered: what kdiff printed survives a kill at KDIFF_UML_TIMEOUT.
+  export TMPDIR=/run/tmp HOME=/run/tmp PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
   echo "guest: kernel $(uname -r), $(nproc) CPU"
   python3 "$kdiff" "$fibnicd" "$bar"
 }
