@@ -44,14 +44,15 @@ trap 'exit 143' TERM INT
 # TMPDIR: UML's memory file (unlinked at once), on /dev/shm when it has room
 # for it (a file on disk is written back), else in the work directory. The
 # console (kernel messages) goes to a file; kdiff's output is streamed from
-# $work/out.
+# $work/out. uml_dir: UML's pid file and mconsole socket (by default in
+# ~/.uml/, where a killed UML leaves them).
 mem=${KDIFF_UML_MEM:-1G}
 memdir=$work
 if [ "$(df --output=avail -B1M /dev/shm 2>/dev/null | tail -n 1)" -gt "$(($(numfmt --from=iec "$mem") / 1048576 + 512))" ] 2>/dev/null; then
   memdir=/dev/shm
 fi
 TMPDIR=$memdir "$uml" mem="$mem" \
-  rootfstype=hostfs rootflags=/ rw init="$here/guest.sh" kdiff_uml_work="$work" \
+  uml_dir="$work" umid=kdiff rootfstype=hostfs rootflags=/ rw init="$here/guest.sh" kdiff_uml_work="$work" \
   con=null ssl=null con0=null,fd:1 loglevel=4 > "$work/console" 2>&1 < /dev/null &
 umlpid=$!
 tail -n +1 -f --pid="$umlpid" "$work/out" &
