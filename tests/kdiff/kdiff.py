@@ -388,17 +388,17 @@ def main():
     chunker = random.Random(seed ^ 0x5EED)
     env = Env(fibnicd, bar_tool, "m")
     require_vrf = os.environ.get("KDIFF_REQUIRE_VRF") == "1"
-    if not env.vrf:
-        print("kdiff: no VRF (kernel %s%s): no VRF events in the stream"
-              % (os.uname().release, ", KDIFF_NO_VRF=1" if os.environ.get("KDIFF_NO_VRF") == "1" else ""))
-        if require_vrf:
-            print("FAIL: KDIFF_REQUIRE_VRF=1 and no VRF (is vrf.ko loaded?)")
-            return 1
     stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
     events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
     t0 = time.time()
     next_progress = progress
     try:
+        if not env.vrf:
+            print("kdiff: no VRF (kernel %s%s): no VRF events in the stream"
+                  % (os.uname().release, ", KDIFF_NO_VRF=1" if os.environ.get("KDIFF_NO_VRF") == "1" else ""))
+            if require_vrf:
+                print("FAIL: KDIFF_REQUIRE_VRF=1 and no VRF (is vrf.ko loaded?)")
+                return 1
         while (len(events) < max_events and time.time() - t0 < max_seconds or
                # KDIFF_REQUIRE_VRF: until the device was checked with every
                # port in the VRF, at most twice as long
