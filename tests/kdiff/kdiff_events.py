@@ -170,8 +170,17 @@ class EventStream:
         if r.random() < 0.6:
             how = "master kdvrf" if r.random() < 0.75 else "nomaster"
             live = [j for j in range(PORTS) if self.exists[j]]
-            return ([("r", "link set %s %s" % (self.name[j], how)) for j in live] +
-                    [line for j in live for line in connected(j, self.name[j])])
+            lines = ([("r", "link set %s %s" % (self.name[j], how)) for j in live] +
+                     [line for j in live for line in connected(j, self.name[j])])
+            mapped = [j for j in live if self.name[j] == IFS[j]]
+            if how != "nomaster" and mapped:
+                # and a route of the VRF's via the peer (which answers ARP) on a
+                # port: the device forwards only by routes via gateways, and the
+                # cycle dropped the table's others through these links
+                j = r.choice(mapped)
+                lines.append(("r", "route replace %s via %s dev %s table 10" % (r.choice(V4_DESTS), gateway(j, 2, False),
+                                                                                self.name[j])))
+            return lines
         return [("r", "link set %s %s" % (self.name[i], r.choice(["master kdvrf", "nomaster", "nomaster"])))]
 
     def _rule(self):
