@@ -22,7 +22,11 @@ N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
 KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_NS_PREFIX (namespace
 name prefix, default "kd"), KDIFF_PROGRESS (print a progress
-line every N events; default 0 = none)."""
+line every N events; default 0 = none), KDIFF_NO_VRF=1 (no VRF events even
+where the kernel has VRF), KDIFF_REQUIRE_VRF=1 (fail unless the
+kernel has VRF and the run checked forwarding answers with every port in it,
+going on past the bounds for that, at most twice KDIFF_SECONDS: the VRF run
+in user-mode Linux, tests/kdiff/uml)."""
 import ipaddress
 import json
 import os
@@ -59,6 +63,9 @@ class Env:
         self.daemon = self.bar = self.oracle = None
         self.sysctls = {}
         self.quiesce_timeouts = 0
+        # Answers checked while a mapped port was in the VRF (split or not), and
+        # forwarding answers while all were (fibnicd follows table 10).
+        self.vrf_checked = self.vrf_forwards = self.vrf_all_checks = 0
         try:
             self._setup(fibnicd, bar_tool)
         except BaseException:
@@ -73,9 +80,11 @@ class Env:
         for k, v in [("net/ipv4/ip_forward", 1), ("net/ipv6/conf/all/forwarding", 1),
                      ("net/ipv4/fib_multipath_hash_policy", 1), ("net/ipv6/fib_multipath_hash_policy", 1)]:
             self.sysctl(self.ns, k, v)
-        # VRF is a module some kernels lack (then the stream has no VRF events).
-        self.vrf = subprocess.run(["ip", "-n", self.ns, "link", "add", "kdvrf", "type", "vrf", "table", "10"],
-                                  capture_output=True).returncode == 0
+        # VRF is a module some kernels lack (then the stream has no VRF events;
+        # KDIFF_NO_VRF=1 gives that stream where the kernel has VRF).
+        self.vrf = os.environ.get("KDIFF_NO_VRF") != "1" and subprocess.run(
+            ["ip", "-n", self.ns, "link", "add", "kdvrf", "type", "vrf", "table", "10"],
+            capture_output=True).returncode == 0
         lines = [("r", "link set lo up"), ("p", "link set lo up")] + ([("r", "link set kdvrf up")] if self.vrf else [])
         for i, name in enumerate(IFS):
             lines += [("r", "link add %s type veth peer name p%s netns %s" % (name, name, self.peer)),
@@ -261,7 +270,13 @@ def check_quiescent(env, rng, extra=()):
                for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
         if not bad:
             env.oracle.object_forwards += sum(d is not None and a in env.oracle.by_object for a, d in zip(addrs, dev))
-            return [], sum(d is not None for d in dev)
+            forwards = sum(d is not None for d in dev)
+            if contexts != [0]:
+                env.vrf_checked += len(addrs)
+                if 0 not in contexts and len(contexts) == 1:
+                    env.vrf_all_checks += 1
+                    env.vrf_forwards += forwards
+            return [], forwards
         time.sleep(0.5)
         port_of, contexts, neigh, _ = env.view()
     return bad, len(addrs)
@@ -372,14 +387,22 @@ def main():
     # seed replays with the same pauses.
     chunker = random.Random(seed ^ 0x5EED)
     env = Env(fibnicd, bar_tool, "m")
-    if not env.vrf:
-        print("kdiff: this kernel has no VRF support: no VRF events in the stream")
+    require_vrf = os.environ.get("KDIFF_REQUIRE_VRF") == "1"
     stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
     events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
     t0 = time.time()
     next_progress = progress
     try:
-        while len(events) < max_events and time.time() - t0 < max_seconds:
+        if not env.vrf:
+            print("kdiff: no VRF (kernel %s%s): no VRF events in the stream"
+                  % (os.uname().release, ", KDIFF_NO_VRF=1" if os.environ.get("KDIFF_NO_VRF") == "1" else ""))
+            if require_vrf:
+                print("FAIL: KDIFF_REQUIRE_VRF=1 and no VRF (is vrf.ko loaded?)")
+                return 1
+        while (len(events) < max_events and time.time() - t0 < max_seconds or
+               # KDIFF_REQUIRE_VRF: until the device was checked with every
+               # port in the VRF, at most twice as long
+               require_vrf and env.vrf and not env.vrf_forwards and time.time() - t0 < 2 * max_seconds):
             chunk = [stream.next() for _ in range(chunker.randint(1, 40))]
             events += chunk
             chunks += 1
@@ -407,14 +430,24 @@ def main():
             if progress and len(events) >= next_progress:
                 next_progress += progress
                 dt = time.time() - t0
-                print("kdiff: %d events, %.0f s, %.0f events/s, %d checks, %d forwarding answers, load %.1f"
-                      % (len(events), dt, len(events) / dt, checks, forwards, os.getloadavg()[0]), flush=True)
+                print("kdiff: %d events, %.0f s, %.0f events/s, %d checks, %d forwarding answers (%d with every "
+                      "port in the VRF), load %.1f" % (len(events), dt, len(events) / dt, checks, forwards,
+                                                      env.vrf_forwards, os.getloadavg()[0]), flush=True)
         dt = time.time() - t0
         print("kdiff: %d events in %.1f s (%.0f events/s incl. checks), %d quiescent checks, %d forwarding "
               "answers checked (%d by a route by next-hop object), 0 divergences (seed %d, load %.1f, "
               "quiesce timeouts %d)"
               % (len(events), dt, len(events) / dt, checks, forwards, env.oracle.object_forwards, seed,
                  os.getloadavg()[0], env.quiesce_timeouts))
+        if env.vrf:
+            vrf_events = sum(any("master" in text for _, text in ev) for ev in events)
+            print("kdiff: VRF (kernel %s): %d VRF events, %d answers checked with a port in the VRF; %d checks "
+                  "with every port in it, %d forwarding answers there" % (os.uname().release, vrf_events,
+                                                                        env.vrf_checked, env.vrf_all_checks,
+                                                                        env.vrf_forwards))
+            if require_vrf and (vrf_events == 0 or env.vrf_forwards == 0):
+                print("FAIL: KDIFF_REQUIRE_VRF=1 and the run never checked the device in the VRF's context")
+                return 1
         if forwards == 0:  # an all-punt device agrees with anything: the run proved nothing
             print("FAIL: the device never forwarded a sampled destination")
             return 1

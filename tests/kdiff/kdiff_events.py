@@ -27,11 +27,11 @@ def gateway(i, host, v6):
     return "2001:db8:%d::%d" % (SUBNET[i], host) if v6 else "10.%d.0.%d" % (SUBNET[i], host)
 
 
-def connected(i):
-    """Lines that give a (re)created interface its link and addresses."""
+def connected(i, name=None):
+    """Lines that give a (re)created interface (now called `name`) its addresses."""
     s = SUBNET[i]
-    return [("r", "addr add 10.%d.0.1/24 dev %s" % (s, IFS[i])),
-            ("r", "addr add 2001:db8:%d::1/64 dev %s nodad" % (s, IFS[i]))]
+    return [("r", "addr add 10.%d.0.1/24 dev %s" % (s, name or IFS[i])),
+            ("r", "addr add 2001:db8:%d::1/64 dev %s nodad" % (s, name or IFS[i]))]
 
 
 class EventStream:
@@ -57,7 +57,9 @@ class EventStream:
         v6 = r.random() < 0.4
         dest = r.choice(V6_DESTS if v6 else V4_DESTS)
         words = [dest]
-        table = r.choices(["", "table 100", "table 10"], [70, 15, 15])[0]
+        # Where the kernel has VRF, more of table 10: the device forwards only
+        # by routes via gateways, and in the VRF only by table 10's.
+        table = r.choices(["", "table 100", "table 10"], [45, 15, 40] if self.vrf else [70, 15, 15])[0]
         metric = r.choices(["", "metric 100", "metric 200"], [50, 25, 25])[0]
         tos = "tos 0x10" if not v6 and r.random() < 0.08 else ""
         op = r.choices(["add", "replace", "append", "prepend", "del"], [30, 30, 8, 7, 25])[0]
@@ -157,9 +159,29 @@ class EventStream:
 
     def _vrf(self):
         i = self._if(ports_only=True)
-        if i is None or not self.vrf:
+        if i is None or not self.vrf:  # (the draw above keeps non-VRF streams as they were)
             return None
-        return [("r", "link set %s %s" % (self.name[i], self.rng.choice(["master kdvrf", "nomaster", "nomaster"])))]
+        # One port at a time alone rarely puts all four in the VRF, the state
+        # where fibnicd follows table 10: 60 % of these events move every
+        # live port together (three quarters of them into the VRF), and give them
+        # their addresses again as an operator would (the kernel cycles a
+        # link it enslaves or releases, which drops its IPv6 addresses).
+        r = self.rng
+        if r.random() < 0.6:
+            how = "master kdvrf" if r.random() < 0.75 else "nomaster"
+            live = [j for j in range(PORTS) if self.exists[j]]
+            lines = ([("r", "link set %s %s" % (self.name[j], how)) for j in live] +
+                     [line for j in live for line in connected(j, self.name[j])])
+            mapped = [j for j in live if self.name[j] == IFS[j]]
+            if how != "nomaster" and mapped:
+                # and a route of the VRF's via the peer (which answers ARP) on a
+                # port: the device forwards only by routes via gateways, and the
+                # cycle dropped the table's others through these links
+                j = r.choice(mapped)
+                lines.append(("r", "route replace %s via %s dev %s table 10" % (r.choice(V4_DESTS), gateway(j, 2, False),
+                                                                                self.name[j])))
+            return lines
+        return [("r", "link set %s %s" % (self.name[i], r.choice(["master kdvrf", "nomaster", "nomaster"])))]
 
     def _rule(self):
         r = self.rng

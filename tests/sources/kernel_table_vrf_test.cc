@@ -3,8 +3,8 @@
 // port is in that one VRF (and it is configured), and punts everything when
 // the ports are split or the VRF's table is not followed — never main's
 // routes for a VRF's traffic. Fed with link and route messages as the kernel
-// sends them (this machine's kernel may lack VRF; the kernel harness
-// tests/kdiff covers the real thing where it has it).
+// sends them (this machine's kernel may lack VRF; the kernel harness checks
+// the real thing in user-mode Linux: kdiff_kernel_vrf_uml, tests/kdiff/uml).
 #include "sources/kernel/kernel_table.h"
 
 #include <gtest/gtest.h>
