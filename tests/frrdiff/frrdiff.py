@@ -264,11 +264,21 @@ class FrrEnv(kdiff.Env):
             print("frrdiff: work directory (logs, BARs, host state) kept in %s/%s" % (keep, os.path.basename(self.work)))
         subprocess.run(["rm", "-rf", self.work])
 
-    def save_host_state(self, name):
-        """With FRRDIFF_KEEP: what the host and zebra hold now, for a report."""
+    def save_host_state(self, name, addrs=()):
+        """With FRRDIFF_KEEP: what the host and zebra hold now, for a report,
+        and the kernel's own words on the first few `addrs` (a lookup that
+        fails says why: `ip route get` prints the kernel's error)."""
         if not os.environ.get("FRRDIFF_KEEP"):
             return
         with open("%s/%s.txt" % (self.work, name), "w") as f:
+            f.write("# saved at %s\n" % clock(time.time()))
+            for a in list(addrs)[:3]:
+                for argv in (["ip", "-n", self.ns, "route", "get", a], ["ip", "-n", self.ns, "route", "get", "fibmatch", a]):
+                    out = subprocess.run(argv, capture_output=True, text=True)
+                    f.write("# %s\n%s%s\n" % (" ".join(argv), out.stdout, out.stderr))
+            for key in ("net/ipv6/conf/all/forwarding", "net/ipv4/ip_forward"):
+                out = subprocess.run(["ip", "netns", "exec", self.ns, "cat", "/proc/sys/" + key], capture_output=True, text=True)
+                f.write("# %s = %s\n" % (key, out.stdout.strip()))
             for argv in (["ip", "-n", self.ns, "-d", "route", "show", "table", "all"],
                          ["ip", "-n", self.ns, "-d", "-6", "route", "show", "table", "all"],
                          ["ip", "-n", self.ns, "nexthop", "show"], ["ip", "-n", self.ns, "neigh", "show", "nud", "all"],
@@ -550,7 +560,7 @@ def main():
                 forwards += n
             if bad:
                 print("  after %.0f s, %d FRR-driven route changes" % (time.time() - t0, env.route_changes()))
-                env.save_host_state("host_at_divergence")
+                env.save_host_state("host_at_divergence", [a for a, _, _ in bad if a != "GENERATION"])
                 if bad[0][0] != "GENERATION":
                     print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
                 env.close()
