@@ -7,24 +7,20 @@
 // (`ip -j route show proto bgp`).
 #include <gtest/gtest.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <future>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
-#include "sources/fpm/fpm_table.h"
 #include "sources/netlink/netlink_build.h"
-#include "tests/sources/kernel_source_fixture.h"
+#include "tests/sources/kernel_fpm_fixture.h"
 
 namespace fibnic {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::KernelSourceTest;
 using testing::MustSh;
 using testing::P;
 using testing::Sh;
@@ -40,36 +36,12 @@ std::set<Prefix> KernelBgpRoutes() {
   return out;
 }
 
-class KernelFluxDumpTest : public KernelSourceTest {
+class KernelFluxDumpTest : public testing::KernelFpmTest {
  protected:
-  // On the source's thread, where the FPM table lives (as in fibnicd).
-  template <typename Fn>
-  auto OnIo(Fn fn) {
-    std::promise<decltype(fn())> p;
-    boost::asio::post(io, [&] {
-      if constexpr (std::is_void_v<decltype(fn())>) {
-        fn();
-        p.set_value();
-      } else {
-        p.set_value(fn());
-      }
-    });
-    return p.get_future().get();
-  }
   void Start() {
-    k0 = if_nametoindex("k0");
-    ASSERT_NE(k0, 0u);
-    fpm = std::make_unique<FpmTable>(fpm_sink, [k0 = k0](uint32_t i) -> std::optional<PortId> {
-      if (i == k0) return PortId{0};
-      return std::nullopt;
-    }, FpmTableOptions{});
     KernelSourceConfig cfg;
-    cfg.ignore_frr_routes = true;
     cfg.rcvbuf_bytes = 4096;  // tiny: a burst overflows it
-    cfg.ignored_route = [this](const KernelRouteView& v) { fpm->KernelRoute(v); };
-    cfg.ignored_dump_begins = [this] { fpm->KernelDumpBegins(); };
-    cfg.ignored_dump_ends = [this](bool complete) { fpm->KernelDumpEnds(complete); };
-    StartSource(cfg);
+    StartWithFpm(cfg);
   }
   // zebra's word over FPM on route i (via 10.0.0.gw on k0).
   void Fpm(int i, int gw, bool del = false) {
@@ -94,10 +66,6 @@ class KernelFluxDumpTest : public KernelSourceTest {
     if (it == r.end()) return std::nullopt;
     return it->second.paths;
   }
-
-  uint32_t k0 = 0;
-  testing::RecordingSink fpm_sink;
-  std::unique_ptr<FpmTable> fpm;
 };
 
 TEST_F(KernelFluxDumpTest, DeletionsLostInAnOverrunLeaveWhatTheKernelNoLongerHasToTheCover) {

@@ -6,21 +6,17 @@
 // own answer (`ip route get`).
 #include <gtest/gtest.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 
-#include <future>
 #include <nlohmann/json.hpp>
 
-#include "sources/fpm/fpm_table.h"
 #include "sources/netlink/netlink_build.h"
-#include "tests/sources/kernel_source_fixture.h"
+#include "tests/sources/kernel_fpm_fixture.h"
 
 namespace fibnic {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::A;
-using testing::KernelSourceTest;
 using testing::MustSh;
 using testing::P;
 using testing::Sh;
@@ -32,21 +28,10 @@ std::string KernelGateway(const std::string& addr) {
   return j.empty() ? "" : j[0].value("gateway", "");
 }
 
-class KernelOperatorReplaceTest : public KernelSourceTest {
+class KernelOperatorReplaceTest : public testing::KernelFpmTest {
  protected:
   void Start() {
-    k0 = if_nametoindex("k0");
-    ASSERT_NE(k0, 0u);
-    fpm = std::make_unique<FpmTable>(fpm_sink, [k0 = k0](uint32_t i) -> std::optional<PortId> {
-      if (i == k0) return PortId{0};
-      return std::nullopt;
-    }, FpmTableOptions{});
-    KernelSourceConfig cfg;
-    cfg.ignore_frr_routes = true;
-    cfg.ignored_route = [this](const KernelRouteView& v) { fpm->KernelRoute(v); };
-    cfg.ignored_dump_begins = [this] { fpm->KernelDumpBegins(); };
-    cfg.ignored_dump_ends = [this](bool complete) { fpm->KernelDumpEnds(complete); };
-    StartSource(cfg);
+    StartWithFpm();
     ASSERT_TRUE(WaitFor([&] { return !Stats().dumping; }, 20s));
   }
   // zebra's word over FPM: prefix p via gateway gw on k0 (inline), on the
@@ -62,9 +47,7 @@ class KernelOperatorReplaceTest : public KernelSourceTest {
     path.ifindex = k0;
     r.paths = {path};
     const auto m = BuildRouteMessage(r);
-    std::promise<Status> done;
-    boost::asio::post(io, [&] { done.set_value(fpm->ApplyFrame(m.data(), m.size())); });
-    ASSERT_TRUE(done.get_future().get().ok());
+    ASSERT_TRUE(OnIo([&] { return fpm->ApplyFrame(m.data(), m.size()); }).ok());
   }
   // What the FPM source gives the RIB for p: "punt", "none" or the gateway.
   std::string Device(const std::string& p) {
@@ -79,10 +62,6 @@ class KernelOperatorReplaceTest : public KernelSourceTest {
   bool DeviceBecomes(const std::string& p, const std::string& want) {
     return WaitFor([&] { return Device(p) == want; }, 10s);
   }
-
-  uint32_t k0 = 0;
-  testing::RecordingSink fpm_sink;
-  std::unique_ptr<FpmTable> fpm;
 };
 
 TEST_F(KernelOperatorReplaceTest, AnOperatorsReplaceOfZebrasRouteTakesItOffTheDevice) {
