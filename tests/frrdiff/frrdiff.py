@@ -281,8 +281,9 @@ class FrrEnv(kdiff.Env):
                 f.write("# %s = %s\n" % (key, out.stdout.strip()))
             for argv in (["ip", "-n", self.ns, "-d", "route", "show", "table", "all"],
                          ["ip", "-n", self.ns, "-d", "-6", "route", "show", "table", "all"],
-                         ["ip", "-n", self.ns, "nexthop", "show"], ["ip", "-n", self.ns, "neigh", "show", "nud", "all"],
-                         ["ip", "-n", self.ns, "link", "show"]):
+                         ["ip", "-n", self.ns, "-d", "nexthop", "show"], ["ip", "-n", self.ns, "neigh", "show", "nud", "all"],
+                         ["ip", "-n", self.ns, "-d", "link", "show"], ["ip", "-n", self.ns, "rule", "show"],
+                         ["ip", "-n", self.ns, "-6", "rule", "show"], ["ip", "-n", self.ns, "-6", "addr", "show"]):
                 f.write("# %s\n%s\n" % (" ".join(argv), sh(*argv, check=False)))
             for c in ("show ip route", "show ipv6 route", "show nexthop-group rib"):
                 f.write("# vtysh %s\n%s\n" % (c, self.vtysh(c)))
