@@ -564,6 +564,10 @@ def main():
                 env.save_host_state("host_at_divergence", [a for a, _, _ in bad if a != "GENERATION"])
                 if bad[0][0] != "GENERATION":
                     print("  " + env.diagnose(bad[0][0]).replace("\n", "\n  "))
+                hold = float(os.environ.get("FRRDIFF_HOLD_SECONDS", "0"))
+                if hold > 0:  # to look at the live kernel (ip -n NS ...) before the teardown
+                    print("  holding namespace %s (and FRR, fibnicd) for %.0f s" % (env.ns, hold), flush=True)
+                    time.sleep(hold)
                 env.close()
                 env = None
                 report(args, seed, events, bad, pauses[:-1])
