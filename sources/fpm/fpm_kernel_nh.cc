@@ -52,18 +52,28 @@ void FpmTable::NoteKernelNh(const Prefix& p, const std::optional<FpmRouteRef>& n
   PutRef(p, ref, now);
 }
 
+// Where FPM's route `ref` no longer agrees with the kernel's state `kernel`
+// (of the object it agreed with; nullopt: not known), the ref forgets that
+// object and the prefix goes into flux on the kernel's state (StepFlux, in
+// Finish, punts it: the device gets the kernel's answer). Returns whether an
+// entry was made; a full flux map leaves FPM's word, as before the rule.
+bool FpmTable::FollowKernelObject(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmFluxEntry>& kernel,
+                                  bool by_frame) {
+  if (kernel && Agrees(ref, *kernel)) return false;  // the kernel's object forwards so too: still agreeing
+  FpmRouteRef cleared = ref;
+  cleared.kernel_nh = 0;  // a flux entry holds the kernel's state from here
+  PutRef(p, cleared, ref);
+  if (!kernel) return false;
+  if (flux_.size() >= options_.flux_max && !EvictWaiting()) return false;
+  FpmFluxEntry e = *kernel;
+  e.by_frame = by_frame;
+  flux_.emplace(p, e);
+  return true;
+}
+
 void FpmTable::CheckFrameAgainstKernelNh(const Prefix& p, const FpmRouteRef& now) {
   if (!flux_.empty() && flux_.count(p)) return;  // StepFlux compares it with the kernel's last word
-  const std::optional<FpmFluxEntry> kernel = KernelObjectEntry(now.kernel_nh);
-  if (kernel && Agrees(now, *kernel)) return;  // the kernel's object forwards so too: still agreeing
-  FpmRouteRef cleared = now;
-  cleared.kernel_nh = 0;  // the flux entry holds the kernel's state now
-  PutRef(p, cleared, now);
-  if (!kernel) return;  // the kernel holds no such object: nothing known to compare with
-  if (flux_.size() >= options_.flux_max && !EvictWaiting()) return;  // beyond: FPM's word, as before the rule
-  FpmFluxEntry e = *kernel;
-  e.by_frame = true;
-  flux_.emplace(p, e);  // StepFlux (Finish) punts it: the device gets the kernel's answer
+  FollowKernelObject(p, now, KernelObjectEntry(now.kernel_nh), true);
 }
 
 void FpmTable::RecheckKernelNhUsers(const std::set<uint32_t>& ids, bool gone) {
@@ -76,17 +86,12 @@ void FpmTable::RecheckKernelNhUsers(const std::set<uint32_t>& ids, bool gone) {
   refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
     if (ref.kernel_nh != 0 && ids.count(ref.kernel_nh) && (flux_.empty() || !flux_.count(p))) users.emplace_back(p, ref);
   });
-  for (const auto& [p, ref] : users) {
+  for (auto& [p, ref] : users) {
     // Deleted: the kernel deleted the routes using the object with it.
     const std::optional<FpmFluxEntry> kernel = gone ? FpmFluxEntry{} : KernelObjectEntry(ref.kernel_nh);
-    if (kernel && Agrees(ref, *kernel)) continue;
-    FpmRouteRef cleared = ref;
-    cleared.kernel_nh = 0;
-    PutRef(p, cleared, ref);
-    if (!kernel) continue;
-    if (flux_.size() >= options_.flux_max && !EvictWaiting()) break;  // beyond: FPM's word, as before the rule
-    flux_.emplace(p, *kernel);
-    work.touched.emplace(p, cleared);
+    if (!FollowKernelObject(p, ref, kernel, false)) continue;
+    ref.kernel_nh = 0;
+    work.touched.emplace(p, ref);
   }
   if (!work.touched.empty()) Finish(work);
 }

@@ -243,6 +243,8 @@ class FpmTable {
   // object of the last agreeing word, the prefix goes into flux (the
   // kernel's route by that object) where they differ.
   void CheckFrameAgainstKernelNh(const Prefix& p, const FpmRouteRef& now);
+  bool FollowKernelObject(const Prefix& p, const FpmRouteRef& ref, const std::optional<FpmFluxEntry>& kernel,
+                          bool by_frame);
   // The kernel changed (or deleted, `gone`) objects `ids` without a route
   // message: FPM's inline routes that agreed with a route by one of them are
   // compared again (a group that lost a member, a deleted object's routes).
