@@ -273,7 +273,10 @@ class FrrEnv(kdiff.Env):
         with open("%s/%s.txt" % (self.work, name), "w") as f:
             f.write("# saved at %s\n" % clock(time.time()))
             for a in list(addrs)[:3]:
-                for argv in (["ip", "-n", self.ns, "route", "get", a], ["ip", "-n", self.ns, "route", "get", "fibmatch", a]):
+                # Each CPU once: IPv6 keeps a per-CPU copy of a route next to the FIB.
+                for argv in ([["taskset", "-c", str(c), "ip", "-n", self.ns, "route", "get", a]
+                              for c in range(os.cpu_count() or 1)][:4] +
+                             [["ip", "-n", self.ns, "route", "get", "fibmatch", a]]):
                     out = subprocess.run(argv, capture_output=True, text=True)
                     f.write("# %s\n%s%s\n" % (" ".join(argv), out.stdout, out.stderr))
             for key in ("net/ipv6/conf/all/forwarding", "net/ipv4/ip_forward"):
@@ -283,7 +286,12 @@ class FrrEnv(kdiff.Env):
                          ["ip", "-n", self.ns, "-d", "-6", "route", "show", "table", "all"],
                          ["ip", "-n", self.ns, "-d", "nexthop", "show"], ["ip", "-n", self.ns, "neigh", "show", "nud", "all"],
                          ["ip", "-n", self.ns, "-d", "link", "show"], ["ip", "-n", self.ns, "rule", "show"],
-                         ["ip", "-n", self.ns, "-6", "rule", "show"], ["ip", "-n", self.ns, "-6", "addr", "show"]):
+                         ["ip", "-n", self.ns, "-6", "rule", "show"], ["ip", "-n", self.ns, "-6", "addr", "show"],
+                         # IPv6 keeps per-destination clones (exceptions) beside its FIB and
+                         # answers from them first: a stale one outvotes the FIB.
+                         ["ip", "-n", self.ns, "-d", "-6", "route", "show", "cache", "table", "all"],
+                         ["ip", "-n", self.ns, "-s", "-6", "neigh", "show", "nud", "all"],
+                         ["ip", "netns", "exec", self.ns, "cat", "/proc/net/rt6_stats"]):
                 f.write("# %s\n%s\n" % (" ".join(argv), sh(*argv, check=False)))
             for c in ("show ip route", "show ipv6 route", "show nexthop-group rib"):
                 f.write("# vtysh %s\n%s\n" % (c, self.vtysh(c)))
