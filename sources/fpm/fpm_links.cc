@@ -133,13 +133,55 @@ size_t FpmTable::CheckKernelObjects() {
   FrameWork work;
   size_t marked = 0;
   for (auto& [id, g] : nhgs_) {
-    if (g.removed || g.unheld || options_.kernel_holds_object(id)) continue;
+    if (g.removed || g.unheld) continue;
+    if (options_.kernel_holds_object(id)) {
+      if (FollowKernelMembers(id, g)) {
+        ++marked;
+        TouchObject(id, work);
+      }
+      continue;
+    }
     g.unheld = true;
     ++marked;
     TouchObject(id, work);
   }
   if (marked != 0) Finish(work);
   return marked;
+}
+
+// frrdiff FIBSYNC_SEED=180586213070414 FRRDIFF_NHG=1 …CHURN=6: k2 lost its
+// carrier, the kernel took member 1014 out of group 1015 and deleted it;
+// with the carrier back zebra made 1014 again but never re-sent 1015, so the
+// kernel's 1015 is {1016} while zebra's is {1014, 1016}. A restarted fibnicd
+// read zebra's replay of 1015 and sent half the flows via k2. At a replay's
+// end a group the kernel holds keeps only the members whose paths the
+// kernel's group still has; if the rest is not the kernel's group, it punts.
+bool FpmTable::FollowKernelMembers(uint32_t id, StoredNhg& g) {
+  if (g.nh.group.empty() || !options_.kernel_object) return false;
+  const std::optional<NexthopObjects::Resolved> kernel = options_.kernel_object(id);
+  if (!kernel) return false;
+  auto same_hop = [](const NlPath& a, const NlPath& b) { return a.ifindex == b.ifindex && a.gateway == b.gateway; };
+  auto in_kernel = [&](const NlPath& p) {
+    return std::any_of(kernel->paths.begin(), kernel->paths.end(), [&](const NlPath& k) { return same_hop(k, p); });
+  };
+  auto path_of = [&](const NlGroupMember& m) -> const NlPath* {
+    auto it = nhgs_.find(m.id);
+    return it == nhgs_.end() || !it->second.nh.group.empty() || it->second.nh.blackhole ? nullptr : &it->second.nh.path;
+  };
+  std::vector<NlGroupMember> kept;
+  for (const NlGroupMember& m : g.nh.group) {
+    const NlPath* p = path_of(m);
+    if (p == nullptr) return false;  // groups of groups punt anyway (PathsOf)
+    if (in_kernel(*p)) kept.push_back(m);
+  }
+  if (kept.size() == g.nh.group.size()) return false;
+  g.nh.group = std::move(kept);
+  // Every path of the kernel's group must be one of zebra's members left.
+  const bool whole = !g.nh.group.empty() && std::all_of(kernel->paths.begin(), kernel->paths.end(), [&](const NlPath& k) {
+    return std::any_of(g.nh.group.begin(), g.nh.group.end(), [&](const NlGroupMember& m) { return same_hop(*path_of(m), k); });
+  });
+  if (!whole) g.removed = true;
+  return true;
 }
 
 void FpmTable::KernelObjectAdded(uint32_t id) {

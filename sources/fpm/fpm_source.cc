@@ -326,8 +326,8 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
       }
       self->stats.replaying = false;
       if (const size_t n = self->table.CheckKernelObjects(); n != 0) {
-        self->Log(std::to_string(n) + " of zebra's next-hop objects are not in the kernel (installs it failed): "
-                  "their routes are left to what covers them, as in the kernel");
+        self->Log(std::to_string(n) + " of zebra's next-hop objects are not in the kernel as zebra holds them "
+                  "(installs it failed, or a group lost members with a link): their routes follow the kernel");
       }
       const uint64_t kept_before = self->table.counts().kernel_kept;
       const size_t n = self->table.SweepStale(self->KernelHolds());

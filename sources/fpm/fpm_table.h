@@ -144,9 +144,11 @@ class FpmTable {
   // At a replay's end: zebra replays next-hop objects it failed to install
   // (its replay walks what it holds, its failed installs went nowhere), so
   // each object the kernel does not hold (options.kernel_holds_object) is
-  // marked so, and routes naming it are not in the kernel. Not at arrival:
-  // fibnicd may read zebra's frame before the kernel's message. Returns how
-  // many were marked.
+  // marked so, and routes naming it are not in the kernel; and a group the
+  // kernel holds with fewer members (it dropped one with its link, zebra
+  // never re-sent the group) keeps only those (options.kernel_object), or
+  // punts. Not at arrival: fibnicd may read zebra's frame before the
+  // kernel's message. Returns how many were marked or cut.
   size_t CheckKernelObjects();
   // The kernel added (or replaced) zebra's object `id`, or changed it (a
   // group that lost a member): one marked by CheckKernelObjects is used
@@ -194,6 +196,7 @@ class FpmTable {
     bool fpm_frame = false;    // zebra's frame (ApplyFrame)
   };
 
+  bool FollowKernelMembers(uint32_t id, StoredNhg& g);  // CheckKernelObjects: a held group's members
   uint32_t SetOf(const NlRoute& r);  // interns; takes a reference
   void Release(uint32_t set);
   void ApplyRoute(const NlRoute& r, FrameWork& work);

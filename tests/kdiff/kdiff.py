@@ -254,6 +254,7 @@ def sample(rng, routes, neigh, cap=160):
 
 
 def kernel_sets(env, contexts, addrs):
+    env.oracle.refresh()
     return {a: [env.oracle.answers(a, c, env.ignore_linkdown(a)) for c in contexts] for a in addrs}
 
 

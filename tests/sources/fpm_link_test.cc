@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "sources/fpm/fpm_table.h"
@@ -257,6 +258,44 @@ TEST_F(FpmLinkTest, AGroupTheKernelKeptIsReplayedWithoutItsRemovedMembers) {
   // A group the kernel does not hold was refused: its routes are not in the kernel.
   replay({BuildNexthopMessage(Group(4, {1, 2})), BuildRouteMessage(ByObject("198.51.101.0/24", 4))});
   EXPECT_EQ(new_sink.routes().count(P("198.51.101.0/24")), 0u);
+}
+
+// frrdiff FIBSYNC_SEED=180586213070414 FRRDIFF_NHG=1 (2026-11-25, with the pcpu
+// oracle fix): a link lost its carrier, the kernel took the member through
+// it out of a group; with the carrier back zebra made the member again but
+// never re-sent the group. A restarted fibnicd read zebra's replay of the
+// group with both members while the kernel's has one: half the flows went
+// the way the kernel does not. At the replay's end the group keeps the
+// members the kernel's has; one whose kernel paths zebra's members do not
+// cover punts.
+TEST_F(FpmLinkTest, AGroupTheKernelHoldsWithFewerMembersFollowsTheKernelAtTheReplaysEnd) {
+  std::map<uint32_t, std::vector<NlPath>> kernel = {
+      {1, {NlPath{A("192.0.2.1"), 10}}},
+      {2, {NlPath{A("192.0.2.2"), 11}}},
+      {3, {NlPath{A("192.0.2.2"), 11}}},                                           // lost 1
+      {4, {NlPath{A("192.0.2.2"), 11}, NlPath{A("192.0.2.9"), 11}}}};  // not zebra's
+  FpmTableOptions options;
+  options.kernel_holds_object = [&](uint32_t id) { return kernel.count(id) != 0; };
+  options.kernel_object = [&](uint32_t id) -> std::optional<NexthopObjects::Resolved> {
+    if (!kernel.count(id)) return std::nullopt;
+    NexthopObjects::Resolved r;
+    r.type = RTN_UNICAST;
+    r.paths = kernel.at(id);
+    return r;
+  };
+  RecordingSink sink;
+  FpmTable run{sink, testing::TestPorts(), options};
+  auto payload = Concat({BuildNexthopMessage(Single(1, "192.0.2.1", 10)), BuildNexthopMessage(Single(2, "192.0.2.2", 11)),
+                         BuildNexthopMessage(Group(3, {1, 2})), BuildNexthopMessage(Group(4, {1, 2})),
+                         BuildRouteMessage(ByObject("198.51.100.0/24", 3)), BuildRouteMessage(ByObject("198.51.101.0/24", 4)),
+                         BuildRouteMessage(ByObject("198.51.102.0/24", 1))});
+  ASSERT_TRUE(run.ApplyFrame(payload.data(), payload.size()).ok());
+  EXPECT_EQ(sink.routes().at(P("198.51.100.0/24")).paths.size(), 2u) << "not decided at arrival";
+  EXPECT_EQ(run.CheckKernelObjects(), 2u);  // 3 cut to the kernel's member, 4 punts
+  EXPECT_EQ(sink.routes().at(P("198.51.100.0/24")).paths, via2_port1);
+  EXPECT_EQ(sink.routes().at(P("198.51.101.0/24")).paths, host) << "the kernel's group has a path zebra's lacks";
+  EXPECT_EQ(sink.routes().at(P("198.51.102.0/24")).paths, via1_port0) << "objects that agree are left alone";
+  EXPECT_EQ(run.CheckKernelObjects(), 0u);
 }
 
 // frrdiff FIBSYNC_SEED=166453082531973 FRRDIFF_NHG=1 FRRDIFF_CHUNK=40
