@@ -377,6 +377,28 @@ TEST_F(FpmInlineKernelObjectTest, AnInlineRouteFollowsTheKernelsGroupLosingAMemb
   EXPECT_EQ(fpm->in_flux(), 0u);
 }
 
+// The same while the route is stale: zebra went away (SIGKILL leaves its
+// routes in the kernel) and the kernel's group loses a member before the new
+// zebra's replay or the sweep (docs/oracle.md had this window as "not
+// covered": the stale route forwarded along zebra's old paths, the lost one
+// included). The stale copy follows the kernel's group too, and a replay of
+// zebra's old paths does not bring the lost member back.
+TEST_F(FpmInlineKernelObjectTest, AStaleInlineRouteFollowsTheKernelsGroupLosingAMemberBeforeTheReplay) {
+  KernelObject(k1);
+  KernelObject(k2);
+  KernelObject(Group(40, {41, 42}));
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+  Kernel(ByObject(kPrefix, 40));
+  ASSERT_EQ(SortedDevice(kPrefix), via1and5);
+  fpm->MarkAllStale();  // zebra's connection is gone
+  NlNexthop del = k1;
+  del.del = true;
+  KernelObject(del);
+  EXPECT_EQ(Device(kPrefix), via5) << "the stale route still sent flows to k1, which the kernel's group lost";
+  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));  // the new zebra replays its predecessor's paths
+  EXPECT_EQ(Device(kPrefix), via5) << "the replay brought k1 back while the kernel's group lacks it";
+}
+
 // Deleting an object deletes the kernel's routes using it (IPv4 without a
 // message): an inline route that agreed with one leaves the device with it.
 TEST_F(FpmInlineKernelObjectTest, AnInlineRouteLeavesWithTheKernelsObjectItAgreedWith) {
