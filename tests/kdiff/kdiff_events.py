@@ -37,6 +37,9 @@ def connected(i, name=None):
 class EventStream:
     def __init__(self, seed, peer_ns, vrf=True):
         self.rng = random.Random(seed)
+        # Preferred sources draw from a generator of their own, so adding them
+        # left every seed's events as they were (only some routes gain `src`).
+        self.src_rng = random.Random(seed * 7 + 1)
         self.vrf = vrf
         self.peer_ns = peer_ns
         self.name = list(IFS)      # current name (renames)
@@ -90,6 +93,14 @@ class EventStream:
             words.append("nhid %d" % r.choice((V6_NH if v6 else V4_NH) + [V6_GROUP if v6 else V4_GROUP]))
         if op != "del" and r.random() < 0.1:
             words.append(r.choice(["mtu 1400", "advmss 1200", "rtt 10ms"]))
+        if not v6 and op != "del" and self.src_rng.random() < 0.15:
+            # A preferred source that `addr` events add and delete: deleting an
+            # address the host no longer holds anywhere takes the routes naming
+            # it (fib_sync_down_addr; announced, checked on 6.1 and 6.18), in
+            # main or the link's VRF only. The kernel refuses a source it does
+            # not hold, as it would an operator's.
+            i = self.src_rng.randrange(len(IFS))
+            words.append("src 10.%d.%d.1" % (SUBNET[i], self.src_rng.randint(0, 2)))
         return [("r", " ".join(["route", op] + words + [table, metric, tos]).strip())]
 
     def _neigh(self):
