@@ -1,6 +1,6 @@
 // zebra's RIB is not the kernel's after an install or update the kernel
 // refused, and zebra's replay (to a restarted fibnicd) carries zebra's
-// (docs/oracle.md, "Open (FRR)", forms (a), (b), (c) and the forwarding
+// (docs/oracle.md, "Found, fixed, and left (FRR)", forms (a), (b), (c) and the forwarding
 // divergence of FIBSYNC_SEED=101640212860585). The rule: where the kernel
 // and FPM disagree (flux), the device does what the kernel does; at a
 // replay's end one dump of the kernel's routes says which replayed routes
