@@ -175,25 +175,61 @@ std::optional<std::pair<NhgId, int>> Sram4Compiler::Match(uint32_t addr) const {
   return std::make_pair(NhgId{c.group}, c.len_plus1 - 1);
 }
 
-uint8_t Sram4Compiler::MixedCode(uint32_t i, const GroupCodes& codes) const {
+std::array<NhgId, 256> Sram4Compiler::LongestGroups(uint32_t i) const {
   const Cell c = cell(i);
+  std::array<NhgId, 256> groups;
+  groups.fill(c.len_plus1 ? NhgId{c.group} : kNoGroup);
+  if (const auto* longer = LongerIn(i)) {
+    // Shortest first: a longer route paints over the ones it lies in.
+    for (const auto& l : *longer) std::fill_n(groups.begin() + l.offset, size_t{1} << (32 - l.len), l.group);
+  }
+  return groups;
+}
+
+uint8_t Sram4Compiler::MixedCode(uint32_t i, const GroupCodes& codes) const {
   auto answer_of = [&](NhgId g) -> int64_t {
     if (g == kNoGroup || g >= kOverflowGroup || g >= codes.group_answer.size()) return -1;
     return codes.group_answer[g];
   };
-  // Paint the 256 addresses' answers, shortest route first.
-  std::array<int64_t, 256> ans;
-  ans.fill(c.len_plus1 ? answer_of(c.group) : -1);
-  for (const auto& l : *LongerIn(i)) {
-    const int64_t a = answer_of(l.group);
-    std::fill_n(ans.begin() + l.offset, size_t{1} << (32 - l.len), a);
-  }
-  const int64_t first = ans[0];
+  const std::array<NhgId, 256> groups = LongestGroups(i);
+  const int64_t first = answer_of(groups[0]);
   if (first < 0) return 0;
-  for (int64_t a : ans) {
-    if (a != first) return 0;
+  for (NhgId g : groups) {
+    if (answer_of(g) != first) return 0;
   }
   return codes.nh_code[static_cast<size_t>(first)];
+}
+
+std::vector<uint32_t> Sram4Compiler::WholeSlash24s(const std::vector<bool>& wanted) const {
+  std::vector<uint32_t> found(wanted.size(), kSlash24s);
+  size_t missing = 0;  // wanted groups with /24s of their own not found yet
+  for (NhgId g = 1; g < wanted.size() && g < kOverflowGroup; ++g) missing += wanted[g] && counts_[g] > 0;
+  auto take = [&](NhgId g, uint32_t slash24) {
+    // An overflow group's space always punts: its /24s show no code of its own.
+    if (g >= wanted.size() || g >= kOverflowGroup || !wanted[g] || found[g] != kSlash24s) return;
+    found[g] = slash24;
+    if (counts_[g] > 0) --missing;
+  };
+  auto take_plain = [&](uint32_t i) {  // a /24 without longer routes: its cell's group is whole
+    const Cell c = cell(i);
+    if (c.len_plus1 && !c.has_longer) take(c.group, i);
+  };
+  // A /24 holding longer routes is whole when its 256 addresses' longest
+  // routes are all one group's (a few thousand such /24s on the real table).
+  for (const auto& [i, longer] : longer_) {
+    const auto groups = LongestGroups(i);
+    if (!MartianSlash24(i) && std::count(groups.begin(), groups.end(), groups[0]) == 256) take(groups[0], i);
+  }
+  for (uint32_t blk = 0; blk < CellBlocks::kBlocks && missing > 0; ++blk) {
+    const uint32_t first = blk * CellBlocks::kPerBlock;
+    if (MartianSlash24(first)) continue;  // martian ranges are /8s and /4s: a /16 is all in or all out
+    if (cells_.IsUniform(blk) && !group_hi_) {  // 256 equal cells
+      take_plain(first);
+      continue;
+    }
+    for (uint32_t i = first; i < first + CellBlocks::kPerBlock; ++i) take_plain(i);
+  }
+  return found;
 }
 
 void Sram4Compiler::Flush(const GroupCodes& codes, uint8_t* sram, int code_bits, DeviceDelta& out) {

@@ -18,6 +18,7 @@
 // (fib/codes.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -72,6 +73,11 @@ class Sram4Compiler {
   std::optional<std::pair<NhgId, int>> Match(uint32_t addr) const;
   // /24s whose longest <= /24 route uses group g (the weight of the group).
   uint32_t Count24(NhgId g) const { return counts_[Clamp(g)]; }
+  // For each wanted group (by id), a /24 outside the martian ranges whose
+  // every address it is the longest match of — the /24 its code is written
+  // to whole (kSlash24s: none). One pass over the cells, ended once each
+  // wanted group with /24s of its own is found.
+  std::vector<uint32_t> WholeSlash24s(const std::vector<bool>& wanted) const;
 
   // /16s holding cells of their own (the others are one value each).
   size_t cell_blocks() const { return cells_.blocks(); }
@@ -115,6 +121,9 @@ class Sram4Compiler {
   // Flush for one code width: the dirty words from per-group codes.
   template <int kBits>
   void FlushWords(const GroupCodes& codes, const std::vector<uint8_t>& code_of, uint8_t* sram, DeviceDelta& out);
+  // The group of the longest route covering each of a /24's 256 addresses
+  // (kNoGroup: none; the cell's group clamped).
+  std::array<NhgId, 256> LongestGroups(uint32_t slash24) const;
   // Code of a /24 holding longer routes: the common answer of its 256 addresses, or 0.
   uint8_t MixedCode(uint32_t slash24, const GroupCodes& codes) const;
 

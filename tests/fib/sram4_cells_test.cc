@@ -4,7 +4,8 @@
 // change each /24's cell is the one a naive painter gives (longest <= /24
 // route, its depth, longer routes inside), Match() is the reference LPM's
 // longest match for random addresses, the flushed SRAM words hold each /24's
-// code, and exactly the /16s whose cells differ keep cells of their own.
+// code, exactly the /16s whose cells differ keep cells of their own, and
+// WholeSlash24s finds the /24s one group answers alone.
 // Group ids past 1023 use the second group byte. Seeded (FIBSYNC_SEED).
 #include <gtest/gtest.h>
 
@@ -88,6 +89,26 @@ NhgId GroupOf(const std::optional<std::pair<Prefix, std::vector<NextHop>>>& m) {
   return m ? m->second[0].gateway->v4() : kNoGroup;
 }
 
+// WholeSlash24s: the /24 it gives a group has that group as the longest
+// match of all 256 addresses; it gives none only when no /24 has.
+void CheckWholeSlash24s(const Sram4Compiler& sram, const Model& model, const std::vector<NhgId>& groups) {
+  std::vector<bool> wanted(*std::max_element(groups.begin(), groups.end()) + 1, false);
+  for (NhgId g : groups) wanted[g] = true;
+  const std::vector<uint32_t> found = sram.WholeSlash24s(wanted);
+  const std::vector<Want> cells = model.Cells();
+  for (NhgId g : groups) {
+    bool any = false;
+    for (uint32_t i = 0; i < kRegion24s; ++i) {
+      const uint32_t s24 = (kRegion >> 8) + i;
+      const std::array<NhgId, 256> ans = model.Answers(s24 << 8, cells[i]);
+      const bool whole = std::all_of(ans.begin(), ans.end(), [&](NhgId a) { return a == g; });
+      ASSERT_TRUE(whole || found[g] != s24) << "group " << g << ", /24 " << IpAddr::V4(s24 << 8).ToString();
+      any = any || whole;
+    }
+    ASSERT_EQ(found[g] != Sram4Compiler::kSlash24s, any) << "group " << g;
+  }
+}
+
 void RunRandomCells(uint64_t seed, NhgId max_group) {
   std::mt19937_64 rng(seed);
   auto pick = [&](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); };
@@ -167,6 +188,9 @@ void RunRandomCells(uint64_t seed, NhgId max_group) {
       }
     }
     ASSERT_EQ(sram.cell_blocks(), mixed16) << "/16s keeping cells of their own";
+    if (step % 100 == 0) {
+      ASSERT_NO_FATAL_FAILURE(CheckWholeSlash24s(sram, model, groups));
+    }
     for (int k = 0; k < 64; ++k) {
       const uint32_t dst = kRegion | static_cast<uint32_t>(pick(0, (1u << 20) - 1));
       const auto m = model.lpm.Match(IpAddr::V4(dst));
@@ -195,6 +219,25 @@ void RunRandomCells(uint64_t seed, NhgId max_group) {
 TEST(Sram4Cells, RandomChangesMatchTheReference) { RunRandomCells(testing::TestSeed("Sram4Cells"), 40); }
 
 TEST(Sram4Cells, RandomChangesWithWideGroupIds) { RunRandomCells(testing::TestSeed("Sram4CellsWide"), 4000); }
+
+// A /24 is one group's whole when every address's longest route is that
+// group's, longer routes included; martian /24s never are (they hold code 0).
+TEST(Sram4Cells, WholeSlash24sOfGroups) {
+  Sram4Compiler sram;
+  sram.SetShort(0x0A000000, 24, 1);
+  sram.SetLonger(0x0A000000, 25, 1);  // 10.0.0.0/24: group 1's, with a longer route of its own
+  sram.SetShort(0x0A000100, 24, 2);
+  sram.SetLonger(0x0A000180, 25, 3);  // 10.0.1.0/24: shared by 2 and 3
+  sram.SetLonger(0x0A000200, 25, 3);
+  sram.SetLonger(0x0A000280, 25, 3);  // 10.0.2.0/24: group 3's, from two halves
+  sram.SetShort(0x7F000000, 8, 4);    // 127/8: martian
+  const std::vector<uint32_t> found = sram.WholeSlash24s({false, true, true, true, true, true});
+  EXPECT_EQ(found[1], 0x0A0000u);
+  EXPECT_EQ(found[2], Sram4Compiler::kSlash24s);
+  EXPECT_EQ(found[3], 0x0A0002u);
+  EXPECT_EQ(found[4], Sram4Compiler::kSlash24s);
+  EXPECT_EQ(found[5], Sram4Compiler::kSlash24s);  // no route
+}
 
 }  // namespace
 }  // namespace fibnic
