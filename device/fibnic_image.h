@@ -46,6 +46,15 @@ struct DeviceImage {
   bool operator==(const DeviceImage&) const = default;
 };
 
+// The code a TCAM answers a destination's first 64 bits with: the first
+// valid entry that matches them (0: none, a punt).
+inline uint8_t Tcam6Code(const std::vector<regs::Tcam6Entry>& tcam, uint64_t dst_hi) {
+  for (const auto& e : tcam) {
+    if (e.Matches(dst_hi)) return e.code;
+  }
+  return 0;
+}
+
 struct TcamWrite {
   uint32_t index = 0;
   regs::Tcam6Entry entry;

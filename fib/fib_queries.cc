@@ -20,11 +20,7 @@ std::optional<std::pair<Prefix, RibCand>> Fib::Impl::MatchV6(const IpAddr& dst) 
 
 // The code the compiled TCAM gives an IPv6 destination (0: punt).
 uint8_t Fib::Impl::TcamCodeOf(const IpAddr& dst) const {
-  const uint64_t hi = static_cast<uint64_t>(dst.v6() >> 64);
-  for (const auto& e : image.tcam) {
-    if (e.Matches(hi)) return e.code;
-  }
-  return 0;
+  return Tcam6Code(image.tcam, static_cast<uint64_t>(dst.v6() >> 64));
 }
 
 RouteInfo Fib::Impl::Info(const Prefix& p, const RibCand& c, bool best) const {
