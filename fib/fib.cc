@@ -1,6 +1,6 @@
 // The Fib's front: routes into the RIB and on to the compilers (the IPv4 bulk
-// queue), neighbours, port MACs and warm-start adoption. Commit() is in
-// fib_commit.cc, the queries in fib_queries.cc (file map: fib_impl.h).
+// queue), neighbours and port MACs. Commit() is in fib_commit.cc, the queries
+// in fib_queries.cc, warm-start adoption in fib_adopt.cc (file map: fib_impl.h).
 #include "fib/fib.h"
 
 #include <algorithm>
@@ -101,21 +101,6 @@ void Fib::Impl::PaintV4(uint32_t a, uint8_t len, NhgId best) {
   } else {
     sram.RemoveShort(a, len, kNoGroup, -1);
   }
-}
-
-DeviceAdoption Fib::Impl::AdoptDevice(const DeviceImage& device) {
-  Settle();  // live next-hops as after every queued upsert (replaced paths released)
-  DeviceAdoption got;
-  if (commits > 0 || !(device.caps == cfg.caps)) return got;
-  got.slots = resolver.Adopt(device.nexthop);
-  // CAM entries stay where they are; the first Commit() retires the unwanted.
-  image.neigh = device.neigh;
-  for (const auto& e : image.neigh) got.neighbors += e.valid();
-  // The previous daemon's TCAM6 is one optimal entry set among several (its
-  // ties went to the entries it already held); a scratch compile would pick
-  // another and rewrite an unchanged table.
-  got.tcam6 = tcam6.AdoptDevice(device.tcam);
-  return got;
 }
 
 // --- Fib ------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Inside the Fib (fib/fib.h), one file per job:
 //   fib.cc          the front: intake (routes into the RIB and the compilers,
-//                   the IPv4 bulk queue), neighbours, port MACs, warm start
+//                   the IPv4 bulk queue), neighbours, port MACs
+//   fib_adopt.cc    warm start: adopting the device's codes, CAM and TCAM
 //   fib_commit.cc   Commit(): resolve → retire delta → main delta
 //   fib_queries.cc  RouteInfo, Lookup, listing, Counts, Slots
 //   resolver.*      resolution, answers, slots → the codes of a commit
@@ -39,7 +40,20 @@ struct Fib::Impl : public RibSink {
   void Apply(const Prefix& p, const RibChange& ch);
   void ApplyV4(uint32_t a, uint8_t len, const RibChange& ch);
   void PaintV4(uint32_t a, uint8_t len, NhgId best);
+
+  // --- warm start (fib_adopt.cc) --------------------------------------------------
   DeviceAdoption AdoptDevice(const DeviceImage& device);
+  // What the device answers the asked groups' space with, of the kept codes:
+  // in the SRAM, at a /24 the group answers whole; in the TCAM, at some
+  // address of one of its routes no longer route up to /64 holds.
+  Resolver::ShownCodes ShownByDevice(const DeviceImage& device, const Resolver::KeptEntryQuestion& q) const;
+  void ShownInSram(const DeviceImage& device, const Resolver::KeptEntryQuestion& q, Resolver::ShownCodes& shown) const;
+  void ShownInTcam(const Resolver::KeptEntryQuestion& q, Resolver::ShownCodes& shown) const;
+  // Whether [first, last] (the first 64 bits of addresses inside an IPv6
+  // route of length len) holds one that no longer route up to /64 covers.
+  bool OwnAddressIn(int len, uint64_t first, uint64_t last) const;
+  // The length of the shortest IPv6 route of at least min_len (<= 64) holding the address.
+  std::optional<int> ShortestRouteAt(uint64_t high64, int min_len) const;
 
   // --- commit (fib_commit.cc) ---------------------------------------------------
   std::vector<DeviceDelta> Commit();

@@ -6,6 +6,13 @@
 #include "fib/slot_policy.h"
 
 namespace fibnic {
+namespace {
+
+// An entry the previous run kept for an adjacency whose next-hops all
+// failed: a gateway's MAC and port, VALID=0.
+bool Kept(const regs::NexthopEntry& e) { return e != regs::NexthopEntry{} && !e.valid() && !e.connected(); }
+
+}  // namespace
 
 Resolver::Resolver(const FibConfig& config, const NexthopTable& nht)
     : config_(config),
@@ -25,6 +32,11 @@ const Neighbor* Resolver::FindNeighbor(const IpAddr& addr, PortId port) const {
 const Neighbor* Resolver::GatewayNeighbor(const NextHop& nh) const {
   const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
   return n && NeighUsable(n->state) ? n : nullptr;
+}
+
+bool Resolver::FailedSince(const NextHop& nh) const {
+  const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
+  return n && !NeighUsable(n->state) && n->mac == MacAddr{};
 }
 
 std::optional<Adjacency> Resolver::CurrentAdjacency(const NextHop& nh) const {
@@ -272,15 +284,44 @@ std::optional<regs::NexthopEntry> Resolver::EntryFor(int code, const regs::Nexth
   return e;
 }
 
-int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop) {
+std::vector<NhgId> Resolver::SinglePathGroups() const {
+  std::vector<NhgId> single(nht_.nh_bound(), kNoGroup);
+  for (NhgId g = 1; g < nht_.group_bound(); ++g) {
+    if (nht_.GroupLive(g) && nht_.Paths(g).size() == 1) single[nht_.Paths(g)[0]] = g;
+  }
+  return single;
+}
+
+Resolver::KeptEntryQuestion Resolver::AskAboutKeptEntries(const std::vector<regs::NexthopEntry>& device_nexthop) const {
+  KeptEntryQuestion q;
+  std::set<PortId> ports;  // with a kept entry
+  for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
+    const regs::NexthopEntry& e = device_nexthop[static_cast<size_t>(c)];
+    if (!Kept(e) || e.port >= config_.caps.ports) continue;
+    q.codes.insert(c);
+    ports.insert(e.port);
+  }
+  if (q.codes.empty()) return q;
+  const std::vector<NhgId> single = SinglePathGroups();
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id) || single[id] == kNoGroup) continue;
+    const NextHop& nh = nht_.Get(id);
+    if (OnDevicePort(nh) && !nh.connected() && ports.count(nh.port) && FailedSince(nh)) q.groups.insert(single[id]);
+  }
+  return q;
+}
+
+int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const ShownCodes& shown) {
+  const std::vector<NhgId> single = SinglePathGroups();
   int adopted = 0;
   for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
     const regs::NexthopEntry& e = device_nexthop[static_cast<size_t>(c)];
     if (e == regs::NexthopEntry{} || e.port >= config_.caps.ports) continue;
     const Adjacency adj = e.connected() ? Adjacency::Connected(e.port) : Adjacency::Gateway(e.port, e.dst_mac);
     if (CodeOfAdjacency(adj) != 0) continue;  // a lower code names it already
-    // Its next-hops: connected on the port, or gateways whose neighbour on
-    // the port (any state) has the MAC; they are bound to it from now on.
+    // Its next-hops: connected on the port, gateways whose neighbour on the
+    // port (any state) has the MAC, and for a kept entry the failed gateways
+    // the device shows it held; they are bound to it from now on.
     bool named = false;
     for (NhId id = 0; id < nht_.nh_bound(); ++id) {
       if (!nht_.NhLive(id)) continue;
@@ -288,10 +329,8 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop) {
       if (!OnDevicePort(nh) || nh.port != e.port || nh.connected() != adj.connected) continue;
       if (!nh.connected()) {
         const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
-        // An adjacency kept unresolved (VALID=0) holds next-hops whose
-        // neighbours failed since, and a failed neighbour has no MAC any more.
-        const bool failed_since = !e.valid() && n && !NeighUsable(n->state) && n->mac == MacAddr{};
-        if (!n || (n->mac != e.dst_mac && !failed_since)) continue;
+        const bool held = Kept(e) && FailedSince(nh) && shown.count({single[id], c});
+        if (!held && (!n || n->mac != e.dst_mac)) continue;
         bound_[nh] = adj;
       }
       named = true;

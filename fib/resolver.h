@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,12 +98,29 @@ class Resolver {
 
   // Warm start, before the first Resolve: gives each code the adjacency its
   // device entry names (CONNECTED+port, or MAC+port) when a live next-hop
-  // has it (connected on that port, or a gateway whose neighbour on that
-  // port, in any state, has that MAC; for an entry kept unresolved, VALID=0,
-  // also a gateway whose neighbour has failed since and lost its MAC); two
+  // has it: connected on that port, or a gateway whose neighbour on that
+  // port, in any state, has that MAC. An entry kept unresolved (VALID=0)
+  // held gateways whose neighbours failed, and the kernel reports a failed
+  // neighbour without its MAC, as it does one that never resolved: such a
+  // gateway on its port is taken only where the device shows the entry held
+  // it — the gateway's space written with the entry's code (`shown`). Two
   // entries naming one adjacency: the lower code takes it. Returns the codes
   // adopted.
-  int Adopt(const std::vector<regs::NexthopEntry>& device_nexthop);
+  //
+  // What Adopt asks the device about kept entries: which of their codes it
+  // answers these groups' space with. A failed next-hop answers only the
+  // group it is the single path of (a multipath answer skips unresolved
+  // paths), so those are the groups of the failed gateways on the kept
+  // entries' ports. Empty when no entry is kept or no such gateway exists.
+  struct KeptEntryQuestion {
+    std::set<NhgId> groups;
+    std::set<int> codes;  // the kept entries'
+  };
+  KeptEntryQuestion AskAboutKeptEntries(const std::vector<regs::NexthopEntry>& device_nexthop) const;
+  // (group, code): the device answers some address whose longest route is
+  // the group's with the code. None given: no failed gateway is taken.
+  using ShownCodes = std::set<std::pair<NhgId, int>>;
+  int Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const ShownCodes& shown = {});
 
   // --- reporting ----------------------------------------------------------------
   const std::vector<std::optional<Adjacency>>& owners() const { return owners_; }  // by code - 1
@@ -114,6 +132,11 @@ class Resolver {
  private:
   // The neighbour that resolves a gateway next-hop (usable, on the path's port).
   const Neighbor* GatewayNeighbor(const NextHop& nh) const;
+  // A gateway whose neighbour on its port is unusable and without a MAC:
+  // how the kernel reports a FAILED one, whether it ever resolved or not.
+  bool FailedSince(const NextHop& nh) const;
+  // By NhId: the live group whose only path the next-hop is (kNoGroup: none).
+  std::vector<NhgId> SinglePathGroups() const;
   // The adjacency a next-hop resolves to now (nullopt: unresolved or not on a device port).
   std::optional<Adjacency> CurrentAdjacency(const NextHop& nh) const;
   // Its current adjacency, else the last one it resolved to (its weight

@@ -342,6 +342,36 @@ TEST(FibResolver, AdoptionNamesOwnersByMacAndPortOrConnectedAndPort) {
   EXPECT_EQ(*h.res.EntryFor(4, device[4]), device[4]);  // g4 unresolved: VALID=0, same MAC
 }
 
+// A kept entry (VALID=0) held gateways whose neighbours failed since, and
+// the kernel reports every failed neighbour without a MAC: the resolver asks
+// the device about the failed gateways on the entry's port — each one's
+// single-path group, since a multipath answer skips unresolved paths — and
+// binds only those whose space the device shows with the entry's code.
+TEST(FibResolver, AdoptionBindsFailedGatewaysToAKeptEntryOnlyAsTheDeviceShows) {
+  Harness h(Config(2));
+  const NextHop held = Gw("10.0.0.1", 1), never = Gw("10.0.0.9", 1), elsewhere = Gw("10.0.0.5", 2),
+                up = Gw("10.0.0.2", 1);
+  const NhgId held_group = h.Group({held}), never_group = h.Group({never});
+  h.Group({elsewhere});
+  h.Group({up});
+  h.Group({held, never});
+  for (const NextHop& nh : {held, never, elsewhere}) {
+    h.res.UpsertNeighbor(Neighbor{*nh.gateway, MacAddr{}, nh.port, NeighState::kFailed});
+  }
+  h.SetNeighbor(up, 2);
+  std::vector<regs::NexthopEntry> device(4);
+  device[1] = {Mac(1), 1, 0};  // kept: held's MAC before it failed
+  device[2] = {Mac(2), 1, regs::kNexthopValid};
+  const Resolver::KeptEntryQuestion q = h.res.AskAboutKeptEntries(device);
+  EXPECT_EQ(q.codes, std::set<int>{1});
+  EXPECT_EQ(q.groups, (std::set<NhgId>{held_group, never_group}));  // no kept entry on port 2
+  EXPECT_EQ(h.res.Adopt(device, {{held_group, 1}, {never_group, 2}}), 2);
+  EXPECT_EQ(h.res.CodeOf(held), 1);
+  EXPECT_EQ(h.res.CodeOf(never), 0);
+  EXPECT_EQ(h.res.CodeOf(up), 2);
+  EXPECT_EQ(h.res.CodeOf(elsewhere), 0);
+}
+
 TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
   Harness h(Config(2));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});

@@ -442,6 +442,9 @@ void ExpectRestartWritesNothing(Harness& first, const std::function<void(Harness
   EXPECT_TRUE(changed == before.end()) << "the BAR changed at byte " << (changed - before.begin());
 }
 
+// What the device does with a destination now.
+HwDecision DeviceAnswer(Harness& h, const char* addr) { return HwLookup(h.mem().data(), h.mem().size(), A(addr)); }
+
 // A neighbour that failed keeps its next-hop's code with the entry VALID=0
 // (its space punts; one write restores it). The kernel then reports the
 // neighbour FAILED without a MAC; a restart with that unchanged must adopt
@@ -469,6 +472,77 @@ TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
     table(h);
     h.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
     h.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  }, 2);
+}
+
+// A kept VALID=0 entry held only the next-hops that resolved to it before
+// their neighbour failed. Another gateway on its port whose neighbour failed
+// without ever resolving left its space at code 0 (punt). After a restart
+// the kernel reports both neighbours FAILED without a MAC: only the device
+// tells them apart — here its SRAM (frrdiff soak, seed 16447697085535: the
+// restart bound every such gateway and rewrote 16,388 /24s from code 0 to 1).
+TEST(FibPush, RestartBindsOnlyTheFailedNextHopsTheDeviceShowsOnAKeptEntry) {
+  auto table = [](Harness& h) {
+    h.Route("10.1.0.0/16", {Via("192.0.2.2", 1)});  // resolved, then failed
+    h.Route("10.2.0.0/16", {Via("192.0.2.9", 1)});  // never resolved
+    h.Route("10.3.0.0/16", {Via("192.0.2.3", 2)});
+  };
+  Harness first;
+  first.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  first.Neighbor("192.0.2.9", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  first.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+  table(first);
+  COMMIT(first, "resolved");
+  first.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  COMMIT(first, "failed");
+  ASSERT_STREQ(DeviceAnswer(first, "10.1.0.5").why, "nexthop-invalid") << "its code was not kept VALID=0";
+  ASSERT_EQ(DeviceAnswer(first, "10.2.0.5").code, 0);
+
+  ExpectRestartWritesNothing(first, [&](Harness& h) {
+    table(h);
+    h.Neighbor("192.0.2.3", "02:00:00:00:00:03", 2);
+    h.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+    h.Neighbor("192.0.2.9", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  }, 2);
+}
+
+// The same for IPv6 routes, which only the TCAM can tell apart — it may
+// answer a route in part, and one entry may answer several routes. The kept
+// code answers fe80::2's /40 past a route of the same router's IPv4 address
+// at its start (one adjacency, one code, no entry of its own), and that
+// address's /48 inside fe80::9's /40, whose own space punts.
+TEST(FibPush, RestartBindsOnlyTheFailedNextHopsTheTcamShowsOnAKeptEntry) {
+  auto table = [](Harness& h) {
+    h.Route("2001:db8:100::/40", {Via("fe80::2", 1)});  // resolved, then failed
+    h.Route("2001:db8:100::/48", {Via("192.0.2.2", 1)});
+    h.Route("2001:db8:300::/48", {Via("fe80::3", 2)});
+    h.Route("2001:db8:200::/40", {Via("fe80::9", 1)});  // never resolved
+    h.Route("2001:db8:200::/48", {Via("192.0.2.2", 1)});
+  };
+  auto failed = [](Harness& h) {
+    h.Neighbor("fe80::2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+    h.Neighbor("192.0.2.2", "00:00:00:00:00:00", 1, NeighState::kFailed);
+    h.Neighbor("fe80::9", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  };
+  Harness first;
+  first.Neighbor("fe80::2", "02:00:00:00:00:02", 1);
+  first.Neighbor("192.0.2.2", "02:00:00:00:00:02", 1);
+  first.Neighbor("fe80::9", "00:00:00:00:00:00", 1, NeighState::kFailed);
+  first.Neighbor("fe80::3", "02:00:00:00:00:03", 2);
+  table(first);
+  COMMIT(first, "resolved");
+  failed(first);
+  COMMIT(first, "failed");
+  for (const char* kept : {"2001:db8:100::5", "2001:db8:101::5", "2001:db8:200::5"}) {
+    ASSERT_STREQ(DeviceAnswer(first, kept).why, "nexthop-invalid") << kept;
+  }
+  ASSERT_EQ(DeviceAnswer(first, "2001:db8:300::5").port, 2);
+  ASSERT_EQ(DeviceAnswer(first, "2001:db8:201::5").code, 0);
+
+  ExpectRestartWritesNothing(first, [&](Harness& h) {
+    table(h);
+    h.Neighbor("fe80::3", "02:00:00:00:00:03", 2);
+    failed(h);
   }, 2);
 }
 
