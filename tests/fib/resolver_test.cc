@@ -349,24 +349,26 @@ TEST(FibResolver, AdoptionNamesOwnersByMacAndPortOrConnectedAndPort) {
 // binds only those whose space the device shows with the entry's code.
 TEST(FibResolver, AdoptionBindsFailedGatewaysToAKeptEntryOnlyAsTheDeviceShows) {
   Harness h(Config(2));
-  const NextHop held = Gw("10.0.0.1", 1), never = Gw("10.0.0.9", 1), elsewhere = Gw("10.0.0.5", 2),
-                up = Gw("10.0.0.2", 1);
-  const NhgId held_group = h.Group({held}), never_group = h.Group({never});
+  const NextHop held = Gw("10.0.0.1", 1), held3 = Gw("10.0.0.3", 1), never = Gw("10.0.0.9", 1),
+                elsewhere = Gw("10.0.0.5", 2), up = Gw("10.0.0.2", 1);
+  const NhgId held_group = h.Group({held}), held3_group = h.Group({held3}), never_group = h.Group({never});
   h.Group({elsewhere});
   h.Group({up});
   h.Group({held, never});
-  for (const NextHop& nh : {held, never, elsewhere}) {
+  for (const NextHop& nh : {held, held3, never, elsewhere}) {
     h.res.UpsertNeighbor(Neighbor{*nh.gateway, MacAddr{}, nh.port, NeighState::kFailed});
   }
   h.SetNeighbor(up, 2);
   std::vector<regs::NexthopEntry> device(4);
   device[1] = {Mac(1), 1, 0};  // kept: held's MAC before it failed
   device[2] = {Mac(2), 1, regs::kNexthopValid};
+  device[3] = {Mac(3), 1, 0};  // kept: held3's
   const Resolver::KeptEntryQuestion q = h.res.AskAboutKeptEntries(device);
-  EXPECT_EQ(q.codes, std::set<int>{1});
-  EXPECT_EQ(q.groups, (std::set<NhgId>{held_group, never_group}));  // no kept entry on port 2
-  EXPECT_EQ(h.res.Adopt(device, {{held_group, 1}, {never_group, 2}}), 2);
+  EXPECT_EQ(q.codes, (std::set<int>{1, 3}));
+  EXPECT_EQ(q.groups, (std::set<NhgId>{held_group, held3_group, never_group}));  // no kept entry on port 2
+  EXPECT_EQ(h.res.Adopt(device, {{held_group, 1}, {held3_group, 3}, {never_group, 2}}), 3);
   EXPECT_EQ(h.res.CodeOf(held), 1);
+  EXPECT_EQ(h.res.CodeOf(held3), 3);
   EXPECT_EQ(h.res.CodeOf(never), 0);
   EXPECT_EQ(h.res.CodeOf(up), 2);
   EXPECT_EQ(h.res.CodeOf(elsewhere), 0);
