@@ -307,6 +307,23 @@ class FpmInlineKernelObjectTest : public FpmFluxRefusedTest {
     ASSERT_EQ(Device(kPrefix), via5);
     ASSERT_EQ(fpm->in_flux(), 0u);
   }
+  // zebra's inline route via k1 and k2 agrees with the kernel's route by
+  // group 40 = {41, 42}.
+  void AgreeOnGroupOfK1AndK2() {
+    KernelObject(k1);
+    KernelObject(k2);
+    KernelObject(Group(40, {41, 42}));
+    Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
+    Kernel(ByObject(kPrefix, 40));
+    ASSERT_EQ(SortedDevice(kPrefix), via1and5);
+  }
+  // The kernel deletes object 41 and drops it from group 40, announcing the
+  // group and not the routes using it.
+  void KernelDeletesK1() {
+    NlNexthop del = k1;
+    del.del = true;
+    KernelObject(del);
+  }
   std::optional<std::vector<NextHop>> SortedDevice(const std::string& p) {
     auto d = Device(p);
     if (d) std::sort(d->begin(), d->end());
@@ -361,15 +378,8 @@ TEST_F(FpmInlineKernelObjectTest, ZebrasInlineFrameReadFirstEndsInItsPathsAtTheK
 // up) and the kernel dropped it from the group, announcing the group and
 // not the routes using it. The device follows the group.
 TEST_F(FpmInlineKernelObjectTest, AnInlineRouteFollowsTheKernelsGroupLosingAMemberWithoutARouteMessage) {
-  KernelObject(k1);
-  KernelObject(k2);
-  KernelObject(Group(40, {41, 42}));
-  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
-  Kernel(ByObject(kPrefix, 40));
-  ASSERT_EQ(SortedDevice(kPrefix), via1and5);
-  NlNexthop del = k1;
-  del.del = true;
-  KernelObject(del);
+  AgreeOnGroupOfK1AndK2();
+  KernelDeletesK1();
   EXPECT_EQ(Device(kPrefix), via5);
   // zebra's frame without k1 agrees again.
   Fpm(InlineRoute(kPrefix, {k2.path}));
@@ -384,16 +394,9 @@ TEST_F(FpmInlineKernelObjectTest, AnInlineRouteFollowsTheKernelsGroupLosingAMemb
 // included). The stale copy follows the kernel's group too, and a replay of
 // zebra's old paths does not bring the lost member back.
 TEST_F(FpmInlineKernelObjectTest, AStaleInlineRouteFollowsTheKernelsGroupLosingAMemberBeforeTheReplay) {
-  KernelObject(k1);
-  KernelObject(k2);
-  KernelObject(Group(40, {41, 42}));
-  Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));
-  Kernel(ByObject(kPrefix, 40));
-  ASSERT_EQ(SortedDevice(kPrefix), via1and5);
+  AgreeOnGroupOfK1AndK2();
   fpm->MarkAllStale();  // zebra's connection is gone
-  NlNexthop del = k1;
-  del.del = true;
-  KernelObject(del);
+  KernelDeletesK1();
   EXPECT_EQ(Device(kPrefix), via5) << "the stale route still sent flows to k1, which the kernel's group lost";
   Fpm(InlineRoute(kPrefix, {k1.path, k2.path}));  // the new zebra replays its predecessor's paths
   EXPECT_EQ(Device(kPrefix), via5) << "the replay brought k1 back while the kernel's group lacks it";
