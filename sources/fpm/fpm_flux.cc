@@ -195,7 +195,37 @@ void FpmTable::FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone) {
 
 void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) {
   FluxOfKernelObjects(ids, true);
+  KernelRoutesGoneWith(ids);
   RecheckKernelNhUsers(ids, true);
+}
+
+// zebra deletes an object once its routes moved off it — in the kernel. When
+// the kernel refused a route's move (zebra logs "Route install failed", and
+// FRR 8.4 sends nothing over FPM for it), FPM's route still names the
+// object; deleting it deletes the kernel's route, silently for IPv4 (and for
+// IPv6 with nexthop_compat_mode=0), and the kernel forwards by the cover.
+// The device did not: it forwarded along the deleted object until zebra's
+// own deletion of it reached FPM, then punted (frrdiff, FIBSYNC_SEED=
+// 138807682517951 FRRDIFF_NHG=1: a restart then wrote the cover's code, as
+// the kernel forwards). Such a route, which agreed with the kernel (not in
+// flux: the kernel source reads route and object events in order, so a move
+// the kernel took was read before the deletion), is now a prefix the kernel
+// holds no route for. A walk only when a deleted object still has users.
+void FpmTable::KernelRoutesGoneWith(const std::set<uint32_t>& ids) {
+  if (std::none_of(ids.begin(), ids.end(), [&](uint32_t id) { return users_.count(id) != 0; })) return;
+  std::vector<std::pair<Prefix, uint8_t>> gone;
+  refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
+    if (ref.stale || (ref.set & kInlineBit) || !ids.count(ref.set)) return;  // stale: DropStaleUsing
+    if (flux_.empty() || !flux_.count(p)) gone.emplace_back(p, ref.protocol);
+  });
+  for (const auto& [p, protocol] : gone) {
+    KernelRouteView k;
+    k.prefix = p;
+    k.table = options_.table;
+    k.deleted = true;
+    k.protocol = protocol;
+    KernelWord(k);
+  }
 }
 
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {

@@ -155,8 +155,10 @@ class FpmTable {
   // again, and prefixes in flux whose kernel route is by it follow it.
   void KernelObjectAdded(uint32_t id);
   // The kernel deleted zebra's objects `ids`, and with them, silently, the
-  // kernel routes using them: prefixes in flux whose kernel route was by one
-  // have no kernel route now (fpm_flux.h). One pass over the flux entries.
+  // kernel routes using them: prefixes in flux whose kernel route was by one,
+  // and FPM's routes by one that agreed with the kernel, have no kernel route
+  // now (fpm_flux.h). One pass over the flux entries, and one over the routes
+  // when a deleted object still has routes naming it.
   void KernelObjectsGone(const std::set<uint32_t>& ids);
   // Bytes held per structure (bench, status): routes, next-hop objects, inline sets.
   struct Memory {
@@ -227,6 +229,10 @@ class FpmTable {
   // The prefixes in flux whose kernel route is by one of `ids` get the
   // kernel's new word (`gone`: the kernel deleted the objects, and the routes with them).
   void FluxOfKernelObjects(const std::set<uint32_t>& ids, bool gone);
+  // FPM's routes by one of `ids` that agreed with the kernel: the kernel
+  // deleted them with the object (zebra deleted it after a move the kernel
+  // refused), so they are in flux with no kernel route (fpm_flux.cc).
+  void KernelRoutesGoneWith(const std::set<uint32_t>& ids);
   bool Agrees(const std::optional<FpmRouteRef>& fpm, const FpmFluxEntry& kernel) const;
   uint64_t DigestOf(uint32_t set) const;
   bool IsPlaceholder(uint32_t set) const;

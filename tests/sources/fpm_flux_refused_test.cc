@@ -169,6 +169,60 @@ TEST_F(FpmFluxRefusedTest, FormCTheKernelDeletedTheRouteAtARefusedUpdate) {
   EXPECT_EQ(Device("198.19.7.0/24"), std::nullopt);
 }
 
+// FIBSYNC_SEED=138807682517951 FRRDIFF_NHG=1 (a restart with the host
+// unchanged wrote 198.18.0.0/24's cover code): zebra moved a static off
+// object 24, the kernel refused the move (zebra sends nothing over FPM for
+// it), and zebra deleted object 24 — the kernel deleted the old route with
+// it, silently, and forwards by the cover. So does the device, whichever of
+// the kernel's deletion and zebra's frame fibnicd reads first; before, it
+// forwarded along the deleted object until zebra's frame, then punted.
+class FpmObjectDeletedUnderARouteTest : public FpmFluxRefusedTest {
+ protected:
+  void AgreeOnObject24() {
+    KernelObject(k3);
+    FpmObject(k3);
+    Fpm(ByObject(kPrefix, 24));
+    Kernel(ByObject(kPrefix, 24));
+    ASSERT_EQ(Device(kPrefix), via5);
+  }
+  NlNexthop Deleted24() const {
+    NlNexthop del = k3;
+    del.del = true;
+    return del;
+  }
+  const std::string kPrefix = "198.18.0.0/24";
+};
+
+TEST_F(FpmObjectDeletedUnderARouteTest, TheKernelsDeletionReadFirstLeavesThePrefixToTheCover) {
+  AgreeOnObject24();
+  KernelObject(Deleted24());
+  EXPECT_EQ(Device(kPrefix), std::nullopt) << "forwarded along an object the kernel deleted with its route";
+  FpmObject(Deleted24());
+  EXPECT_EQ(Device(kPrefix), std::nullopt) << "punted where the kernel forwards by the cover";
+}
+
+TEST_F(FpmObjectDeletedUnderARouteTest, ZebrasDeletionReadFirstPuntsUntilTheKernelsThenTheCover) {
+  AgreeOnObject24();
+  FpmObject(Deleted24());
+  EXPECT_EQ(Device(kPrefix), host) << "a route naming an object FPM no longer holds";
+  KernelObject(Deleted24());
+  EXPECT_EQ(Device(kPrefix), std::nullopt) << "punted where the kernel forwards by the cover";
+}
+
+// zebra's usual order — the routes moved in the kernel, then the object
+// deleted — leaves nothing in flux and follows FPM's route.
+TEST_F(FpmObjectDeletedUnderARouteTest, AMoveTheKernelTookIsNotTakenForADeletion) {
+  AgreeOnObject24();
+  KernelObject(k0);
+  FpmObject(k0);
+  Kernel(ByObject(kPrefix, 30));
+  KernelObject(Deleted24());
+  Fpm(ByObject(kPrefix, 30));
+  FpmObject(Deleted24());
+  EXPECT_EQ(Device(kPrefix), via1);
+  EXPECT_EQ(fpm->in_flux(), 0u);
+}
+
 // Form (a) and the forwarding divergence of FIBSYNC_SEED=101640212860585
 // (2001:db8:100:1::/64 there, by a held object via k0):
 // zebra replays a route it selected whose install the kernel refused (or

@@ -229,15 +229,40 @@ TEST_F(FpmSourceReplay, KernelNexthopDeletionWhileZebraIsAwayTakesItsRoutesOff) 
     z.Send(BuildRouteMessage(r));
     z.Route("10.2.0.0/16");
     ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 2 && !Stats().replaying; }, 5s));
-    OnLoop([&] { source->KernelNexthopDeleted(19); });  // zebra is there: its word follows over FPM
-    OnLoop([] {});  // after the posted drop
-    EXPECT_TRUE(Has("10.1.0.0/16"));
     z.Close();
   }
   ASSERT_TRUE(testing::WaitFor([&] { return !Stats().connected; }, 5s));
   OnLoop([&] { source->KernelNexthopDeleted(19); });
   ASSERT_TRUE(testing::WaitFor([&] { return !Has("10.1.0.0/16"); }, 2s));
   EXPECT_TRUE(Has("10.2.0.0/16"));
+  EXPECT_EQ(Stats().routes, 1u) << "the stale route stayed in the table";
+}
+
+// With zebra connected the kernel's deletion is followed too — the kernel
+// forwards by the cover, so does the device (zebra deleted the object under
+// a route whose move the kernel refused: FpmObjectDeletedUnderARouteTest) —
+// but FPM's route stays in the table until zebra's own word on it.
+TEST_F(FpmSourceReplay, KernelNexthopDeletionWithZebraThereLeavesTheRouteToTheCoverUntilZebrasWord) {
+  FpmSourceConfig cfg;
+  cfg.stale_hold = 300ms;
+  Start(cfg);
+  FakeZebra z(source->port());
+  NlNexthop g;
+  g.id = 19;
+  g.path = Via("192.0.2.1", 10);
+  z.Send(BuildNexthopMessage(g));
+  NlRoute r = InlineRoute("10.1.0.0/16", {});
+  r.nh_id = 19;
+  z.Send(BuildRouteMessage(r));
+  ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 1 && !Stats().replaying && Has("10.1.0.0/16"); }, 5s));
+  OnLoop([&] { source->KernelNexthopDeleted(19); });
+  OnLoop([] {});  // after the posted burst
+  EXPECT_FALSE(Has("10.1.0.0/16"));
+  EXPECT_EQ(Stats().routes, 1u);
+  r.del = true;
+  z.Send(BuildRouteMessage(r));
+  ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 0; }, 5s));
+  EXPECT_FALSE(Has("10.1.0.0/16"));
 }
 
 // Start-up (issue #14 6(a)): with zebra's routes in the kernel, the FPM
