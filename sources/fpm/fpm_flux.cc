@@ -218,14 +218,16 @@ void FpmTable::KernelRoutesGoneWith(const std::set<uint32_t>& ids) {
     if (ref.stale || (ref.set & kInlineBit) || !ids.count(ref.set)) return;  // stale: DropStaleUsing
     if (flux_.empty() || !flux_.count(p)) gone.emplace_back(p, ref.protocol);
   });
-  for (const auto& [p, protocol] : gone) {
-    KernelRouteView k;
-    k.prefix = p;
-    k.table = options_.table;
-    k.deleted = true;
-    k.protocol = protocol;
-    KernelWord(k);
-  }
+  for (const auto& [p, protocol] : gone) KernelWordGone(p, protocol);
+}
+
+void FpmTable::KernelWordGone(const Prefix& p, uint8_t protocol) {
+  KernelRouteView gone;
+  gone.prefix = p;
+  gone.table = options_.table;
+  gone.deleted = true;
+  gone.protocol = protocol;
+  KernelWord(gone);
 }
 
 void FpmTable::TouchFluxOfGroups(FrameWork& work) {
@@ -336,12 +338,7 @@ bool FpmTable::DumpShownBefore(const Prefix& p) {
 }
 
 void FpmTable::DumpDidNotShow(const Prefix& p, uint8_t protocol) {
-  KernelRouteView gone;
-  gone.prefix = p;
-  gone.table = options_.table;
-  gone.deleted = true;
-  gone.protocol = protocol;
-  KernelWord(gone);
+  KernelWordGone(p, protocol);
   ++counts_.kernel_dump_gone;
 }
 

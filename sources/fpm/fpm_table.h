@@ -268,6 +268,7 @@ class FpmTable {
   // (nullopt when the kernel source holds no such object).
   std::optional<FpmFluxEntry> KernelObjectEntry(uint32_t id) const;
   void KernelWord(const KernelRouteView& k);  // KernelRoute's work
+  void KernelWordGone(const Prefix& p, uint8_t protocol);  // KernelWord: the kernel holds no route for p
   // The kernel dump in progress showed p: its ref and flux entry are marked.
   void MarkDumpShown(const Prefix& p);
   // Whether a ref FPM creates for p now starts marked: the dump showed p

@@ -112,6 +112,17 @@ class FpmSourceReplay : public ::testing::Test {
     });
     return p.get_future().get();
   }
+  // zebra's next-hop object 19 and 10.1.0.0/16 by it; returns the route.
+  static NlRoute SendRouteByObject19(FakeZebra& z) {
+    NlNexthop g;
+    g.id = 19;
+    g.path = Via("192.0.2.1", 10);
+    z.Send(BuildNexthopMessage(g));
+    NlRoute r = InlineRoute("10.1.0.0/16", {});
+    r.nh_id = 19;
+    z.Send(BuildRouteMessage(r));
+    return r;
+  }
   void TearDown() override {
     if (source) OnLoop([&] { source->Stop(); });
     work.reset();
@@ -220,13 +231,7 @@ TEST_F(FpmSourceReplay, KernelNexthopDeletionWhileZebraIsAwayTakesItsRoutesOff) 
   Start(cfg);
   {
     FakeZebra z(source->port());
-    NlNexthop g;
-    g.id = 19;
-    g.path = Via("192.0.2.1", 10);
-    z.Send(BuildNexthopMessage(g));
-    NlRoute r = InlineRoute("10.1.0.0/16", {});
-    r.nh_id = 19;
-    z.Send(BuildRouteMessage(r));
+    SendRouteByObject19(z);
     z.Route("10.2.0.0/16");
     ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 2 && !Stats().replaying; }, 5s));
     z.Close();
@@ -247,13 +252,7 @@ TEST_F(FpmSourceReplay, KernelNexthopDeletionWithZebraThereLeavesTheRouteToTheCo
   cfg.stale_hold = 300ms;
   Start(cfg);
   FakeZebra z(source->port());
-  NlNexthop g;
-  g.id = 19;
-  g.path = Via("192.0.2.1", 10);
-  z.Send(BuildNexthopMessage(g));
-  NlRoute r = InlineRoute("10.1.0.0/16", {});
-  r.nh_id = 19;
-  z.Send(BuildRouteMessage(r));
+  NlRoute r = SendRouteByObject19(z);
   ASSERT_TRUE(testing::WaitFor([&] { return Stats().routes == 1 && !Stats().replaying && Has("10.1.0.0/16"); }, 5s));
   OnLoop([&] { source->KernelNexthopDeleted(19); });
   OnLoop([] {});  // after the posted burst
