@@ -212,13 +212,12 @@ void FpmTable::KernelObjectsGone(const std::set<uint32_t>& ids) {
 // the kernel took was read before the deletion), is now a prefix the kernel
 // holds no route for. A walk only when a deleted object still has users.
 void FpmTable::KernelRoutesGoneWith(const std::set<uint32_t>& ids) {
-  if (std::none_of(ids.begin(), ids.end(), [&](uint32_t id) { return users_.count(id) != 0; })) return;
-  std::vector<std::pair<Prefix, uint8_t>> gone;
-  refs_.Walk(0, refs_.size(), [&](const Prefix& p, FpmRouteRef& ref) {
-    if (ref.stale || (ref.set & kInlineBit) || !ids.count(ref.set)) return;  // stale: DropStaleUsing
-    if (flux_.empty() || !flux_.count(p)) gone.emplace_back(p, ref.protocol);
+  if (!AnyUsed(ids)) return;
+  std::vector<Prefix> gone;
+  refs_.ForEach([&](const Prefix& p, uint32_t set, bool stale) {  // stale ones: DropStaleUsing
+    if (!stale && !(set & kInlineBit) && ids.count(set) && (flux_.empty() || !flux_.count(p))) gone.push_back(p);
   });
-  for (const auto& [p, protocol] : gone) KernelWordGone(p, protocol);
+  for (const Prefix& p : gone) KernelWordGone(p, refs_.Find(p)->protocol);
 }
 
 void FpmTable::KernelWordGone(const Prefix& p, uint8_t protocol) {

@@ -415,9 +415,7 @@ size_t FpmTable::SweepStale(const KernelHolds& kernel_holds) {
 }
 
 size_t FpmTable::DropStaleUsing(const std::set<uint32_t>& ids) {
-  bool used = false;
-  for (uint32_t id : ids) used = used || users_.count(id);
-  if (!used) return 0;
+  if (!AnyUsed(ids)) return 0;
   std::vector<std::pair<Prefix, uint32_t>> gone;
   refs_.ForEach([&](const Prefix& p, uint32_t set, bool stale) {
     if (stale && !(set & kInlineBit) && ids.count(set)) gone.emplace_back(p, set);

@@ -9,6 +9,7 @@
 // the route.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -307,6 +308,9 @@ class FpmTable {
   std::unordered_map<uint32_t, StoredNhg> nhgs_;
   std::unordered_map<uint32_t, std::set<uint32_t>> parents_;  // member id → groups holding it
   std::unordered_map<uint32_t, uint32_t> users_;              // object id → routes naming it (sent or not)
+  bool AnyUsed(const std::set<uint32_t>& ids) const {  // some route names one of them
+    return std::any_of(ids.begin(), ids.end(), [&](uint32_t id) { return users_.count(id) != 0; });
+  }
   std::vector<InlineSet> inline_;                             // by index; refs == 0 = free
   std::vector<uint32_t> inline_free_;
   std::unordered_map<std::string, uint32_t> inline_index_;    // InlineSet::key → index
