@@ -26,7 +26,7 @@ line every N events; default 0 = none), KDIFF_NO_VRF=1 (no VRF events even
 where the kernel has VRF), KDIFF_REQUIRE_VRF=1 (fail unless the
 kernel has VRF and the run checked forwarding answers with every port in it,
 going on past the bounds for that, at most twice KDIFF_SECONDS: the VRF run
-in user-mode Linux, tests/kdiff/uml)."""
+in a virtual machine, tests/vm)."""
 import ipaddress
 import json
 import os
@@ -123,7 +123,10 @@ class Env:
         subprocess.run(["rm", "-rf", self.work])
 
     def sysctl(self, ns, path, value):
-        sh("ip", "netns", "exec", ns, "sh", "-c", "echo %s > /proc/sys/%s" % (value, path))
+        # The value alone, no newline: some kernels (Debian's 6.1.192) answer a
+        # write of net.ipv6.conf.all.ignore_routes_with_linkdown with the count
+        # of the digit only, and the newline's second write fails.
+        sh("ip", "netns", "exec", ns, "sh", "-c", "printf %%s %s > /proc/sys/%s" % (value, path))
         if ns == self.ns:
             self.sysctls[path] = str(value)
 

@@ -1,10 +1,10 @@
-// Issue #14, VRF safety: the FIBNIC has one FIB. The kernel table follows
+// VRF safety: the FIBNIC has one FIB. The kernel table follows
 // main while no FIBNIC port is enslaved to a VRF, the VRF's table when every
 // port is in that one VRF (and it is configured), and punts everything when
 // the ports are split or the VRF's table is not followed — never main's
 // routes for a VRF's traffic. Fed with link and route messages as the kernel
 // sends them (this machine's kernel may lack VRF; the kernel harness checks
-// the real thing in user-mode Linux: kdiff_kernel_vrf_uml, tests/kdiff/uml).
+// the real thing in a virtual machine: kdiff_kernel_vrf_vm, tests/vm).
 #include "sources/kernel/kernel_table.h"
 
 #include <gtest/gtest.h>
