@@ -5,7 +5,12 @@
 # split between them (IPv4 and IPv6), and a host behind each peer whose probe
 # traffic crosses the router — in the "hardware" when the FIBNIC holds the
 # route, through the host kernel when it punts. Everything lives in network
-# namespaces named lab-*; nothing touches the host's own network.
+# namespaces named after the instance (LAB_NAME, default "lab": lab-r,
+# lab-emu, lab-p0, lab-h0, ...); nothing touches the host's own network.
+# Each instance owns only what it made: the namespaces it created and the
+# processes it started, recorded in its LAB_DIR (default /run/fibnic-LAB_NAME),
+# and `down` removes those alone — so two labs with different names (a test
+# beside a bench, or beside your own) run side by side.
 #
 #   lab/lab.sh [run] [--routes N] [--code-bits 2|4] [--web-port P]
 #        up, wait for Ctrl-C, print counters every few seconds, tear down
@@ -17,6 +22,8 @@
 #                            stop a daemon (SIGTERM, or SIGKILL: a crash) and
 #                            start it again as up did, its log appended (zebra:
 #                            bgpd restarts with it, as under watchfrr)
+#   LAB_NAME=NAME            the instance (letters, digits, '-'; default lab,
+#                            or the last part of LAB_DIR without "fibnic-")
 #   --wire card|direct       card (the default once build/bin/fibnic-emu exists):
 #                            the wires cross the software FIBNIC; direct: the
 #                            peers' links end on the router's interfaces
@@ -32,7 +39,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${FIBNIC_BIN:-$root/build/bin}
-LAB_DIR=${LAB_DIR:-/run/fibnic-lab}
+if [ -z "${LAB_NAME:-}" ]; then
+  LAB_NAME=lab
+  [ -n "${LAB_DIR:-}" ] && LAB_NAME=$(basename "$LAB_DIR") && LAB_NAME=${LAB_NAME#fibnic-}
+fi
+[[ "$LAB_NAME" =~ ^[a-zA-Z0-9][a-zA-Z0-9-]{0,23}$ ]] || {
+  echo "lab.sh: LAB_NAME '$LAB_NAME': letters, digits and '-', at most 24" >&2; exit 2; }
+LAB_DIR=${LAB_DIR:-/run/fibnic-$LAB_NAME}
 peers=3
 routes=0
 # 4-bit codes (15 next-hops): each peer is a dual-stack router whose IPv4 and
@@ -76,19 +89,49 @@ say() { echo "lab: $*"; }
 ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
 vtysh_r() { vtysh --vty_socket "$LAB_DIR/frr" "$@"; }
 
+# What this instance made, recorded as it made it: $LAB_DIR/netns (one
+# namespace a line) and $LAB_DIR/procs ("NAME PID START": START is the
+# process's start time, so a pid the system gave to someone else since is
+# never killed).
+start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+ours() {  # ours PID START: still the process this lab started
+  [ -n "$2" ] && [ "$(start_time "$1")" = "$2" ]
+}
+add_ns() {
+  if ip netns list | awk '{print $1}' | grep -qxF "$1"; then
+    echo "lab: a namespace '$1' exists and is not this lab's (another lab named '$LAB_NAME'? set LAB_NAME)" >&2
+    exit 1
+  fi
+  echo "$1" >>"$LAB_DIR/netns"
+  ip netns add "$1"
+}
+
 down() {
-  local pids=()
-  for f in "$LAB_DIR"/*.pid; do
-    [ -f "$f" ] || continue
-    pids+=("$(cat "$f")")
-  done
-  [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null || true
+  [ -d "$LAB_DIR" ] || return 0
+  local name pid start alive=() n
+  if [ -f "$LAB_DIR/procs" ]; then
+    while read -r name pid start; do
+      ours "$pid" "$start" && alive+=("$pid")
+    done <"$LAB_DIR/procs"
+  fi
+  [ ${#alive[@]} -gt 0 ] && kill "${alive[@]}" 2>/dev/null || true
   # zebra removing a full table from the kernel takes a while: wait, then force.
-  for _ in $(seq 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.1; done
-  [ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null || true
-  pkill -f "fibnic-emu --bar $LAB_DIR/" 2>/dev/null || true
-  sleep 0.3
-  for n in $(ip netns list | awk '/^lab-/ {print $1}'); do ip netns del "$n"; done
+  for _ in $(seq 100); do
+    [ ${#alive[@]} -gt 0 ] && kill -0 "${alive[@]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ ${#alive[@]} -gt 0 ] && kill -KILL "${alive[@]}" 2>/dev/null || true
+  if [ -f "$LAB_DIR/netns" ]; then
+    while read -r n; do
+      # Whatever still runs inside this lab's namespaces is this lab's
+      # (children of the daemons it started, a relay's connections).
+      local inside
+      inside=$(ip netns pids "$n" 2>/dev/null || true)
+      [ -n "$inside" ] && kill -KILL $inside 2>/dev/null || true
+    done <"$LAB_DIR/netns"
+    sleep 0.3
+    while read -r n; do ip netns del "$n" 2>/dev/null || true; done <"$LAB_DIR/netns"
+  fi
   rm -rf "$LAB_DIR"
 }
 
@@ -98,6 +141,7 @@ spawn() {
   local name=$1; shift
   "$@" >>"$LAB_DIR/$name.log" 2>&1 &
   echo $! >"$LAB_DIR/$name.pid"
+  echo "$name $! $(start_time $!)" >>"$LAB_DIR/procs"
 }
 
 wait_for() {  # wait_for SECONDS WHAT COMMAND...
@@ -225,21 +269,21 @@ YAML
 start_fibnicd() {
   local lines=0
   [ -f "$LAB_DIR/fibnicd.log" ] && lines=$(wc -l <"$LAB_DIR/fibnicd.log")
-  spawn fibnicd ip netns exec lab-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
+  spawn fibnicd ip netns exec $LAB_NAME-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
   # A restart with zebra's routes in the kernel waits for zebra's replay (sources.fpm.initial_wait, 120 s).
   wait_for 180 "fibnicd" sh -c "tail -n +$((lines + 1)) '$LAB_DIR/fibnicd.log' | grep -q 'ready:'"
 }
 
 start_zebra() {
   rm -f "$LAB_DIR/frr/zebra.vty"
-  spawn zebra ip netns exec lab-r /usr/lib/frr/zebra -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/zebra.pid" \
+  spawn zebra ip netns exec $LAB_NAME-r /usr/lib/frr/zebra -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/zebra.pid" \
     -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -M dplane_fpm_nl
   wait_for 15 "zebra" test -S "$LAB_DIR/frr/zebra.vty"
 }
 
 start_bgpd() {
   rm -f "$LAB_DIR/frr/bgpd.vty"
-  spawn bgpd ip netns exec lab-r /usr/lib/frr/bgpd -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/bgpd.pid" \
+  spawn bgpd ip netns exec $LAB_NAME-r /usr/lib/frr/bgpd -f "$LAB_DIR/frr/frr.conf" -i "$LAB_DIR/frr/bgpd.pid" \
     -z "$LAB_DIR/frr/zserv.api" --vty_socket "$LAB_DIR/frr" -u frr -g frr -P 0
   wait_for 15 "bgpd" test -S "$LAB_DIR/frr/bgpd.vty"
 }
@@ -272,57 +316,59 @@ up() {
   down
   mkdir -p "$LAB_DIR/frr"
   chown frr:frr "$LAB_DIR/frr"
+  : >"$LAB_DIR/netns"
+  : >"$LAB_DIR/procs"
   say "splitting the real table between $peers peers${routes:+ (limit $routes)}"
   split_table
 
-  ip netns add lab-r
-  ns lab-r ip link set lo up
+  add_ns $LAB_NAME-r
+  ns $LAB_NAME-r ip link set lo up
   if [ "$wire" = card ]; then
-    ip netns add lab-emu
-    ns lab-emu ip link set lo up
+    add_ns $LAB_NAME-emu
+    ns $LAB_NAME-emu ip link set lo up
     # The card's namespace forwards nothing itself: no addresses, no IPv6.
-    ns lab-emu sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    ns $LAB_NAME-emu sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
   fi
-  ns lab-r sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+  ns $LAB_NAME-r sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
   for k in $(seq 0 $((peers - 1))); do
-    ip netns add lab-p$k
-    ip netns add lab-h$k
-    for n in lab-p$k lab-h$k; do ns $n ip link set lo up; done
+    add_ns $LAB_NAME-p$k
+    add_ns $LAB_NAME-h$k
+    for n in $LAB_NAME-p$k $LAB_NAME-h$k; do ns $n ip link set lo up; done
     if [ "$wire" = card ]; then
       # host side of port k: h<k> (router) <-> e<k> (card); wire k: w<k> (card) <-> rt (peer k)
-      ip link add h$k netns lab-r type veth peer name e$k netns lab-emu
-      ns lab-emu ip link set e$k up
-      ip link add w$k netns lab-emu type veth peer name rt netns lab-p$k
-      ns lab-emu ip link set w$k up
+      ip link add h$k netns $LAB_NAME-r type veth peer name e$k netns $LAB_NAME-emu
+      ns $LAB_NAME-emu ip link set e$k up
+      ip link add w$k netns $LAB_NAME-emu type veth peer name rt netns $LAB_NAME-p$k
+      ns $LAB_NAME-emu ip link set w$k up
       # A veth hands its peer frames whose TCP/UDP checksum is left to
       # "hardware" (CHECKSUM_PARTIAL) and TCP segments up to 64 KiB (TSO); the
       # card copies bytes through packet sockets, so every sender computes its
       # checksums and segments itself, like in front of a real wire.
-      no_offload lab-r h$k
-      no_offload lab-p$k rt
+      no_offload $LAB_NAME-r h$k
+      no_offload $LAB_NAME-p$k rt
     else
-      ip link add h$k netns lab-r type veth peer name rt netns lab-p$k
+      ip link add h$k netns $LAB_NAME-r type veth peer name rt netns $LAB_NAME-p$k
     fi
-    ns lab-r ip link set h$k address 02:fb:00:00:00:0$k up
-    ns lab-r ip addr add 10.$k.0.2/24 dev h$k
-    ns lab-r ip addr add fd00:$k::2/64 dev h$k nodad
-    ns lab-p$k ip link set rt address 02:be:00:00:00:0$k up
-    ns lab-p$k ip addr add 10.$k.0.1/24 dev rt
-    ns lab-p$k ip addr add fd00:$k::1/64 dev rt nodad
+    ns $LAB_NAME-r ip link set h$k address 02:fb:00:00:00:0$k up
+    ns $LAB_NAME-r ip addr add 10.$k.0.2/24 dev h$k
+    ns $LAB_NAME-r ip addr add fd00:$k::2/64 dev h$k nodad
+    ns $LAB_NAME-p$k ip link set rt address 02:be:00:00:00:0$k up
+    ns $LAB_NAME-p$k ip addr add 10.$k.0.1/24 dev rt
+    ns $LAB_NAME-p$k ip addr add fd00:$k::1/64 dev rt nodad
     # peer k <-> its host
-    ip link add lan netns lab-p$k type veth peer name eth0 netns lab-h$k
-    ns lab-p$k ip link set lan up
-    ns lab-p$k ip addr add 198.18.$k.1/24 dev lan
-    ns lab-p$k ip addr add fd10:$k::1/64 dev lan nodad
-    ns lab-p$k sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-    ns lab-p$k ip route add default via 10.$k.0.2
-    ns lab-p$k ip -6 route add default via fd00:$k::2
-    ns lab-h$k ip link set eth0 up
-    if [ "$wire" = card ]; then no_offload lab-h$k eth0; no_offload lab-p$k lan; fi
-    ns lab-h$k ip addr add 198.18.$k.2/24 dev eth0
-    ns lab-h$k ip addr add fd10:$k::2/64 dev eth0 nodad
-    ns lab-h$k ip route add default via 198.18.$k.1
-    ns lab-h$k ip -6 route add default via fd10:$k::1
+    ip link add lan netns $LAB_NAME-p$k type veth peer name eth0 netns $LAB_NAME-h$k
+    ns $LAB_NAME-p$k ip link set lan up
+    ns $LAB_NAME-p$k ip addr add 198.18.$k.1/24 dev lan
+    ns $LAB_NAME-p$k ip addr add fd10:$k::1/64 dev lan nodad
+    ns $LAB_NAME-p$k sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+    ns $LAB_NAME-p$k ip route add default via 10.$k.0.2
+    ns $LAB_NAME-p$k ip -6 route add default via fd00:$k::2
+    ns $LAB_NAME-h$k ip link set eth0 up
+    if [ "$wire" = card ]; then no_offload $LAB_NAME-h$k eth0; no_offload $LAB_NAME-p$k lan; fi
+    ns $LAB_NAME-h$k ip addr add 198.18.$k.2/24 dev eth0
+    ns $LAB_NAME-h$k ip addr add fd10:$k::2/64 dev eth0 nodad
+    ns $LAB_NAME-h$k ip route add default via 198.18.$k.1
+    ns $LAB_NAME-h$k ip -6 route add default via fd10:$k::1
   done
 
   say "starting fibnicd (file-backed FIBNIC at $LAB_DIR/bar0.img)"
@@ -333,7 +379,7 @@ up() {
     say "starting fibnic-emu on the wire ports"
     local ports=()
     for k in $(seq 0 $((peers - 1))); do ports+=(--port "$k=w$k" --host "$k=e$k"); done
-    spawn emu ip netns exec lab-emu "$bin/fibnic-emu" --bar "$LAB_DIR/bar0.img" "${ports[@]}"
+    spawn emu ip netns exec $LAB_NAME-emu "$bin/fibnic-emu" --bar "$LAB_DIR/bar0.img" "${ports[@]}"
     wait_for 10 "fibnic-emu" grep -q "forwarding" "$LAB_DIR/emu.log"
   fi
 
@@ -349,13 +395,13 @@ up() {
     for k in $(seq 0 $((peers - 1))); do peer start $k; done
   fi
 
-  say "probes: lab-h0 pings lab-h1 and lab-h2 (IPv4 and IPv6)"
-  spawn probe4 ip netns exec lab-h0 ping -i 0.2 -W 1 198.18.1.2
-  spawn probe6 ip netns exec lab-h0 ping -6 -i 0.2 -W 1 fd10:2::2
+  say "probes: $LAB_NAME-h0 pings $LAB_NAME-h1 and $LAB_NAME-h2 (IPv4 and IPv6)"
+  spawn probe4 ip netns exec $LAB_NAME-h0 ping -i 0.2 -W 1 198.18.1.2
+  spawn probe6 ip netns exec $LAB_NAME-h0 ping -6 -i 0.2 -W 1 fd10:2::2
 
   # The dashboard, reachable from this host: a loopback relay into lab-r.
   spawn web socat TCP-LISTEN:"$web_port",bind=127.0.0.1,reuseaddr,fork \
-    EXEC:"ip netns exec lab-r socat STDIO TCP\:127.0.0.1\:8080"
+    EXEC:"ip netns exec $LAB_NAME-r socat STDIO TCP\:127.0.0.1\:8080"
   local how="packets cross the software FIBNIC (fibnic-emu)"
   [ "$wire" = direct ] && how="no card (fibnic-emu not built): the router's kernel forwards, the BAR shows what the FIBNIC would hold"
   cat <<MSG
@@ -364,13 +410,14 @@ lab: up. The FIBNIC's routes come from FRR (BGP from 3 peers) and the kernel; $h
   status    : $bin/fibnicctl --server 127.0.0.1:$web_port status
   a lookup  : $bin/fibnicctl --server 127.0.0.1:$web_port lookup 198.18.1.2
   BGP       : vtysh --vty_socket $LAB_DIR/frr -c 'show bgp summary'
-  counters  : $0 status      (state and logs in $LAB_DIR)
+  counters  : $([ "$LAB_NAME" = lab ] || echo "LAB_NAME=$LAB_NAME ")$0 status      (state and logs in $LAB_DIR)
+  namespaces: $LAB_NAME-r (router), $LAB_NAME-p0..2 (peers), $LAB_NAME-h0..2 (hosts)$([ "$wire" = card ] && echo ", $LAB_NAME-emu (card)")
 MSG
 }
 
 peer() {  # peer start|stop K
   case "$1" in
-    start) spawn p$2-bird ip netns exec lab-p$2 bird -f -c "$LAB_DIR/p$2-bird.conf" -s "$LAB_DIR/p$2-bird.ctl" ;;
+    start) spawn p$2-bird ip netns exec $LAB_NAME-p$2 bird -f -c "$LAB_DIR/p$2-bird.conf" -s "$LAB_DIR/p$2-bird.ctl" ;;
     stop) [ -f "$LAB_DIR/p$2-bird.pid" ] && kill "$(cat "$LAB_DIR/p$2-bird.pid")" && rm -f "$LAB_DIR/p$2-bird.pid" ;;
     *) echo "lab.sh: peer start|stop K" >&2; exit 2 ;;
   esac
@@ -378,8 +425,8 @@ peer() {  # peer start|stop K
 
 status() {
   local s m
-  s=$(ns lab-r "$bin/fibnicctl" --json status 2>/dev/null || true)
-  m=$(ns lab-r curl -s --max-time 5 http://127.0.0.1:8080/metrics 2>/dev/null || true)
+  s=$(ns $LAB_NAME-r "$bin/fibnicctl" --json status 2>/dev/null || true)
+  m=$(ns $LAB_NAME-r curl -s --max-time 5 http://127.0.0.1:8080/metrics 2>/dev/null || true)
   python3 - "$s" "$m" <<'PY'
 import json, re, sys
 try:

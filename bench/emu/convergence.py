@@ -5,7 +5,7 @@ Peer 1 announces (birdc enable) and withdraws (birdc disable) its host's LAN,
 198.18.1.0/24 and fd10:1::/64, while host 0 sends a numbered UDP probe to
 host 1 in both families every millisecond. In the same run, from the peer's
 action (t0):
-  kernel  the router's kernel has the route (rtnetlink RTM_NEWROUTE in lab-r;
+  kernel  the router's kernel has the route (rtnetlink RTM_NEWROUTE in the router namespace;
           withdrawal: RTM_DELROUTE);
   hw      the first probe host 1 receives that the card forwarded
           (withdrawal: the last one). A probe the router's kernel forwarded
@@ -175,6 +175,7 @@ def routes(path):
 class Lab:
     def __init__(self, a):
         self.dir = os.environ["LAB_DIR"]
+        self.name = os.environ["LAB_NAME"]
         self.bin = os.path.join(a.build, "bin")
         self.procs = []
 
@@ -205,7 +206,7 @@ class Lab:
         self.procs = []
 
     def birdc(self, cmd):
-        subprocess.run(["ip", "netns", "exec", "lab-p1", "birdc", "-s", self.files("p1-bird.ctl"), *cmd.split()],
+        subprocess.run(["ip", "netns", "exec", self.name + "-p1", "birdc", "-s", self.files("p1-bird.ctl"), *cmd.split()],
                        check=True, stdout=subprocess.DEVNULL)
 
     def forwarded(self, port):  # the card's PORT_COUNTERS[port].forwarded, as the BAR holds it
@@ -222,7 +223,7 @@ class Lab:
             return False
 
     def kernel_has(self, fam):
-        out = subprocess.run(["ip", "netns", "exec", "lab-r", "ip", f"-{fam}", "route", "show",
+        out = subprocess.run(["ip", "netns", "exec", self.name + "-r", "ip", f"-{fam}", "route", "show",
                               f"{PREFIX[fam][0]}/{PREFIX[fam][1]}"], capture_output=True, text=True)
         return bool(out.stdout.strip())
 
@@ -285,6 +286,7 @@ def phase(lab, fams, announce):
 
 
 def run(a):
+    os.environ.setdefault("LAB_NAME", "bench-emu")
     os.environ.setdefault("LAB_DIR", "/run/fibnic-bench-emu")
     os.environ["FIBNIC_BIN"] = os.path.join(a.build, "bin")
     os.environ["LAB_START_PEERS"] = "1"
@@ -304,10 +306,10 @@ def run(a):
                    lambda: lab.kernel_has(4) and lab.kernel_has(6) and lab.hw_forwards(4), 180)
         time.sleep(3)
         fams = (4, 6) if lab.hw_forwards(6) else (4,)
-        lab.spawn("lab-r", "routes", lab.files("conv-routes.txt"), ready=lab.files("conv-routes.txt"))
-        lab.spawn("lab-emu", "capture", "e1", lab.files("conv-kernel.txt"), ready=lab.files("conv-kernel.txt"))
-        lab.spawn("lab-h1", "capture", "eth0", lab.files("conv-arrive.txt"), ready=lab.files("conv-arrive.txt"))
-        lab.spawn("lab-h0", "send", lab.files("conv-send.txt"), ready=lab.files("conv-send.txt"))
+        lab.spawn(lab.name + "-r", "routes", lab.files("conv-routes.txt"), ready=lab.files("conv-routes.txt"))
+        lab.spawn(lab.name + "-emu", "capture", "e1", lab.files("conv-kernel.txt"), ready=lab.files("conv-kernel.txt"))
+        lab.spawn(lab.name + "-h1", "capture", "eth0", lab.files("conv-arrive.txt"), ready=lab.files("conv-arrive.txt"))
+        lab.spawn(lab.name + "-h0", "send", lab.files("conv-send.txt"), ready=lab.files("conv-send.txt"))
         phase(lab, fams, announce=False)
         results = {True: [], False: []}
         for _ in range(a.trials):

@@ -195,6 +195,7 @@ def main():
     ap.add_argument("--quiet", type=float, default=3.0)
     ap.add_argument("--limit", type=float, default=900.0)
     ap.add_argument("--run", help="shell command that starts the phase, run once the watch is set up")
+    ap.add_argument("--netns", default="lab-r", help="the router's namespace (lab/lab.sh's LAB_NAME-r)")
     ap.add_argument("--bar-tool", required=True)
     ap.add_argument("--bar", required=True)
     ap.add_argument("--ports", nargs="+", default=["h0=0", "h1=1", "h2=2"])
@@ -214,7 +215,7 @@ def main():
     # message per route (a peer's loss), so its deletion stamps the kernel.
     s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
     s.setblocking(False)
-    cmp = FibCompare("lab-r", a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
+    cmp = FibCompare(a.netns, a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
     api = ApiPoller(a.api)
     api.start()
 

@@ -20,7 +20,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/bench/frr"
 build=$(cd "${1:-$root/build}" && pwd)
 export FIBNIC_BIN="$build/bin"
-export LAB_DIR=${LAB_DIR:-/run/fibnic-bench-frr}
+export LAB_NAME=${LAB_NAME:-bench-frr} LAB_DIR=${LAB_DIR:-/run/fibnic-bench-frr}
 # What outlives the lab (torn down at exit): each phase's JSON, stack dumps of a stall.
 out_dir=${FRR_BENCH_OUT:-/tmp/fibnic-bench-frr.$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out_dir"
@@ -45,10 +45,10 @@ fibnicd_mem() {  # resident peak anonymous file-backed BAR-mapping, MB
   echo "$(mb "$1" VmRSS) $(mb "$1" VmHWM) $(mb "$1" RssAnon) $(mb "$1" RssFile) $(mapped_mb "$1" "$LAB_DIR/bar0.img")"
 }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
-status_json() { ip netns exec lab-r "$FIBNIC_BIN/fibnicctl" --json status; }
+status_json() { ip netns exec "$LAB_NAME-r" "$FIBNIC_BIN/fibnicctl" --json status; }
 updates() { status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sources"]["pipeline"]["updates_received"])'; }
 bar_written() {
-  ip netns exec lab-r curl -s --max-time 30 http://127.0.0.1:8080/metrics |
+  ip netns exec "$LAB_NAME-r" curl -s --max-time 30 http://127.0.0.1:8080/metrics |
     awk '$1 == "fibnic_bar_bytes_written_total" { printf "%d", $2 }'
 }
 
@@ -59,10 +59,10 @@ phase() {  # phase KEY NAME COMMAND [route_watch options]
   shift 3
   [[ "$phases" == *" $key "* ]] || return 0
   log_from=$(($(wc -l <"$LAB_DIR/fibnicd.log") + 1))
-  out=$(cd "$here" && ip netns exec lab-r python3 route_watch.py --run "$cmd" --bar-tool "$bar_tool" \
+  out=$(cd "$here" && ip netns exec "$LAB_NAME-r" python3 route_watch.py --netns "$LAB_NAME-r" --run "$cmd" --bar-tool "$bar_tool" \
     --bar "$LAB_DIR/bar0.img" --pid-file "$LAB_DIR/fibnicd.pid" --stall-bound "$api_bound" \
     --stall-dump "$out_dir/stall-$key.txt" "$@")
-  check=$(cd "$here" && python3 bar_check.py lab-r "$bar_tool" "$LAB_DIR/bar0.img" "$LAB_DIR/table.txt" "$check_sample" h0=0 h1=1 h2=2)
+  check=$(cd "$here" && python3 bar_check.py "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" "$LAB_DIR/table.txt" "$check_sample" h0=0 h1=1 h2=2)
   echo "$out" >"$out_dir/phase-$key.json"
   echo "$check" >"$out_dir/check-$key.json"
   python3 - "$name" "$out" "$check" "$api_bound" "$key" <<'PY' || failures+=("$name")
@@ -115,11 +115,11 @@ phase zebra "zebra crash + restart" "'$lab' restart zebra --kill" --min-kernel-r
 # fibnicd's memory once more at the end of its life (bgpd and zebra restarts
 # behind it), before the restart phase starts a new one.
 end_mem=$(fibnicd_mem "$fibnicd_pid")
-gen0=$(ip netns exec lab-r "$bar_tool" "$LAB_DIR/bar0.img" <<<gen)
+gen0=$(ip netns exec "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" <<<gen)
 cp "$LAB_DIR/bar0.img" "$LAB_DIR/bar0.before"
 phase fibnicd "fibnicd restart" "'$lab' restart fibnicd" --no-kernel --quiet 5
 if [[ "$phases" == *" fibnicd "* ]]; then
-  echo "    fibnicd restart: GENERATION $gen0 -> $(ip netns exec lab-r "$bar_tool" "$LAB_DIR/bar0.img" <<<gen);" \
+  echo "    fibnicd restart: GENERATION $gen0 -> $(ip netns exec "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" <<<gen);" \
     "the new fibnicd wrote $(bar_written) bytes to the BAR; $(cmp -l "$LAB_DIR/bar0.before" "$LAB_DIR/bar0.img" | wc -l) bytes differ"
 fi
 echo "dev/krn = device time / kernel time; dev-ms = how many ms the device's last write came after the kernel's last change"

@@ -10,7 +10,7 @@
 set -euo pipefail
 bin=$1
 src=$2
-export FIBNIC_BIN=$bin LAB_DIR=/run/fibnic-lab-emu-test LAB_START_PEERS=0
+export FIBNIC_BIN=$bin LAB_NAME=labe-$$ LAB_DIR=/run/fibnic-labe-$$ LAB_START_PEERS=0
 lab="$src/lab/lab.sh"
 ctl="$bin/fibnicctl"
 frames="$src/tests/lab/frames.py"
@@ -26,7 +26,7 @@ fail() {
   tail -n 5 "$LAB_DIR"/emu.log "$LAB_DIR"/fibnicd.log 2>/dev/null || true
   exit 1
 }
-r() { ip netns exec lab-r "$@"; }
+r() { ip netns exec "$LAB_NAME-r" "$@"; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 hw() { "$ctl" lookup "$1" --bar "$bar" --json | jq -r "$2"; }  # hw ADDRESS JQ-FILTER
 counter() {  # counter PORT NAME: the emulator's PORT_COUNTERS as the BAR holds them
@@ -58,7 +58,7 @@ grep -q forwarding "$LAB_DIR/emu.log" || fail "fibnic-emu did not start"
 # Peer 2 also announces 198.18.0.0/16 and drops what it gets for host 1's
 # LAN: when peer 1 withdraws 198.18.1.0/24, the probe's traffic moves there.
 echo "route 198.18.0.0/16 unreachable;" >>"$LAB_DIR/p2-v4.conf"
-ip netns exec lab-p2 ip route add blackhole 198.18.1.0/24
+ip netns exec "$LAB_NAME-p2" ip route add blackhole 198.18.1.0/24
 for k in 0 1 2; do "$lab" peer start $k; done
 
 want=$(($(awk '$2 ~ /^10\./' "$LAB_DIR/table.txt" | wc -l) + 4))  # + the three LANs + the /16
@@ -84,9 +84,9 @@ echo "converged: kernel $have BGP routes; the device forwards 198.18.1.2 to port
 # side of the wire every frame has TTL 64 - 2 (peer 0, the card), a valid
 # header checksum and the router's port-1 MAC as source.
 n=300
-capture lab-p1 rt "$LAB_DIR/cap-fwd.txt"
+capture "$LAB_NAME-p1" rt "$LAB_DIR/cap-fwd.txt"
 fwd0=$(counter 0 forwarded); tx1=$(counter 1 tx); kf0=$(kernel_forwarded)
-ip netns exec lab-h0 python3 "$frames" udp 198.18.1.2 40001 $n 64 0.002
+ip netns exec "$LAB_NAME-h0" python3 "$frames" udp 198.18.1.2 40001 $n 64 0.002
 sleep 0.5
 stop_captures
 fwd=$(($(counter 0 forwarded) - fwd0)); tx=$(($(counter 1 tx) - tx1)); kf=$(($(kernel_forwarded) - kf0))
@@ -99,12 +99,12 @@ echo "$n datagrams: card forwarded $fwd on port 0 (tx $tx on port 1), router ker
 
 # 2. What the card punts reaches the router's kernel, which answers or forwards.
 ttl0=$(counter 0 drop_ttl)
-out=$(ip netns exec lab-h0 ping -c 2 -t 2 -W 2 198.18.1.2 2>&1 || true)
+out=$(ip netns exec "$LAB_NAME-h0" ping -c 2 -t 2 -W 2 198.18.1.2 2>&1 || true)
 grep -q "From 10.0.0.2.*Time to live exceeded" <<<"$out" || fail "TTL 1 at the card: no time exceeded from the router: $out"
 [ $(($(counter 0 drop_ttl) - ttl0)) -ge 2 ] || fail "drop_ttl on port 0 did not count the TTL-1 frames"
 echo "TTL 1: punted (drop_ttl counted), the router's kernel answers time exceeded"
-ip netns exec lab-h0 ping -c 2 -W 2 10.1.0.2 >/dev/null || fail "no answer from the router's own address 10.1.0.2"
-ip netns exec lab-h0 ping -6 -c 2 -W 2 fd00:1::2 >/dev/null || fail "no answer from the router's own address fd00:1::2"
+ip netns exec "$LAB_NAME-h0" ping -c 2 -W 2 10.1.0.2 >/dev/null || fail "no answer from the router's own address 10.1.0.2"
+ip netns exec "$LAB_NAME-h0" ping -6 -c 2 -W 2 fd00:1::2 >/dev/null || fail "no answer from the router's own address fd00:1::2"
 echo "to the host: the router answers 10.1.0.2 and fd00:1::2 through the card's punt path"
 # A /25 to another next-hop inside peer 2's 198.18.2.0/24: the device cannot
 # hold it, so the whole /24 punts and the kernel forwards host 2's half.
@@ -113,7 +113,7 @@ r ip route add 198.18.2.128/25 via 10.0.0.1
 for _ in $(seq 40); do [ "$(hw 198.18.2.2 .hardware.forward)" = false ] && break; sleep 0.25; done
 [ "$(hw 198.18.2.2 .hardware.forward)" = false ] || fail "the device still forwards 198.18.2.0/24 around a kernel /25"
 punt0=$(counter 0 punted); kf0=$(kernel_forwarded)
-ip netns exec lab-h0 ping -c 5 -i 0.2 -W 2 198.18.2.2 >/dev/null || fail "no ping to 198.18.2.2 through the router's kernel"
+ip netns exec "$LAB_NAME-h0" ping -c 5 -i 0.2 -W 2 198.18.2.2 >/dev/null || fail "no ping to 198.18.2.2 through the router's kernel"
 kf=$(($(kernel_forwarded) - kf0)); punted=$(($(counter 0 punted) - punt0))
 [ "$kf" -ge 5 ] && [ "$punted" -ge 5 ] || fail "/25: card punted $punted, kernel forwarded $kf (want >= 5 each)"
 r ip route del 198.18.2.128/25 via 10.0.0.1
@@ -123,12 +123,12 @@ echo "longer than /24: with a /25 inside it the device punts 198.18.2.0/24, the 
 # that prefix leaving the card must go where the router's routes send it at
 # that moment: peer 1 until the kernel switches (plus the device's batch
 # delay and push), peer 2 from the withdrawal on, peer 0 never.
-for k in 0 1 2; do capture lab-p$k rt "$LAB_DIR/cap-move$k.txt"; done
-ip netns exec lab-h0 ping -i 0.01 -W 1 198.18.1.2 >/dev/null 2>&1 &
+for k in 0 1 2; do capture "$LAB_NAME-p$k" rt "$LAB_DIR/cap-move$k.txt"; done
+ip netns exec "$LAB_NAME-h0" ping -i 0.01 -W 1 198.18.1.2 >/dev/null 2>&1 &
 ping_pid=$!
 sleep 1.5
 t_withdraw=$(date +%s.%N)
-ip netns exec lab-p1 birdc -s "$LAB_DIR/p1-bird.ctl" disable lan4 >/dev/null
+ip netns exec "$LAB_NAME-p1" birdc -s "$LAB_DIR/p1-bird.ctl" disable lan4 >/dev/null
 t_kernel=
 for _ in $(seq 500); do
   if r ip route get 198.18.1.2 | grep -q "via 10.2.0.1"; then t_kernel=$(date +%s.%N); break; fi

@@ -10,14 +10,14 @@
 set -euo pipefail
 bin=$1
 src=$2
-export FIBNIC_BIN=$bin LAB_DIR=/run/fibnic-lab-test
+export FIBNIC_BIN=$bin LAB_NAME=labt-$$ LAB_DIR=/run/fibnic-labt-$$
 lab="$src/lab/lab.sh"
 ctl="$bin/fibnicctl"
 fail() { echo "FAIL: $*"; tail -n 20 "$LAB_DIR"/fibnicd.log 2>/dev/null || true; exit 1; }
 trap '"$lab" down >/dev/null 2>&1 || true' EXIT
 
 "$lab" up --routes 3000 --web-port 18481 --wire direct >/dev/null
-r() { ip netns exec lab-r "$@"; }
+r() { ip netns exec "$LAB_NAME-r" "$@"; }
 
 # Converged: the kernel has every peer's prefixes and fibnicd has pushed them.
 want=$(awk '$2 ~ /^10\./' "$LAB_DIR/table.txt" | wc -l)
@@ -60,7 +60,7 @@ for k in 0 1 2; do
 done
 echo "90 sampled prefixes agree with the kernel; $forwarded forwarded by the device"
 [ "$forwarded" -ge 60 ] || fail "only $forwarded of 90 sampled prefixes offloaded"
-ip netns exec lab-h0 ping -c 2 -W 2 198.18.1.2 >/dev/null || fail "no ping from host 0 to host 1 across the router"
+ip netns exec "$LAB_NAME-h0" ping -c 2 -W 2 198.18.1.2 >/dev/null || fail "no ping from host 0 to host 1 across the router"
 
 # Peer 1 goes away: once the kernel no longer routes its prefixes to it, the
 # device must not either.
