@@ -103,6 +103,36 @@ Counters Counters::Decode(const uint8_t* p) {
   return c;
 }
 
+ExtCounters ExtCounters::Decode(const uint8_t* p) {
+  ExtCounters c;
+  for (int i = 0; i < kExtCounterCount; ++i) c.v[i] = GetLe64(p + 8 * i);
+  return c;
+}
+
+std::array<uint8_t, 8 * kExtCounterCount> ExtCounters::Encode() const {
+  std::array<uint8_t, 8 * kExtCounterCount> out{};
+  for (int i = 0; i < kExtCounterCount; ++i) PutLe64(out.data() + 8 * i, v[i]);
+  return out;
+}
+
+WireParams DecodeWireParams(const uint8_t* bar0) {
+  WireParams w;
+  const uint32_t window = GetLe32(bar0 + kOffCaps2) & 0xffff;
+  if (window != 0) w.tx_window = static_cast<uint16_t>(window);
+  const uint32_t mp = GetLe32(bar0 + kOffMaxPayload);
+  if (mp != 0) {
+    // Largest power of two not above the value, within [64, 4096].
+    uint32_t p2 = kMaxPayloadDefault;
+    while (p2 * 2 <= mp && p2 * 2 <= kMaxPayloadMax) p2 *= 2;
+    w.max_payload = p2;
+  }
+  const uint32_t rl = GetLe32(bar0 + kOffRetryLimit);
+  if (rl != 0) w.retry_limit = rl > kRetryLimitMax ? kRetryLimitMax : rl;
+  const uint32_t t = GetLe32(bar0 + kOffRetxTimeoutNs);
+  if (t != 0) w.retx_timeout_ns = t;
+  return w;
+}
+
 LocalRegs DecodeLocalRegs(const uint8_t* bar0) {
   LocalRegs r;
   r.control = GetLe32(bar0 + kOffControl);

@@ -43,6 +43,56 @@ inline constexpr int kCounterCount = 6;
 inline constexpr const char* kCounterNames[kCounterCount] = {
     "tx_writes", "rx_writes", "rx_denied", "retransmits", "acks", "errors_sent"};
 
+// Wire-protocol registers in space v1.0 left reserved (docs/contract/IPNUMA.md,
+// "BAR0 additions for the wire protocol"). Every one reads 0 on a device that
+// predates them, and 0 always means the documented default, so a v1.0 reader
+// and a v1.0 device both stay correct; VERSION is unchanged.
+inline constexpr uint32_t kOffCaps2 = 0x000010;  // RO [15:0] tx window (packets unacked per peer)
+inline constexpr uint32_t kOffMaxPayload = 0x000040;  // RW u32 bytes per WRITE packet
+inline constexpr uint32_t kOffRetryLimit = 0x000044;  // RW u32 retransmissions before peer down
+inline constexpr uint16_t kTxWindowDefault = 64;
+inline constexpr uint32_t kMaxPayloadDefault = 64;   // one write-combined TLP (thesis 3.3.2)
+inline constexpr uint32_t kMaxPayloadMax = 4096;     // PCIe Length field limit (1024 DW)
+inline constexpr uint32_t kRetryLimitDefault = 8;
+inline constexpr uint32_t kRetryLimitMax = 255;
+
+// Extended counters: sixteen u64 after the six of v1.0, one per drop reason
+// the wire protocol adds, so every dropped or refused packet is counted once.
+inline constexpr uint32_t kOffExtCounters = 0x000200;
+enum ExtCounter : int {
+  kTxUnmapped = 0,      // BAR2 store to an unmapped page or an invalid PC ID: not sent
+  kTxPeerDownRefused,   // packet refused because its peer is down
+  kTxDisabled,          // packet refused because CONTROL.enable is 0
+  kTxReads,             // READ_REQUEST packets sent (first transmissions)
+  kAcksReceived,        // ACKs (and the ack part of ERROR/READ_COMPLETION) taken by the sender
+  kErrorsReceived,      // ERROR packets received
+  kPeersDown,           // peers marked down after the retry limit
+  kRxMalformed,         // datagrams the codec rejected (dropped, no reply)
+  kRxDuplicate,         // requests already applied (re-ACKed, never re-applied)
+  kRxOutOfOrder,        // requests after a gap (dropped, no reply)
+  kRxStaleEpoch,        // requests of a reset stream (dropped, no reply)
+  kRxNoPeerState,       // new source while the receive-state table is full
+  kRxDisabled,          // requests dropped because CONTROL.enable is 0
+  kRxReads,             // READ_REQUESTs answered with data
+  kRxReadsDenied,       // READ_REQUESTs answered with zeros + DENIED
+  kExtReserved15,
+  kExtCounterCount
+};
+inline constexpr const char* kExtCounterNames[kExtCounterCount] = {
+    "tx_unmapped",     "tx_peer_down_refused", "tx_disabled",     "tx_reads",
+    "acks_received",   "errors_received",      "peers_down",      "rx_malformed",
+    "rx_duplicate",    "rx_out_of_order",      "rx_stale_epoch",  "rx_no_peer_state",
+    "rx_disabled",     "rx_reads",             "rx_reads_denied", "reserved15"};
+// Index of each v1.0 counter in Counters::v.
+enum BaseCounter : int { kTxWrites = 0, kRxWrites, kRxDenied, kRetransmits, kAcks, kErrorsSent };
+
+// Per-PC-ID peer state: one u32 per PC ID entry. bit0 DOWN (RO: the stream to
+// that PC ID's IPv4 address passed the retry limit). Writing 1 to bit0 resets
+// the stream (clears DOWN, drops unacked packets, starts a new epoch).
+inline constexpr uint32_t kOffPeerState = 0x004000;  // + 4i
+inline constexpr uint32_t kPeerStateStride = 4;
+inline constexpr uint32_t kPeerStateDown = 1u << 0;
+
 inline constexpr uint32_t kOffPcid = 0x010000;  // + 16i
 inline constexpr uint32_t kPcidStride = 16;
 inline constexpr uint32_t kOffRegion = 0x020000;  // + 32i
@@ -64,6 +114,8 @@ inline constexpr uint8_t kRegionValid = 1u << 0;
 // region table starts; the region table ends where the page map starts).
 inline constexpr uint32_t kMaxPcidEntries = (kOffRegion - kOffPcid) / kPcidStride;
 inline constexpr uint32_t kMaxRegionEntries = (kOffPagemap - kOffRegion) / kRegionStride;
+static_assert(kOffPeerState + kPeerStateStride * kMaxPcidEntries <= kOffPcid, "PEER_STATE overlaps PCID");
+static_assert(kOffExtCounters + 8 * kExtCounterCount <= kOffPeerState, "counters overlap PEER_STATE");
 
 struct Caps {
   uint32_t pages = 262'144;       // CAPS0: 1 GiB page region
@@ -148,9 +200,30 @@ struct Counters {
   bool operator==(const Counters&) const = default;
 };
 
+struct ExtCounters {
+  std::array<uint64_t, kExtCounterCount> v{};
+  static ExtCounters Decode(const uint8_t* p);  // 128 bytes at kOffExtCounters
+  std::array<uint8_t, 8 * kExtCounterCount> Encode() const;
+  bool operator==(const ExtCounters&) const = default;
+};
+
+// The wire-protocol parameters, with a register's 0 read as its default, the
+// payload rounded down to a power of two in [64, 4096] and the retry limit
+// capped at 255 (a device never runs with a window of 0 or a payload that
+// could cross a 4 KiB page). RETX_TIMEOUT_NS 0 reads as 3 us.
+struct WireParams {
+  uint16_t tx_window = kTxWindowDefault;
+  uint32_t max_payload = kMaxPayloadDefault;
+  uint32_t retry_limit = kRetryLimitDefault;
+  uint32_t retx_timeout_ns = kRetxTimeoutMinNs;
+  bool operator==(const WireParams&) const = default;
+};
+WireParams DecodeWireParams(const uint8_t* bar0);
+
 // Byte offset of each entry.
 inline constexpr uint32_t PcidOffset(uint32_t i) { return kOffPcid + kPcidStride * i; }
 inline constexpr uint32_t RegionOffset(uint32_t i) { return kOffRegion + kRegionStride * i; }
+inline constexpr uint32_t PeerStateOffset(uint32_t i) { return kOffPeerState + kPeerStateStride * i; }
 inline constexpr uint64_t PagemapOffset(uint32_t p) { return kOffPagemap + uint64_t{kPagemapStride} * p; }
 // Offsets of the 32-bit words whose write order the update rules fix.
 inline constexpr uint32_t kPcidFlagsWord = 8;     // MAC[4..5] | flags | pad
