@@ -69,7 +69,11 @@ Status Sender::Enqueue(uint64_t bar2_offset, std::span<const uint8_t> data, uint
     Status st = enabled ? Resolve(pos, &t) : FailedPrecondition("CONTROL.enable is 0");
     Stream* s = nullptr;
     if (st.ok()) {
-      s = &streams_[t.ip];
+      auto [it, fresh] = streams_.try_emplace(t.ip);
+      // EPOCH_BASE rises across NIC resets, so a receiver that still holds
+      // the previous incarnation's stream takes this one as newer.
+      if (fresh) it->second.epoch = wp.epoch_base;
+      s = &it->second;
       if (s->down) {
         st = Unavailable("peer " + regs::Ipv4String(t.ip) + " (PC ID " + std::to_string(t.pcid) + ") is down");
       }

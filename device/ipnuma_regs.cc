@@ -130,6 +130,7 @@ WireParams DecodeWireParams(const uint8_t* bar0) {
   if (rl != 0) w.retry_limit = rl > kRetryLimitMax ? kRetryLimitMax : rl;
   const uint32_t t = GetLe32(bar0 + kOffRetxTimeoutNs);
   if (t != 0) w.retx_timeout_ns = t;
+  w.epoch_base = static_cast<uint16_t>(GetLe32(bar0 + kOffEpochBase));
   return w;
 }
 

@@ -50,6 +50,7 @@ inline constexpr const char* kCounterNames[kCounterCount] = {
 inline constexpr uint32_t kOffCaps2 = 0x000010;  // RO [15:0] tx window (packets unacked per peer)
 inline constexpr uint32_t kOffMaxPayload = 0x000040;  // RW u32 bytes per WRITE packet
 inline constexpr uint32_t kOffRetryLimit = 0x000044;  // RW u32 retransmissions before peer down
+inline constexpr uint32_t kOffEpochBase = 0x000048;   // RW [15:0] first epoch of every new stream
 inline constexpr uint16_t kTxWindowDefault = 64;
 inline constexpr uint32_t kMaxPayloadDefault = 64;   // one write-combined TLP (thesis 3.3.2)
 inline constexpr uint32_t kMaxPayloadMax = 4096;     // PCIe Length field limit (1024 DW)
@@ -216,6 +217,7 @@ struct WireParams {
   uint32_t max_payload = kMaxPayloadDefault;
   uint32_t retry_limit = kRetryLimitDefault;
   uint32_t retx_timeout_ns = kRetxTimeoutMinNs;
+  uint16_t epoch_base = 0;
   bool operator==(const WireParams&) const = default;
 };
 WireParams DecodeWireParams(const uint8_t* bar0);

@@ -373,6 +373,37 @@ TEST(IpnumaModel, LateDuplicateNeverOverwritesANewerWrite) {
   EXPECT_EQ(p.rx.counters()[regs::kRxStaleEpoch], 1u);
 }
 
+// A restarted sender NIC starts its streams at EPOCH_BASE; the receiver still
+// holds the old incarnation's stream. The rule that ipnumad raises EPOCH_BASE
+// across NIC resets is what keeps the new stream's sequence 0 from being
+// taken for a duplicate.
+TEST(IpnumaModel, RestartedSenderNeedsARaisedEpochBase) {
+  Pair p;
+  uint64_t now = 0;
+  ASSERT_TRUE(p.tx.Store(0, Bytes(128, 0x01)).ok());
+  p.Pump(&now);
+  auto pump = [&](Sender& s) {
+    for (auto& d : s.Poll(now)) {
+      auto reply = p.rx.OnDatagram(kIpA, d.bytes);
+      if (!reply.empty()) {
+        ASSERT_TRUE(s.OnDatagram(kIpB, reply, now).ok());
+      }
+    }
+  };
+  Sender same_epoch(p.a.b);  // EPOCH_BASE still 0: the hazard
+  ASSERT_TRUE(same_epoch.Store(0, Bytes(4, 0x02)).ok());
+  pump(same_epoch);
+  EXPECT_EQ(p.mem[0], 0x01) << "taken as a duplicate of the old sequence 0";
+  EXPECT_EQ(p.rx.counters()[regs::kRxDuplicate], 1u);
+
+  p.a.Put32(regs::kOffEpochBase, 1);
+  Sender raised(p.a.b);
+  ASSERT_TRUE(raised.Store(0, Bytes(4, 0x03)).ok());
+  pump(raised);
+  EXPECT_EQ(p.mem[0], 0x03);
+  EXPECT_EQ(raised.Outstanding(), 0u);
+}
+
 TEST(IpnumaModel, GapIsNotAppliedAndGoBackNFillsIt) {
   Pair p;
   uint64_t now = 0;

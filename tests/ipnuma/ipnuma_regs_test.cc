@@ -136,5 +136,52 @@ TEST(IpnumaRegs, CountersDecode) {
   EXPECT_STREQ(kCounterNames[2], "rx_denied");
 }
 
+// The wire-protocol additions sit in space the v1.0 table leaves free and
+// read 0 as their default (docs/contract/IPNUMA.md, "BAR0 additions").
+TEST(IpnumaRegs, WireProtocolRegistersMatchSpecTable) {
+  EXPECT_EQ(kOffCaps2, 0x000010u);
+  EXPECT_EQ(kOffMaxPayload, 0x000040u);
+  EXPECT_EQ(kOffRetryLimit, 0x000044u);
+  EXPECT_EQ(kOffEpochBase, 0x000048u);
+  EXPECT_EQ(kOffExtCounters, 0x000200u);
+  EXPECT_EQ(kOffExtCounters + 8u * kExtCounterCount, 0x000280u);
+  EXPECT_GE(kOffExtCounters, kOffCounters + 8u * kCounterCount);
+  EXPECT_EQ(PeerStateOffset(0), 0x004000u);
+  EXPECT_EQ(PeerStateOffset(4095), 0x007FFCu);
+  EXPECT_STREQ(kExtCounterNames[kRxDuplicate], "rx_duplicate");
+  EXPECT_STREQ(kExtCounterNames[kTxPeerDownRefused], "tx_peer_down_refused");
+
+  std::vector<uint8_t> bar(0x100, 0);
+  EXPECT_EQ(DecodeWireParams(bar.data()), WireParams{});
+  EXPECT_EQ(DecodeWireParams(bar.data()).max_payload, 64u);
+  EXPECT_EQ(DecodeWireParams(bar.data()).tx_window, 64u);
+  EXPECT_EQ(DecodeWireParams(bar.data()).retry_limit, 8u);
+  EXPECT_EQ(DecodeWireParams(bar.data()).retx_timeout_ns, 3000u);
+  bar[0x10] = 8;                 // CAPS2 window 8
+  bar[0x40] = 100;               // MAX_PAYLOAD 100 -> 64
+  bar[0x44] = 0x2C;              // RETRY_LIMIT 300 -> 255
+  bar[0x45] = 0x01;
+  bar[0x48] = 0x34;              // EPOCH_BASE 0x1234
+  bar[0x49] = 0x12;
+  WireParams w = DecodeWireParams(bar.data());
+  EXPECT_EQ(w.tx_window, 8u);
+  EXPECT_EQ(w.max_payload, 64u);
+  EXPECT_EQ(w.retry_limit, 255u);
+  EXPECT_EQ(w.epoch_base, 0x1234u);
+  bar[0x40] = 0x88;              // 5000 -> 4096
+  bar[0x41] = 0x13;
+  EXPECT_EQ(DecodeWireParams(bar.data()).max_payload, 4096u);
+  bar[0x40] = 0;                 // 1024 exactly
+  bar[0x41] = 0x04;
+  EXPECT_EQ(DecodeWireParams(bar.data()).max_payload, 1024u);
+
+  ExtCounters c;
+  c.v[kRxMalformed] = 0x0102030405060708ull;
+  auto enc = c.Encode();
+  EXPECT_EQ(enc[8 * kRxMalformed], 0x08);  // little-endian
+  EXPECT_EQ(enc[8 * kRxMalformed + 7], 0x01);
+  EXPECT_EQ(ExtCounters::Decode(enc.data()), c);
+}
+
 }  // namespace
 }  // namespace fibnic::ipnuma_regs
