@@ -203,13 +203,15 @@ Status Sender::OnDatagram(uint32_t src_ip, std::span<const uint8_t> bytes, uint6
       const Pending& q = s.q[idx];
       events_.push_back(WriterEvent{WriterEvent::Kind::kDenied, q.pcid, q.bar2_offset, q.bytes, {}});
     }
-  } else if (p.type == wire::PacketType::kReadCompletion && in_window && s.q[idx].is_read) {
+  } else if (p.type == wire::PacketType::kReadCompletion && p.reason != wire::Reason::kNone) {
+    counters_[regs::kErrorsReceived]++;
+  }
+  if (p.type == wire::PacketType::kReadCompletion && in_window && s.q[idx].is_read) {
     const Pending& q = s.q[idx];
     WriterEvent ev{p.reason == wire::Reason::kNone ? WriterEvent::Kind::kReadData : WriterEvent::Kind::kDenied,
                    q.pcid, q.bar2_offset, q.bytes, {}};
     const uint64_t skip = q.tlp.first_byte() - q.tlp.address;
     ev.data.assign(p.payload.begin() + static_cast<long>(skip), p.payload.begin() + static_cast<long>(skip + q.bytes));
-    if (p.reason != wire::Reason::kNone) counters_[regs::kErrorsReceived]++;
     events_.push_back(std::move(ev));
   }
   Ack(s, p.ack_seq, now_ns);
@@ -250,6 +252,8 @@ size_t Sender::Outstanding() const {
 // ---------------------------------------------------------------- Receiver
 
 bool Receiver::Admitted(uint32_t src_ip, uint64_t first, uint64_t end) const {
+  // A region reaching past the memory this model was given is a test set-up
+  // error; refusing is the safe reading (real DMA would reach it).
   if (first < memory_base_ || end > memory_base_ + memory_.size()) return false;
   const regs::Caps c = CapsOf(bar0_);
   for (uint32_t i = 0; i < c.region_entries; ++i) {

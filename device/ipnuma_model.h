@@ -75,8 +75,10 @@ class Sender {
   // Everything due at now_ns: retransmissions of timed-out windows (go-back-N),
   // then new packets while the window has room.
   std::vector<Datagram> Poll(uint64_t now_ns);
-  // An ACK, ERROR or READ_COMPLETION from src_ip (host order). Requests and
-  // malformed datagrams are refused (counted as malformed) and change nothing.
+  // An ACK, ERROR or READ_COMPLETION from src_ip (host order). A malformed
+  // datagram is counted and refused; a request is refused uncounted (it is
+  // the receiver half's); an answer to a stream that is down, reset or
+  // unknown is counted as stale and changes nothing.
   Status OnDatagram(uint32_t src_ip, std::span<const uint8_t> bytes, uint64_t now_ns);
 
   // PEER_STATE[pcid] write of kPeerStateDown: reset the stream to that PC ID's
