@@ -447,6 +447,50 @@ TEST(IpnumaModel, ReadsReturnDataOrZerosWithAnError) {
   EXPECT_EQ(p.tx.counters()[regs::kErrorsReceived], 1u);
 }
 
+TEST(IpnumaModel, WindowEpochWrapMaskAndSparseByteEnables) {
+  // CAPS2 = 4: only four packets go out before an answer.
+  Pair p;
+  p.a.Put32(regs::kOffCaps2, 4);
+  ASSERT_TRUE(p.tx.Store(0, Bytes(640, 0x10)).ok());  // 10 packets
+  EXPECT_EQ(p.tx.Poll(0).size(), 4u);
+  EXPECT_TRUE(p.tx.Poll(0).empty()) << "window full";
+  uint64_t now = 20'000;  // those four were lost: go-back-N resends them, then the rest
+  p.Pump(&now);
+  EXPECT_EQ(p.mem[639], 0x10);
+  EXPECT_EQ(p.tx.Outstanding(), 0u);
+
+  // Epoch 0xFFFF then a reset: 0 is newer modulo 2^16.
+  Pair w;
+  w.a.Put32(regs::kOffEpochBase, 0xFFFF);
+  ASSERT_TRUE(w.tx.Store(0, Bytes(4, 1)).ok());
+  w.Pump(&now);
+  w.tx.ResetPeer(1);
+  ASSERT_TRUE(w.tx.Store(0, Bytes(4, 2)).ok());
+  w.Pump(&now);
+  EXPECT_EQ(w.mem[0], 2);
+  EXPECT_EQ(w.rx.counters()[regs::kRxStaleEpoch], 0u);
+
+  // A region for a /16 admits a second host of that subnet on its own stream.
+  Pair m;
+  m.b.Region(0, kMemBase, kRegionBytes, 0xAC130000, 0xFFFF0000);
+  ASSERT_TRUE(m.tx.Store(8, Bytes(4, 7)).ok());
+  m.Pump(&now, kIpC);
+  EXPECT_EQ(m.mem[8], 7);
+  EXPECT_EQ(m.rx.counters()[regs::kRxDenied], 0u);
+
+  // Sparse first-DW enables (0101) from a packet built by hand: bytes 1 and 3 untouched.
+  wire::Packet pkt;
+  pkt.tlp = wire::TlpHeader::ForBytes(wire::kFmtTypeMWr64, kMemBase + 64, 4);
+  pkt.tlp.first_be = 0x5;
+  pkt.payload = {0xA0, 0xA1, 0xA2, 0xA3};
+  Pair s;
+  std::fill(s.mem.begin(), s.mem.end(), 0xEE);
+  auto reply = s.rx.OnDatagram(kIpA, *wire::Encode(pkt));
+  EXPECT_EQ(wire::Decode(reply)->type, wire::PacketType::kAck);
+  EXPECT_EQ(std::vector<uint8_t>(s.mem.begin() + 64, s.mem.begin() + 68),
+            (std::vector<uint8_t>{0xA0, 0xEE, 0xA2, 0xEE}));
+}
+
 TEST(IpnumaModel, MalformedAndDisabledAreDroppedWithoutReply) {
   Pair p;
   EXPECT_TRUE(p.rx.OnDatagram(kIpA, Bytes(40, 0)).empty());
