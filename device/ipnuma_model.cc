@@ -31,7 +31,7 @@ std::string Hex(uint64_t v) {
 
 // ---------------------------------------------------------------- Sender
 
-const regs::Caps Sender::caps() const { return CapsOf(bar0_); }
+regs::Caps Sender::caps() const { return CapsOf(bar0_); }
 
 Status Sender::Resolve(uint64_t bar2_offset, Target* t) {
   const regs::Caps c = caps();
@@ -44,6 +44,9 @@ Status Sender::Resolve(uint64_t bar2_offset, Target* t) {
   if (!pm.mapped()) return NotFound("page " + std::to_string(page) + " is unmapped");
   if (pm.pcid >= c.pcid_entries) {
     return NotFound("page " + std::to_string(page) + " names PC ID " + std::to_string(pm.pcid) + " beyond the table");
+  }
+  if (regs::PcidOffset(pm.pcid) + regs::kPcidStride > bar0_.size()) {
+    return OutOfRange("PCID[" + std::to_string(pm.pcid) + "] beyond the BAR0 image");
   }
   const auto pe = regs::PcidEntry::Decode(bar0_.data() + regs::PcidOffset(pm.pcid));
   if (!pe.valid()) return NotFound("page " + std::to_string(page) + " names invalid PC ID " + std::to_string(pm.pcid));
@@ -220,7 +223,10 @@ Status Sender::OnDatagram(uint32_t src_ip, std::span<const uint8_t> bytes, uint6
 
 void Sender::ResetPeer(uint16_t pcid) {
   const regs::Caps c = caps();
-  if (pcid == regs::kPcidUnmapped || pcid >= c.pcid_entries) return;
+  if (pcid == regs::kPcidUnmapped || pcid >= c.pcid_entries ||
+      regs::PcidOffset(pcid) + regs::kPcidStride > bar0_.size()) {
+    return;
+  }
   const auto pe = regs::PcidEntry::Decode(bar0_.data() + regs::PcidOffset(pcid));
   auto it = streams_.find(pe.ip);
   if (it == streams_.end()) return;
@@ -237,7 +243,10 @@ void Sender::ResetPeer(uint16_t pcid) {
 
 uint32_t Sender::PeerState(uint16_t pcid) const {
   const regs::Caps c = caps();
-  if (pcid == regs::kPcidUnmapped || pcid >= c.pcid_entries) return 0;
+  if (pcid == regs::kPcidUnmapped || pcid >= c.pcid_entries ||
+      regs::PcidOffset(pcid) + regs::kPcidStride > bar0_.size()) {
+    return 0;
+  }
   const auto pe = regs::PcidEntry::Decode(bar0_.data() + regs::PcidOffset(pcid));
   auto it = streams_.find(pe.ip);
   return it != streams_.end() && it->second.down ? regs::kPeerStateDown : 0;
@@ -256,7 +265,7 @@ bool Receiver::Admitted(uint32_t src_ip, uint64_t first, uint64_t end) const {
   // error; refusing is the safe reading (real DMA would reach it).
   if (first < memory_base_ || end > memory_base_ + memory_.size()) return false;
   const regs::Caps c = CapsOf(bar0_);
-  for (uint32_t i = 0; i < c.region_entries; ++i) {
+  for (uint32_t i = 0; i < c.region_entries && regs::RegionOffset(i) + regs::kRegionStride <= bar0_.size(); ++i) {
     if (regs::RegionEntry::Decode(bar0_.data() + regs::RegionOffset(i)).Admits(src_ip, first, end - first)) return true;
   }
   return false;

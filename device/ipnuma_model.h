@@ -59,7 +59,8 @@ struct WriterEvent {
 
 class Sender {
  public:
-  // bar0 is the NIC's BAR0 image (at least Caps::bar0_bytes() for the CAPS it holds).
+  // bar0 is the NIC's BAR0 image, at least up to kOffPeerState; table entries
+  // CAPS names but the image does not hold read as absent (unmapped, no region).
   explicit Sender(std::span<const uint8_t> bar0) : bar0_(bar0) {}
 
   // A CPU store of data at BAR2 offset `bar2_offset`. Split into packets of at
@@ -125,7 +126,7 @@ class Sender {
   Status Enqueue(uint64_t bar2_offset, std::span<const uint8_t> data, uint32_t len, bool is_read);
   void GoDown(Stream& s);
   void Ack(Stream& s, uint32_t ack_seq, uint64_t now_ns);
-  const ipnuma_regs::Caps caps() const;
+  ipnuma_regs::Caps caps() const;
 
   std::span<const uint8_t> bar0_;
   std::map<uint32_t, Stream> streams_;  // by destination IPv4
