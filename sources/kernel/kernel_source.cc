@@ -145,9 +145,15 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
+  // At most kEventReadsPerTurn datagrams per call (an event datagram holds
+  // one message): a burst queued while the loop was busy — a table's worth of
+  // routes added or flushed at once — would otherwise hold the loop, and the
+  // FPM source and status queries sharing it, until the socket is empty.
+  // WaitEvents finds the rest readable at once.
+  static constexpr int kEventReadsPerTurn = 256;
   void ReadEvents() {
     const int fd = nl_socket_get_fd(ev_sock.get());
-    for (;;) {
+    for (int reads = 0; reads < kEventReadsPerTurn; ++reads) {
       const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;

@@ -633,6 +633,54 @@ TEST_F(KernelSourceTest, BigDumpLeavesTheLoopResponsive) {
   EXPECT_LT(most * 10, static_cast<uint64_t>(kRoutes));
 }
 
+// A burst of events queued while the loop was busy (the kernel's word on a
+// table added at once) is read a part per turn, as a dump is: a task posted
+// to the loop runs between the parts.
+TEST_F(KernelSourceTest, EventBurstLeavesTheLoopResponsive) {
+  constexpr int kRoutes = 15000;  // within the 32 MiB receive buffer: no overrun
+  StartSource(KernelSourceConfig{});
+  ASSERT_TRUE(WaitFor([&] { return source->initial_sync_done() && !source->stats().dumping; }, 10s));
+  const uint64_t before = source->stats().route_updates;
+  const std::string batch = "/tmp/fibnic-kburst-" + std::to_string(getpid());
+  {
+    std::ofstream f(batch);
+    for (int i = 0; i < kRoutes; ++i) {
+      f << "route add 101." << (i >> 16) << "." << ((i >> 8) & 255) << "." << (i & 255) << "/32 via 10.1.0.2 dev k1\n";
+    }
+  }
+  // Runs on the loop: the routes given to the RIB so far, at each of its turns.
+  std::vector<uint64_t> seen;
+  std::promise<void> read_all;
+  std::function<void()> tick = [&] {
+    const uint64_t updates = source->stats().route_updates - before;
+    seen.push_back(updates);
+    if (updates >= static_cast<uint64_t>(kRoutes)) {
+      read_all.set_value();
+      return;
+    }
+    boost::asio::post(io, tick);
+  };
+  // The loop stalls while the routes go in; the tick is queued behind the
+  // stall, so it runs as soon as the loop does, beside the queued events.
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  boost::asio::post(io, [released] { released.wait(); });
+  boost::asio::post(io, tick);
+  int rc = 0;
+  const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
+  release.set_value();
+  Sh("rm -f " + batch);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_EQ(read_all.get_future().wait_for(120s), std::future_status::ready) << "the events were not all read";
+  ASSERT_EQ(source->stats().overruns, 0u) << "the burst overran the socket: the test shows nothing";
+  uint64_t most = 0;
+  for (size_t i = 1; i < seen.size(); ++i) most = std::max(most, seen[i] - seen[i - 1]);
+  std::cout << "burst of " << kRoutes << " route events: " << seen.size() << " turns of the loop, at most " << most
+            << " routes between two runs of the posted task" << std::endl;
+  EXPECT_TRUE(RouteIs("101.0.58.151/32", host));
+  EXPECT_LT(most * 10, static_cast<uint64_t>(kRoutes));
+}
+
 TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
   const uint64_t seed = std::random_device{}();
   std::cout << "seed " << seed << std::endl;
