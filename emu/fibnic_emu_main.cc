@@ -23,7 +23,7 @@
 
 #include "emu/device_bar.h"
 #include "emu/forwarder.h"
-#include "emu/packet_socket.h"
+#include "common/packet_socket.h"
 
 namespace fibnic::emu {
 namespace {

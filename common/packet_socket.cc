@@ -1,4 +1,4 @@
-#include "emu/packet_socket.h"
+#include "common/packet_socket.h"
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace fibnic::emu {
+namespace fibnic {
 namespace {
 
 // 64 blocks of 256 KiB: 16 MiB per interface, room for a few milliseconds of
@@ -159,4 +159,4 @@ uint64_t PacketSocket::TakeTxDrops() {
   return n;
 }
 
-}  // namespace fibnic::emu
+}  // namespace fibnic

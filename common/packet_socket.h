@@ -1,9 +1,9 @@
-// One Linux interface as a port of the software card: an AF_PACKET socket
-// that receives through a TPACKET_V3 ring (blocks of frames handed over by
-// the kernel at once, no copy and no system call per frame) and transmits in
-// batches with sendmmsg. The interface is put in promiscuous mode (a wire
-// port receives frames for the router's MACs, not its own) and the socket
-// ignores its own transmissions.
+// One Linux interface as a port of a software card (fibnic-emu, ipnuma-emu):
+// an AF_PACKET socket that receives through a TPACKET_V3 ring (blocks of
+// frames handed over by the kernel at once, no copy and no system call per
+// frame) and transmits in batches with sendmmsg. The interface is put in
+// promiscuous mode (a wire port receives frames for the card's MACs, not the
+// interface's own) and the socket ignores its own transmissions.
 #pragma once
 
 #include <array>
@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace fibnic::emu {
+namespace fibnic {
 
 class PacketSocket {
  public:
@@ -97,4 +97,4 @@ size_t PacketSocket::Drain(F&& on_frame, int max_blocks) {
   return seen;
 }
 
-}  // namespace fibnic::emu
+}  // namespace fibnic
