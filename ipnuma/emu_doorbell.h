@@ -1,0 +1,35 @@
+// The doorbell between a program on the host and its ipnuma-emu: the bytes
+// of a store are already in the page region (the BAR2 file both map), so a
+// doorbell carries only which range to send and the answer only how it went.
+// One SOCK_SEQPACKET message each way, fixed size, host byte order (both
+// ends run on the same host): the kernel keeps message boundaries, so neither
+// side parses a stream.
+#pragma once
+
+#include <cstdint>
+
+namespace fibnic::ipnuma {
+
+enum class DoorbellOp : uint32_t {
+  kWrite = 1,      // send BAR2 [offset, offset+length) as it is now
+  kRead = 2,       // load [offset, offset+length); the data is in BAR2 when answered
+  kResetPeer = 3,  // PEER_STATE[offset] bit0 written 1: reset that PC ID's stream
+};
+
+struct DoorbellRequest {
+  uint32_t op = 0;      // DoorbellOp
+  uint32_t length = 0;  // bytes, at most kDoorbellMaxLength
+  uint64_t offset = 0;  // BAR2 offset (or PC ID for kResetPeer)
+};
+
+struct DoorbellAnswer {
+  int32_t code = 0;       // fibnic::StatusCode: 0 done; else the first refusal
+  uint32_t reserved = 0;
+  char message[248] = {};  // NUL-terminated reason when code != 0
+};
+
+// A store larger than this is split by the caller: the emulator queues a
+// whole request at once, and its packets wait in the model's stream.
+inline constexpr uint32_t kDoorbellMaxLength = 1u << 20;
+
+}  // namespace fibnic::ipnuma

@@ -1,0 +1,240 @@
+#include "ipnuma/emu_nic.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "device/ipnuma_wire.h"
+#include "ipnuma/emu_frames.h"
+
+namespace fibnic::ipnuma {
+namespace regs = ipnuma_regs;
+namespace model = ipnuma_model;
+namespace wire = ipnuma_wire;
+namespace {
+
+uint32_t Le32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);  // BAR0 is little-endian, as is every host this runs on
+  return v;
+}
+
+// One aligned store per register, so a reader of the shared mapping never
+// sees half a counter.
+void StoreLe64(uint8_t* p, uint64_t v) { __atomic_store_n(reinterpret_cast<uint64_t*>(p), v, __ATOMIC_RELAXED); }
+void StoreLe32(uint8_t* p, uint32_t v) { __atomic_store_n(reinterpret_cast<uint32_t*>(p), v, __ATOMIC_RELAXED); }
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, uint64_t create_size) {
+  const int flags = O_RDWR | O_CLOEXEC | (create_size > 0 ? O_CREAT : 0);
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FailedPrecondition(path + " is not a regular file");
+  }
+  if (st.st_size == 0 && create_size > 0) {
+    if (::ftruncate(fd, static_cast<off_t>(create_size)) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError("cannot size " + path + ": " + std::strerror(err));
+    }
+    st.st_size = static_cast<off_t>(create_size);
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    return FailedPrecondition(path + " is empty");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) return IoError("cannot map " + path + ": " + std::strerror(err));
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size));
+}
+
+MappedFile::~MappedFile() { ::munmap(data_, size_); }
+
+EmuNic::EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pages, std::unique_ptr<MappedFile> pool,
+               uint64_t pool_base, const regs::Caps& caps)
+    : bar0_(std::move(bar0)),
+      pages_(std::move(pages)),
+      pool_(std::move(pool)),
+      caps_(caps),
+      sender_(std::span<const uint8_t>(bar0_->data(), bar0_->size())),
+      receiver_(std::span<const uint8_t>(bar0_->data(), bar0_->size()), pool_->bytes(), pool_base) {}
+
+StatusOr<std::unique_ptr<EmuNic>> EmuNic::Open(const Files& f) {
+  ASSIGN_OR_RETURN(auto bar0, MappedFile::Open(f.bar0));
+  if (bar0->size() < regs::kOffPagemap) {
+    return FailedPrecondition("BAR0 file " + f.bar0 + " is " + std::to_string(bar0->size()) +
+                              " bytes, smaller than the register map");
+  }
+  const uint8_t* b = bar0->data();
+  if (Le32(b + regs::kOffId) != regs::kId) return FailedPrecondition("BAR0 file " + f.bar0 + ": not an IP-NUMA NIC (ID)");
+  if ((Le32(b + regs::kOffVersion) >> 16) != (regs::kVersion >> 16)) {
+    return FailedPrecondition("BAR0 file " + f.bar0 + ": VERSION " + Hex(Le32(b + regs::kOffVersion)) +
+                              ", this emulator implements major " + std::to_string(regs::kVersion >> 16));
+  }
+  const regs::Caps caps = regs::Caps::Decode(Le32(b + regs::kOffCaps0), Le32(b + regs::kOffCaps1));
+  if (Status st = caps.Validate(); !st.ok()) return st.WithContext("BAR0 file " + f.bar0);
+  if (bar0->size() != caps.bar0_bytes()) {
+    return FailedPrecondition("BAR0 file " + f.bar0 + " is " + std::to_string(bar0->size()) + " bytes, CAPS say " +
+                              std::to_string(caps.bar0_bytes()));
+  }
+  ASSIGN_OR_RETURN(auto pages, MappedFile::Open(f.pages, caps.bar2_bytes()));
+  if (pages->size() != caps.bar2_bytes()) {
+    return FailedPrecondition("page region file " + f.pages + " is " + std::to_string(pages->size()) +
+                              " bytes, CAPS0 says " + std::to_string(caps.bar2_bytes()));
+  }
+  ASSIGN_OR_RETURN(auto pool, MappedFile::Open(f.pool));
+  if (f.pool_base % regs::kBufferAlign != 0 || f.pool_base > regs::kPaMask - (pool->size() - 1)) {
+    return InvalidArgument("pool base " + Hex(f.pool_base) + " is not 64-byte aligned or the pool passes 2^48");
+  }
+  return std::unique_ptr<EmuNic>(new EmuNic(std::move(bar0), std::move(pages), std::move(pool), f.pool_base, caps));
+}
+
+void EmuNic::Send(uint32_t dst_ip, const MacAddr& dst_mac, uint16_t dst_port, std::span<const uint8_t> payload,
+                  std::vector<std::vector<uint8_t>>& out) {
+  const regs::LocalRegs local = regs::DecodeLocalRegs(bar0_->data());
+  FrameAddress a;
+  a.src_mac = local.local_mac;
+  a.dst_mac = dst_mac;
+  a.src_ip = local.local_ip;
+  a.dst_ip = dst_ip;
+  a.src_port = local.udp_port;
+  a.dst_port = dst_port;
+  out.push_back(BuildUdpFrame(a, ip_id_++, payload));
+}
+
+void EmuNic::OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vector<std::vector<uint8_t>>& out) {
+  // LOCAL_MAC/IP/UDP_PORT are read per frame: ipnumad may change them live.
+  const regs::LocalRegs local = regs::DecodeLocalRegs(bar0_->data());
+  const ParsedFrame f = ParseUdpFrame(frame, local.local_mac, local.local_ip, local.udp_port);
+  if (f.verdict == FrameVerdict::kNotOurs) return;
+  if (f.verdict == FrameVerdict::kMalformed) {
+    own_[regs::kRxMalformed]++;
+    return;
+  }
+  // The receiver half takes requests and counts what the codec refuses; an
+  // answer it passes over (uncounted) is the sender half's. So every
+  // datagram is decoded and counted by exactly one of them.
+  const uint64_t malformed = receiver_.counters()[regs::kRxMalformed];
+  const std::vector<uint8_t> reply = receiver_.OnDatagram(f.from.src_ip, f.payload);
+  if (!reply.empty()) {
+    Send(f.from.src_ip, f.from.src_mac, f.from.src_port, reply, out);
+  } else if (receiver_.counters()[regs::kRxMalformed] == malformed &&
+             !wire::IsRequest(static_cast<wire::PacketType>(f.payload[wire::kOffType]))) {
+    (void)sender_.OnDatagram(f.from.src_ip, f.payload, now_ns);  // refusals are counted by the model
+  }
+  TakeEvents();
+}
+
+void EmuNic::Poll(uint64_t now_ns, std::vector<std::vector<uint8_t>>& out) {
+  const uint16_t port = regs::DecodeLocalRegs(bar0_->data()).udp_port;  // every NIC of a deployment uses one port
+  for (const model::Datagram& d : sender_.Poll(now_ns)) Send(d.dst_ip, d.dst_mac, port, d.bytes, out);
+  TakeEvents();
+}
+
+void EmuNic::TakeEvents() {
+  for (model::WriterEvent& ev : sender_.TakeEvents()) {
+    Status st;
+    if (ev.kind == model::WriterEvent::Kind::kReadData) {
+      // The load's answer lands in the page it was loaded from, where the
+      // client library picks it up once the doorbell is answered.
+      if (ev.bar2_offset + ev.data.size() <= pages_->size()) {
+        std::memcpy(pages_->data() + ev.bar2_offset, ev.data.data(), ev.data.size());
+      }
+    } else if (ev.kind == model::WriterEvent::Kind::kDenied) {
+      st = PermissionDenied("BAR2 " + Hex(ev.bar2_offset) + " (+" + std::to_string(ev.bytes) + " bytes, PC ID " +
+                            std::to_string(ev.pcid) + "): the peer refused it (DENIED)");
+    } else {
+      st = Unavailable("BAR2 " + Hex(ev.bar2_offset) + " (+" + std::to_string(ev.bytes) + " bytes): peer of PC ID " +
+                       std::to_string(ev.pcid) + " is down, the packet was discarded");
+    }
+    if (st.ok()) continue;
+    for (DoorbellWaiter& w : waiting_) {
+      const DoorbellRequest& r = w.request;
+      if (w.status.ok() && ev.bar2_offset >= r.offset && ev.bar2_offset < r.offset + r.length) w.status = st;
+    }
+  }
+}
+
+void EmuNic::Ring(int client, const DoorbellRequest& r) {
+  DoorbellWaiter w{client, r, {}};
+  const size_t before = sender_.Outstanding();
+  const auto op = static_cast<DoorbellOp>(r.op);
+  if (op == DoorbellOp::kResetPeer) {
+    if (r.offset == 0 || r.offset >= caps_.pcid_entries) {
+      w.status = OutOfRange("PC ID " + std::to_string(r.offset) + " is not in the table");
+    } else {
+      sender_.ResetPeer(static_cast<uint16_t>(r.offset));
+      TakeEvents();
+    }
+    done_.push_back({client, w.status});
+    return;
+  }
+  if ((op != DoorbellOp::kWrite && op != DoorbellOp::kRead) || r.length == 0 || r.length > kDoorbellMaxLength ||
+      r.offset > pages_->size() || r.length > pages_->size() - r.offset) {
+    done_.push_back({client, InvalidArgument("doorbell op " + std::to_string(r.op) + " at BAR2 " + Hex(r.offset) +
+                                             " +" + std::to_string(r.length) + " is outside the page region")});
+    return;
+  }
+  w.status = op == DoorbellOp::kWrite ? sender_.Store(r.offset, pages_->bytes().subspan(r.offset, r.length))
+                                      : sender_.Load(r.offset, r.length);
+  // Nothing queued (every piece refused): the answer need not wait.
+  if (sender_.Outstanding() == before) {
+    done_.push_back({client, w.status});
+    return;
+  }
+  waiting_.push_back(std::move(w));
+}
+
+std::vector<DoorbellDone> EmuNic::TakeDone() {
+  // A doorbell is done once nothing it queued is left. The model keeps no
+  // per-request completion, so "nothing left" is "the queues are empty":
+  // exact for one writer at a time, later than needed for several.
+  if (sender_.Outstanding() == 0) {
+    for (DoorbellWaiter& w : waiting_) done_.push_back({w.client, std::move(w.status)});
+    waiting_.clear();
+  }
+  return std::exchange(done_, {});
+}
+
+void EmuNic::Forget(int client) {
+  std::erase_if(waiting_, [client](const DoorbellWaiter& w) { return w.client == client; });
+  std::erase_if(done_, [client](const DoorbellDone& d) { return d.client == client; });
+}
+
+void EmuNic::Publish() {
+  uint8_t* b = bar0_->data();
+  const model::NicCounters* parts[] = {&sender_.counters(), &receiver_.counters(), &own_};
+  for (int i = 0; i < regs::kCounterCount; ++i) {
+    uint64_t sum = 0;
+    for (const auto* c : parts) sum += c->base.v[i];
+    StoreLe64(b + regs::kOffCounters + 8 * i, sum);
+  }
+  for (int i = 0; i < regs::kExtCounterCount; ++i) {
+    uint64_t sum = 0;
+    for (const auto* c : parts) sum += c->ext.v[i];
+    StoreLe64(b + regs::kOffExtCounters + 8 * i, sum);
+  }
+  for (uint32_t i = 1; i < caps_.pcid_entries; ++i) {
+    StoreLe32(b + regs::PeerStateOffset(i), sender_.PeerState(static_cast<uint16_t>(i)));
+  }
+}
+
+}  // namespace fibnic::ipnuma

@@ -1,0 +1,100 @@
+// ipnuma-emu's NIC: the contract's sender and receiver (device/ipnuma_model)
+// on the live BAR0 file ipnumad provisions, with the page region (BAR2) and
+// host memory (the buffer pool file) as shared file mappings. It turns
+// doorbells into model stores, received frames into model datagrams, and the
+// model's datagrams into Ethernet/IPv4/UDP frames; it publishes the counters
+// and PEER_STATE where the contract puts them. No I/O of its own: the
+// program (ipnuma_emu_main.cc) carries frames, doorbells and the clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "device/ipnuma_model.h"
+#include "device/ipnuma_regs.h"
+#include "ipnuma/emu_doorbell.h"
+
+namespace fibnic::ipnuma {
+
+// A file mapped shared, read-write: writes by other processes that map it
+// (ipnumad, the client library) are seen at once, and ours by them.
+class MappedFile {
+ public:
+  // With create_size > 0 a missing file is created (sparse) with that size.
+  static StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path, uint64_t create_size = 0);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t* data_;
+  size_t size_;
+};
+
+// A doorbell the NIC has not answered yet, and who waits for it.
+struct DoorbellWaiter {
+  int client = -1;  // the program's handle for the asking connection
+  DoorbellRequest request;
+  Status status;    // the first refusal met so far
+};
+
+struct DoorbellDone {
+  int client = -1;
+  Status status;
+};
+
+class EmuNic {
+ public:
+  struct Files {
+    std::string bar0, pages, pool;
+    uint64_t pool_base = 0;
+  };
+  // Maps the three files; BAR0 must be an IP-NUMA NIC (ID, VERSION, CAPS) of
+  // the size its CAPS0 implies; the page region is created when missing.
+  static StatusOr<std::unique_ptr<EmuNic>> Open(const Files& files);
+
+  const ipnuma_regs::Caps& caps() const { return caps_; }
+
+  // A frame from the wire at model time now_ns; frames to send are appended.
+  void OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vector<std::vector<uint8_t>>& out);
+  // Retransmissions and new packets due at now_ns.
+  void Poll(uint64_t now_ns, std::vector<std::vector<uint8_t>>& out);
+  // A doorbell from `client`. Refused at once (bad range) or queued; answered
+  // through TakeDone once every packet it queued is acknowledged, refused or
+  // discarded.
+  void Ring(int client, const DoorbellRequest& request);
+  std::vector<DoorbellDone> TakeDone();
+  // Forgets a client's waiting doorbells (its connection closed).
+  void Forget(int client);
+  bool Busy() const { return sender_.Outstanding() > 0 || !waiting_.empty(); }
+
+  // Counters and PEER_STATE into BAR0.
+  void Publish();
+  const ipnuma_model::NicCounters& own_counters() const { return own_; }
+
+ private:
+  EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pages, std::unique_ptr<MappedFile> pool,
+         uint64_t pool_base, const ipnuma_regs::Caps& caps);
+  void Send(uint32_t dst_ip, const MacAddr& dst_mac, uint16_t dst_port, std::span<const uint8_t> payload,
+            std::vector<std::vector<uint8_t>>& out);
+  void TakeEvents();
+
+  std::unique_ptr<MappedFile> bar0_, pages_, pool_;
+  ipnuma_regs::Caps caps_;
+  ipnuma_model::Sender sender_;
+  ipnuma_model::Receiver receiver_;
+  ipnuma_model::NicCounters own_;  // what only the framing sees: broken frames
+  std::vector<DoorbellWaiter> waiting_;
+  std::vector<DoorbellDone> done_;
+  uint16_t ip_id_ = 0;
+};
+
+}  // namespace fibnic::ipnuma

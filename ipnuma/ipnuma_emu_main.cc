@@ -1,0 +1,197 @@
+// ipnuma-emu: a software IP-NUMA NIC (docs/ipnuma.md, "ipnuma-emu"). It maps
+// the BAR0 file ipnumad provisions, the page region programs store into and
+// the buffer pool file that stands for host memory, and carries the
+// contract's UDP frames on one Linux interface.
+//
+//   ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR
+//              --interface IFACE [--socket PATH] [--time-scale N]
+//
+// Programs ring its doorbell (ipnuma/client.h) on the unix socket PATH
+// (default BAR2_FILE.sock) after storing into BAR2_FILE.
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/packet_socket.h"
+#include "ipnuma/emu_nic.h"
+
+namespace fibnic::ipnuma {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void OnSignal(int) { g_stop = 1; }
+
+struct Options {
+  std::string bar, pages, pool, interface, socket;
+  uint64_t pool_base = 0;
+  bool pool_base_set = false;
+  uint64_t time_scale = 1000;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "ipnuma-emu: %s\nusage: ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR "
+               "--interface IFACE [--socket PATH] [--time-scale N]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+uint64_t Number(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 0);
+  if (v.empty() || *end != '\0' || errno != 0 || v[0] == '-') Usage(flag + " '" + v + "' is not a number");
+  return n;
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") Usage("a software IP-NUMA NIC (docs/ipnuma.md)");
+    if (i + 1 >= argc) Usage("missing value after " + a);
+    const std::string v = argv[++i];
+    if (a == "--bar") o.bar = v;
+    else if (a == "--pages") o.pages = v;
+    else if (a == "--pool") o.pool = v;
+    else if (a == "--pool-base") o.pool_base = Number(a, v), o.pool_base_set = true;
+    else if (a == "--interface") o.interface = v;
+    else if (a == "--socket") o.socket = v;
+    else if (a == "--time-scale") o.time_scale = Number(a, v);
+    else Usage("unknown argument '" + a + "'");
+  }
+  if (o.bar.empty()) Usage("--bar BAR0_FILE is required");
+  if (o.pages.empty()) Usage("--pages BAR2_FILE is required");
+  if (o.pool.empty() || !o.pool_base_set) Usage("--pool POOL_FILE and --pool-base ADDR are required");
+  if (o.interface.empty()) Usage("--interface IFACE is required");
+  if (o.time_scale == 0 || o.time_scale > 1'000'000) Usage("--time-scale must be 1..1000000");
+  if (o.socket.empty()) o.socket = o.pages + ".sock";
+  return o;
+}
+
+StatusOr<int> ListenDoorbell(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return InvalidArgument("socket path " + path + " is too long");
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return IoError(std::string("cannot open a unix socket: ") + std::strerror(errno));
+  ::unlink(path.c_str());  // a socket left by an emulator that did not stop cleanly
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError("cannot listen on " + path + ": " + std::strerror(err));
+  }
+  return fd;
+}
+
+int Fail(const Status& st) {
+  std::fprintf(stderr, "ipnuma-emu: %s\n", st.ToString().c_str());
+  return 1;
+}
+
+int Run(const Options& opt) {
+  auto nic = EmuNic::Open({opt.bar, opt.pages, opt.pool, opt.pool_base});
+  if (!nic.ok()) return Fail(nic.status());
+  auto port = PacketSocket::Open(opt.interface);
+  if (!port.ok()) return Fail(port.status());
+  auto listener = ListenDoorbell(opt.socket);
+  if (!listener.ok()) return Fail(listener.status());
+  (*nic)->Publish();  // a NIC starts counting from 0 at power-on
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns at once
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client that went away is noticed by send's error
+
+  std::printf("ipnuma-emu: NIC %s on %s, pages %s, pool %s, doorbell %s\n", opt.bar.c_str(), opt.interface.c_str(),
+              opt.pages.c_str(), opt.pool.c_str(), opt.socket.c_str());
+  std::fflush(stdout);
+
+  // The model's clock runs time_scale times slower than the host's: its
+  // timers (RETX_TIMEOUT_NS, 3-40 us for the FPGA) must outlast a software
+  // round trip, which the receive ring's block timeout alone makes
+  // milliseconds long. Everything else about the protocol is unchanged.
+  const auto start = std::chrono::steady_clock::now();
+  auto model_now = [&] {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    return static_cast<uint64_t>(ns.count()) / opt.time_scale;
+  };
+
+  EmuNic& n = **nic;
+  PacketSocket& wire = **port;
+  std::vector<int> clients;
+  std::vector<std::vector<uint8_t>> out;
+  Status failed;
+  while (!g_stop && failed.ok()) {
+    std::vector<pollfd> fds{{wire.fd(), POLLIN, 0}, {*listener, POLLIN, 0}};
+    for (int c : clients) fds.push_back({c, POLLIN, 0});
+    // While packets are unacknowledged the timers need the clock often.
+    if (::poll(fds.data(), fds.size(), n.Busy() ? 1 : 200) < 0 && errno != EINTR) {
+      failed = IoError(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
+    wire.Drain([&](std::span<const uint8_t> frame) { n.OnFrame(frame, model_now(), out); });
+    if (fds[1].revents & POLLIN) {
+      for (int c; (c = ::accept4(*listener, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) clients.push_back(c);
+    }
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      const int c = fds[i].fd;
+      DoorbellRequest req;
+      const ssize_t got = ::recv(c, &req, sizeof req, MSG_DONTWAIT);
+      if (got == sizeof req) {
+        n.Ring(c, req);
+      } else if (got > 0) {
+        DoorbellAnswer ans;
+        ans.code = static_cast<int32_t>(StatusCode::kInvalidArgument);
+        std::snprintf(ans.message, sizeof ans.message, "doorbell of %zd bytes, expected %zu", got, sizeof req);
+        (void)::send(c, &ans, sizeof ans, MSG_NOSIGNAL);
+      } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+        n.Forget(c);
+        ::close(c);
+        std::erase(clients, c);
+      }
+    }
+    n.Poll(model_now(), out);
+    for (const auto& f : out) {
+      if (Status st = wire.Queue(f); !st.ok()) failed = st;
+    }
+    out.clear();
+    if (Status st = wire.Flush(); !st.ok() && failed.ok()) failed = st;
+    // Frames the ring or the interface lost are lost on the wire: the
+    // protocol's retransmission covers them.
+    (void)wire.TakeTxDrops();
+    (void)wire.TakeRingDrops();
+    for (const DoorbellDone& d : n.TakeDone()) {
+      DoorbellAnswer ans;
+      ans.code = static_cast<int32_t>(d.status.code());
+      std::snprintf(ans.message, sizeof ans.message, "%s", d.status.message().c_str());
+      (void)::send(d.client, &ans, sizeof ans, MSG_NOSIGNAL);
+    }
+    n.Publish();
+  }
+  n.Publish();
+  for (int c : clients) ::close(c);
+  ::close(*listener);
+  ::unlink(opt.socket.c_str());
+  if (!failed.ok()) return Fail(failed);
+  std::printf("ipnuma-emu: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace fibnic::ipnuma
+
+int main(int argc, char** argv) { return fibnic::ipnuma::Run(fibnic::ipnuma::ParseArgs(argc, argv)); }

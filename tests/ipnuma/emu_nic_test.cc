@@ -1,0 +1,236 @@
+// ipnuma-emu's NIC without a network: its Ethernet/IPv4/UDP framing, and two
+// EmuNics on files wired back to back through a lossy in-process channel,
+// held to a plain byte array to which the same writes were applied.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "../fib/test_seed.h"
+#include "device/ipnuma_regs.h"
+#include "ipnuma/emu_frames.h"
+#include "ipnuma/emu_nic.h"
+#include "ipnuma/nic.h"
+
+namespace fibnic::ipnuma {
+namespace {
+
+namespace fs = std::filesystem;
+using Frames = std::vector<std::vector<uint8_t>>;
+
+MacAddr Mac(const char* t) { return MacAddr::Parse(t).value(); }
+uint32_t Ip(const char* t) { return IpAddr::Parse(t).value().v4(); }
+
+FrameAddress AtoB() {
+  return FrameAddress{Mac("02:00:00:00:00:01"), Mac("02:00:00:00:00:02"), Ip("10.0.0.1"), Ip("10.0.0.2"), 4790, 4790};
+}
+
+TEST(IpnumaEmuFrames, BuiltFramesParseBackAndBrokenOnesAreMalformed) {
+  const std::vector<uint8_t> payload = {1, 2, 3, 4, 5};  // odd length: the checksum pads
+  const auto f = BuildUdpFrame(AtoB(), 7, payload);
+  const auto me = AtoB();
+  auto parse = [&](std::span<const uint8_t> fr) { return ParseUdpFrame(fr, me.dst_mac, me.dst_ip, me.dst_port); };
+  const ParsedFrame ok = parse(f);
+  ASSERT_EQ(ok.verdict, FrameVerdict::kOurs);
+  EXPECT_EQ(std::vector<uint8_t>(ok.payload.begin(), ok.payload.end()), payload);
+  EXPECT_EQ(ok.from.src_ip, Ip("10.0.0.1"));
+  EXPECT_EQ(ok.from.src_mac, Mac("02:00:00:00:00:01"));
+  EXPECT_EQ(ok.from.src_port, 4790);
+  // Ethernet padding after the datagram is not payload.
+  auto padded = f;
+  padded.resize(64, 0);
+  EXPECT_EQ(parse(padded).payload.size(), payload.size());
+
+  auto broken = [&](size_t at, uint8_t x) {
+    auto g = f;
+    g[at] ^= x;
+    return parse(g).verdict;
+  };
+  EXPECT_EQ(broken(f.size() - 1, 0x01), FrameVerdict::kMalformed);  // payload byte: UDP checksum
+  EXPECT_EQ(broken(14 + 8, 0x01), FrameVerdict::kMalformed);        // TTL: IP header checksum
+  EXPECT_EQ(broken(14 + 6, 0x20), FrameVerdict::kMalformed);        // MF: a fragment
+  EXPECT_EQ(broken(14, 0x01), FrameVerdict::kMalformed);            // IHL 6: options
+  EXPECT_EQ(broken(0, 0x01), FrameVerdict::kNotOurs);               // another MAC
+  EXPECT_EQ(broken(12, 0x08), FrameVerdict::kNotOurs);              // another EtherType
+  EXPECT_EQ(broken(14 + 23, 0x01), FrameVerdict::kNotOurs);         // another UDP port
+  EXPECT_EQ(parse(std::span(f).first(f.size() - 1)).verdict, FrameVerdict::kMalformed);  // truncated
+  auto no_sum = f;
+  no_sum[14 + 20 + 6] = no_sum[14 + 20 + 7] = 0;
+  EXPECT_EQ(parse(no_sum).verdict, FrameVerdict::kMalformed);  // the contract requires the checksum
+}
+
+regs::Caps Model() {
+  regs::Caps c;
+  c.pages = 64;
+  c.pcid_entries = 16;
+  c.region_entries = 8;
+  return c;
+}
+
+constexpr uint64_t kPoolBase = 0x200000000;
+constexpr uint64_t kPoolBytes = 1 << 20;
+constexpr uint64_t kExportBase = kPoolBase + 0x10000;  // B's export: 64 pages
+constexpr uint32_t kPcidB = 3;
+
+// A host: BAR0, page region and pool files, the BAR0 written as ipnumad would.
+struct Host {
+  fs::path dir;
+  std::unique_ptr<MappedFile> bar0, pages, pool;
+  std::unique_ptr<EmuNic> nic;
+
+  void Create(const fs::path& d, const char* ip, const char* mac) {
+    dir = d;
+    fs::create_directories(dir);
+    const auto id = IdentityBlock(Model());
+    std::ofstream(dir / "bar0", std::ios::binary).write(reinterpret_cast<const char*>(id.data()), id.size());
+    fs::resize_file(dir / "bar0", Model().bar0_bytes());
+    std::ofstream(dir / "pool", std::ios::binary);
+    fs::resize_file(dir / "pool", kPoolBytes);
+    bar0 = MappedFile::Open(dir / "bar0").value();
+    regs::LocalRegs r;
+    r.control = regs::kControlEnable;
+    r.local_ip = Ip(ip);
+    r.netmask = Ip("255.255.255.0");
+    r.local_mac = Mac(mac);
+    r.udp_port = 4790;
+    r.retx_timeout_ns = 5000;
+    for (auto [off, v] : regs::EncodeLocalRegs(r)) std::memcpy(bar0->data() + off, &v, 4);
+    nic = EmuNic::Open({dir / "bar0", dir / "pages", dir / "pool", kPoolBase}).value();
+    pages = MappedFile::Open(dir / "pages").value();
+    pool = MappedFile::Open(dir / "pool").value();
+  }
+  void Put(uint64_t off, std::span<const uint8_t> b) { std::memcpy(bar0->data() + off, b.data(), b.size()); }
+  uint64_t Counter(uint32_t off) const {
+    uint64_t v;
+    std::memcpy(&v, bar0->data() + off, 8);
+    return v;
+  }
+};
+
+class EmuPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("ipnuma-emu-nic-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    a_.Create(root_ / "a", "10.0.0.1", "02:00:00:00:00:01");
+    b_.Create(root_ / "b", "10.0.0.2", "02:00:00:00:00:02");
+    // A: PC ID 3 is B; pages 0..63 map B's export. B: a REGION admits A.
+    a_.Put(regs::PcidOffset(kPcidB), regs::PcidEntry{Ip("10.0.0.2"), Mac("02:00:00:00:00:02"), regs::kPcidValid}.Encode());
+    for (uint32_t p = 0; p < Model().pages; ++p) {
+      const uint64_t w = regs::PagemapEntry{kExportBase + 4096ull * p, kPcidB}.Encode();
+      std::memcpy(a_.bar0->data() + regs::PagemapOffset(p), &w, 8);
+    }
+    b_.Put(regs::RegionOffset(1), regs::RegionEntry{kExportBase, 64 * 4096, Ip("10.0.0.1"), Ip("255.255.255.255"),
+                                                    regs::kRegionValid}.Encode());
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Carries frames both ways (each lost with probability loss) and advances
+  // the model clock until A answers the doorbell; its status.
+  Status Run(double loss) {
+    Frames from_a, from_b;
+    for (int step = 0; step < 2'000'000; ++step) {
+      a_.nic->Poll(now_, from_a);
+      b_.nic->Poll(now_, from_b);
+      for (int round = 0; round < 4 && (!from_a.empty() || !from_b.empty()); ++round) {
+        Frames to_b = std::exchange(from_a, {}), to_a = std::exchange(from_b, {});
+        for (auto& f : to_b)
+          if (coin_(rng_) >= loss) b_.nic->OnFrame(f, now_, from_b);
+        for (auto& f : to_a)
+          if (coin_(rng_) >= loss) a_.nic->OnFrame(f, now_, from_a);
+      }
+      for (DoorbellDone& d : a_.nic->TakeDone()) return d.status;
+      now_ += 1000;
+    }
+    return Internal("no answer");
+  }
+  Status Write(uint64_t off, std::span<const uint8_t> data, double loss = 0) {
+    std::memcpy(a_.pages->data() + off, data.data(), data.size());
+    a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kWrite), static_cast<uint32_t>(data.size()), off});
+    return Run(loss);
+  }
+
+  fs::path root_;
+  Host a_, b_;
+  uint64_t now_ = 0;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> coin_{0, 1};
+};
+
+TEST_F(EmuPair, RandomWritesThroughALossyWireEqualTheOracle) {
+  const uint64_t seed = testing::TestSeed("EmuPair");
+  rng_.seed(seed);
+  std::vector<uint8_t> oracle(64 * 4096, 0);
+  for (int i = 0; i < 60; ++i) {
+    const uint32_t len = std::min<uint32_t>(
+        65536, 1 + static_cast<uint32_t>(std::exp2(std::uniform_real_distribution<double>(0, 16)(rng_))));
+    const uint64_t off = std::uniform_int_distribution<uint64_t>(0, oracle.size() - len)(rng_);
+    std::vector<uint8_t> data(len);
+    for (auto& b : data) b = static_cast<uint8_t>(rng_());
+    ASSERT_TRUE(Write(off, data, i < 20 ? 0.0 : i < 40 ? 0.01 : 0.10).ok()) << "write " << i;
+    std::memcpy(oracle.data() + off, data.data(), len);
+  }
+  EXPECT_EQ(0, std::memcmp(b_.pool->data() + (kExportBase - kPoolBase), oracle.data(), oracle.size()));
+  b_.nic->Publish();
+  EXPECT_GT(b_.Counter(regs::kOffCounters + 8 * regs::kRxWrites), 0u);
+  EXPECT_EQ(b_.Counter(regs::kOffCounters + 8 * regs::kRxDenied), 0u);
+}
+
+TEST_F(EmuPair, MalformedFramesChangeNothingAndAreCounted) {
+  const std::vector<uint8_t> data(100, 0xab);
+  ASSERT_TRUE(Write(0, data).ok());
+  const std::vector<uint8_t> pool(b_.pool->data(), b_.pool->data() + kPoolBytes);
+  // A WRITE with a broken UDP checksum, one whose payload the codec refuses,
+  // and traffic of another host: only the first two are counted.
+  std::vector<uint8_t> junk(44, 0x55);
+  auto bad_sum = BuildUdpFrame(AtoB(), 1, junk);
+  bad_sum.back() ^= 1;
+  Frames out;
+  b_.nic->OnFrame(bad_sum, now_, out);
+  b_.nic->OnFrame(BuildUdpFrame(AtoB(), 2, junk), now_, out);
+  auto other = AtoB();
+  other.dst_ip = Ip("10.0.0.9");
+  b_.nic->OnFrame(BuildUdpFrame(other, 3, junk), now_, out);
+  EXPECT_TRUE(out.empty());
+  b_.nic->Publish();
+  EXPECT_EQ(b_.Counter(regs::kOffExtCounters + 8 * regs::kRxMalformed), 2u);
+  EXPECT_EQ(0, std::memcmp(b_.pool->data(), pool.data(), kPoolBytes));
+}
+
+TEST_F(EmuPair, RevokedRegionDeniesTheNextWriteAndAnUnmappedPageIsRefused) {
+  const std::vector<uint8_t> data(300, 0x11);
+  ASSERT_TRUE(Write(4096, data).ok());
+  b_.bar0->data()[regs::RegionOffset(1) + regs::kRegionFlagsWord] = 0;  // VALID=0: revoked
+  const Status denied = Write(8192, data);
+  EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
+  b_.nic->Publish();
+  EXPECT_EQ(b_.Counter(regs::kOffCounters + 8 * regs::kRxDenied), 5u);  // 300 bytes at 0x2000: 5 packets of 64
+  EXPECT_EQ(b_.pool->data()[kExportBase - kPoolBase + 8192], 0);
+  // A unmaps page 5: refused locally, at once, nothing sent.
+  const uint64_t zero = 0;
+  std::memcpy(a_.bar0->data() + regs::PagemapOffset(5), &zero, 8);
+  const Status unmapped = Write(5 * 4096, data);
+  EXPECT_EQ(unmapped.code(), StatusCode::kNotFound) << unmapped.ToString();
+}
+
+TEST_F(EmuPair, SilentPeerGoesDownAndIsRefusedUntilReset) {
+  const std::vector<uint8_t> data(64, 0x22);
+  const Status down = Write(0, data, 1.0);  // every frame lost
+  EXPECT_EQ(down.code(), StatusCode::kUnavailable) << down.ToString();
+  a_.nic->Publish();
+  EXPECT_EQ(a_.Counter(regs::kOffExtCounters + 8 * regs::kPeersDown), 1u);
+  EXPECT_EQ(a_.Counter(regs::kOffCounters + 8 * regs::kRetransmits), 8u);  // RETRY_LIMIT 0 reads as 8
+  uint32_t state;
+  std::memcpy(&state, a_.bar0->data() + regs::PeerStateOffset(kPcidB), 4);
+  EXPECT_EQ(state, regs::kPeerStateDown);
+  EXPECT_EQ(Write(0, data).code(), StatusCode::kUnavailable);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kResetPeer), 0, kPcidB});
+  EXPECT_TRUE(Run(0).ok());
+  EXPECT_TRUE(Write(0, data).ok());
+  EXPECT_EQ(b_.pool->data()[kExportBase - kPoolBase], 0x22);
+}
+
+}  // namespace
+}  // namespace fibnic::ipnuma
