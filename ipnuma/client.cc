@@ -1,0 +1,152 @@
+#include "ipnuma/client.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "common/status.h"
+#include "ipnuma/emu_doorbell.h"
+
+struct ipnuma_client {
+  int sock = -1;
+  uint8_t* pages = nullptr;
+  size_t pages_size = 0;
+  std::string error;
+};
+
+namespace {
+
+using fibnic::StatusCode;
+using fibnic::ipnuma::DoorbellAnswer;
+using fibnic::ipnuma::DoorbellOp;
+using fibnic::ipnuma::DoorbellRequest;
+
+int ErrnoOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kPermissionDenied: return -EACCES;
+    case StatusCode::kUnavailable: return -EHOSTDOWN;
+    case StatusCode::kNotFound: return -ENXIO;
+    case StatusCode::kFailedPrecondition: return -ENETDOWN;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: return -EINVAL;
+    default: return -EIO;
+  }
+}
+
+int Fail(ipnuma_client* c, int err, const std::string& why) {
+  c->error = why;
+  return err;
+}
+
+// One doorbell and its answer.
+int Ring(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
+  DoorbellRequest req;
+  req.op = static_cast<uint32_t>(op);
+  req.offset = offset;
+  req.length = length;
+  if (::send(c->sock, &req, sizeof req, MSG_NOSIGNAL) != sizeof req) {
+    return Fail(c, -EIO, std::string("doorbell: ") + std::strerror(errno));
+  }
+  DoorbellAnswer ans;
+  ssize_t got;
+  do {
+    got = ::recv(c->sock, &ans, sizeof ans, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got != sizeof ans) return Fail(c, -EIO, "doorbell: ipnuma-emu did not answer");
+  ans.message[sizeof ans.message - 1] = '\0';
+  c->error = ans.message;
+  return ErrnoOf(static_cast<StatusCode>(ans.code));
+}
+
+int CheckRange(ipnuma_client* c, uint64_t offset, size_t len) {
+  if (offset > c->pages_size || len > c->pages_size - offset) {
+    return Fail(c, -EINVAL, "BAR2 range is outside the page region of " + std::to_string(c->pages_size) + " bytes");
+  }
+  c->error.clear();
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+ipnuma_client* ipnuma_open(const char* pages_file, const char* socket_path) {
+  const std::string sock_path = socket_path != nullptr ? socket_path : std::string(pages_file) + ".sock";
+  sockaddr_un addr{};
+  if (sock_path.size() >= sizeof addr.sun_path) {
+    errno = ENAMETOOLONG;
+    return nullptr;
+  }
+  const int fd = ::open(pages_file, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  void* map = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  const int map_err = st.st_size > 0 ? errno : EINVAL;
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    errno = map_err;
+    return nullptr;
+  }
+  auto* c = new ipnuma_client;
+  c->pages = static_cast<uint8_t*>(map);
+  c->pages_size = static_cast<size_t>(st.st_size);
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, sock_path.c_str(), sock_path.size() + 1);
+  c->sock = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (c->sock < 0 || ::connect(c->sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ipnuma_close(c);
+    errno = err;
+    return nullptr;
+  }
+  return c;
+}
+
+void ipnuma_close(ipnuma_client* c) {
+  if (c == nullptr) return;
+  if (c->sock >= 0) ::close(c->sock);
+  if (c->pages != nullptr) ::munmap(c->pages, c->pages_size);
+  delete c;
+}
+
+int ipnuma_write(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len) {
+  if (int rc = CheckRange(c, page_offset, len); rc != 0) return rc;
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < len;) {
+    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
+    std::memcpy(c->pages + page_offset + done, bytes + done, n);
+    if (int rc = Ring(c, DoorbellOp::kWrite, page_offset + done, n); rc != 0) return rc;
+    done += n;
+  }
+  return 0;
+}
+
+int ipnuma_read(ipnuma_client* c, uint64_t page_offset, void* data, size_t len) {
+  if (int rc = CheckRange(c, page_offset, len); rc != 0) return rc;
+  auto* bytes = static_cast<uint8_t*>(data);
+  for (size_t done = 0; done < len;) {
+    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
+    if (int rc = Ring(c, DoorbellOp::kRead, page_offset + done, n); rc != 0) return rc;
+    std::memcpy(bytes + done, c->pages + page_offset + done, n);
+    done += n;
+  }
+  return 0;
+}
+
+int ipnuma_reset_peer(ipnuma_client* c, uint16_t pcid) { return Ring(c, DoorbellOp::kResetPeer, pcid, 0); }
+
+const char* ipnuma_last_error(const ipnuma_client* c) { return c->error.c_str(); }
+
+}  // extern "C"
