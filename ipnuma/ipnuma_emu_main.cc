@@ -165,6 +165,9 @@ int Run(const Options& opt) {
       }
     }
     n.Poll(model_now(), out);
+    // Counters first: whoever sees a frame or an answer of this round must
+    // find it counted (a test reads B's rx_denied once A's writer has its ERROR).
+    n.Publish();
     for (const auto& f : out) {
       if (Status st = wire.Queue(f); !st.ok()) failed = st;
     }
@@ -180,7 +183,6 @@ int Run(const Options& opt) {
       std::snprintf(ans.message, sizeof ans.message, "%s", d.status.message().c_str());
       (void)::send(d.client, &ans, sizeof ans, MSG_NOSIGNAL);
     }
-    n.Publish();
   }
   n.Publish();
   for (int c : clients) ::close(c);
