@@ -147,6 +147,45 @@ def set_loss(percent):
         raise RuntimeError("nft: " + r.stderr)
 
 
+def checksum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def inject_malformed(mac_b):
+    """Two frames to B's NIC from A's interface, written here byte by byte: a
+    WRITE whose UDP checksum is wrong, and a datagram the codec refuses (bad
+    magic). B must count both and change nothing."""
+    import socket
+    src, dst = bytes([10, 232, 0, 1]), bytes([10, 232, 0, 2])
+
+    def frame(payload, corrupt_sum):
+        udp = struct.pack("!HHHH", PORT, PORT, 8 + len(payload), 0) + payload
+        pseudo = src + dst + struct.pack("!BBH", 0, 17, len(udp))
+        csum = checksum(pseudo + udp) ^ (0x0101 if corrupt_sum else 0)
+        udp = udp[:6] + struct.pack("!H", csum or 0xFFFF) + udp[8:]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0x4000, 64, 17, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+        return bytes.fromhex(mac_b.replace(":", "")) + bytes.fromhex("020000000099") + b"\x08\x00" + ip + udp
+
+    # A well-formed WRITE of 4 bytes at B's export, from A's address.
+    write = struct.pack("!IBBBBHHII", 0x49504E4D, 1, 1, 0, 0, 0, 0, 0, 0)
+    write += bytes([0x60, 0, 0, 1, 0, 0, 0, 0x0F]) + struct.pack("!Q", POOL_B + EXPORT_OFF)
+    write += b"\xEE" * 4 + struct.pack("!I", 0x49504E45)
+    bad_magic = b"\0" * 40
+    code = f"""import socket,sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(({VA!r}, 0))
+for f in sys.argv[1:]:
+    s.send(bytes.fromhex(f))
+"""
+    in_ns(NS_A, sys.executable, "-c", code, frame(write, True).hex(), frame(bad_magic, False).hex())
+
+
 class Writer:
     def __init__(self, pages):
         self.p = subprocess.Popen([os.path.join(TBIN, "ipnuma_emu_writer"), pages], stdin=subprocess.PIPE,
@@ -244,6 +283,9 @@ def main():
     set_loss(0)
     assert counter(bar_a, RETRANSMITS) > 0, "loss caused no retransmission"
     assert ext(bar_b, RX_MALFORMED) == 0 and ext(bar_a, RX_MALFORMED) == 0, "frames counted malformed"
+    inject_malformed(mac_b)
+    wait_for("B counting the broken frames", lambda: ext(bar_b, RX_MALFORMED) == 2)
+    check_pool(oracle, "after broken frames")
     rc, data = writer.cmd(f"r 4096 100")
     assert rc == 0 and bytes.fromhex(data) == bytes(oracle[4096:4196]), f"read back: {rc} {data[:40]}"
     print("read back through the NIC equals the oracle", flush=True)
