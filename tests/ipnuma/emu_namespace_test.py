@@ -275,6 +275,17 @@ def main():
     writer = Writer(f"{work}/a.pages")
     oracle = bytearray(EXPORT_LEN)
     random_writes(rng, writer, oracle, 60, "no loss")
+    # One 8-byte write at a time, call to answer (informational: a software
+    # NIC on a loaded machine, not the FPGA's 2 us).
+    times = []
+    for i in range(100):
+        off, data = rng.randrange(0, EXPORT_LEN - 8), rng.randbytes(8)
+        t0 = time.perf_counter()
+        assert writer.write(off, data)[0] == 0
+        times.append(time.perf_counter() - t0)
+        oracle[off:off + 8] = data
+    times.sort()
+    print(f"8-byte write, call to answer: p50 {times[50] * 1e6:.0f} us, p90 {times[90] * 1e6:.0f} us", flush=True)
     check_pool(oracle, "no loss")
     for percent, n in ((1, 40), (10, 20)):
         set_loss(percent)
