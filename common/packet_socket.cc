@@ -27,7 +27,7 @@ std::string Errno(const std::string& what, const std::string& interface) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<PacketSocket>> PacketSocket::Open(const std::string& interface) {
+StatusOr<std::unique_ptr<PacketSocket>> PacketSocket::Open(const std::string& interface, Receive receive) {
   const unsigned index = ::if_nametoindex(interface.c_str());
   if (index == 0) return NotFound("no network interface '" + interface + "' in this namespace");
   std::unique_ptr<PacketSocket> s(new PacketSocket());
@@ -44,21 +44,11 @@ StatusOr<std::unique_ptr<PacketSocket>> PacketSocket::Open(const std::string& in
   if (::setsockopt(s->fd_, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) != 0)
     return IoError(Errno("cannot bypass the qdisc", interface));
 
-  tpacket_req3 req{};
-  req.tp_block_size = kBlockBytes;
-  req.tp_block_nr = kBlocks;
-  req.tp_frame_size = kMaxFrame;
-  req.tp_frame_nr = kBlockBytes / kMaxFrame * kBlocks;
-  req.tp_retire_blk_tov = kBlockTimeoutMs;
-  if (::setsockopt(s->fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
-    return IoError(Errno("cannot set up the receive ring", interface));
-  s->block_bytes_ = kBlockBytes;
-  s->blocks_ = kBlocks;
-  s->ring_bytes_ = size_t{kBlockBytes} * kBlocks;
-  void* ring = ::mmap(nullptr, s->ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, s->fd_, 0);
-  if (ring == MAP_FAILED) ring = ::mmap(nullptr, s->ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd_, 0);
-  if (ring == MAP_FAILED) return IoError(Errno("cannot map the receive ring", interface));
-  s->ring_ = static_cast<uint8_t*>(ring);
+  if (receive == Receive::kPerFrame) {
+    s->rx_buf_.resize(kRxBatch);
+  } else {
+    RETURN_IF_ERROR(s->MapRing());
+  }
 
   sockaddr_ll addr{};
   addr.sll_family = AF_PACKET;
@@ -73,6 +63,25 @@ StatusOr<std::unique_ptr<PacketSocket>> PacketSocket::Open(const std::string& in
     return IoError(Errno("cannot enter promiscuous mode", interface));
   s->TakeRingDrops();  // frames from before the bind are not the card's
   return s;
+}
+
+Status PacketSocket::MapRing() {
+  tpacket_req3 req{};
+  req.tp_block_size = kBlockBytes;
+  req.tp_block_nr = kBlocks;
+  req.tp_frame_size = kMaxFrame;
+  req.tp_frame_nr = kBlockBytes / kMaxFrame * kBlocks;
+  req.tp_retire_blk_tov = kBlockTimeoutMs;
+  if (::setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
+    return IoError(Errno("cannot set up the receive ring", name_));
+  block_bytes_ = kBlockBytes;
+  blocks_ = kBlocks;
+  ring_bytes_ = size_t{kBlockBytes} * kBlocks;
+  void* ring = ::mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, fd_, 0);
+  if (ring == MAP_FAILED) ring = ::mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (ring == MAP_FAILED) return IoError(Errno("cannot map the receive ring", name_));
+  ring_ = static_cast<uint8_t*>(ring);
+  return OkStatus();
 }
 
 PacketSocket::~PacketSocket() {
@@ -142,6 +151,26 @@ Status PacketSocket::Flush() {
   }
   tx_count_ = 0;
   return OkStatus();
+}
+
+size_t PacketSocket::ReceiveBatch() {
+  std::array<iovec, kRxBatch> iov{};
+  std::array<mmsghdr, kRxBatch> msgs{};
+  for (size_t i = 0; i < kRxBatch; ++i) {
+    iov[i] = iovec{rx_buf_[i].data(), kMaxFrame};
+    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+  }
+  int n;
+  do {
+    n = ::recvmmsg(fd_, msgs.data(), kRxBatch, MSG_DONTWAIT, nullptr);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return 0;  // nothing waiting (or the interface went away: nothing to read)
+  for (int i = 0; i < n; ++i) {
+    rx_len_[i] = msgs[i].msg_len;
+    rx_cut_[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+  }
+  return static_cast<size_t>(n);
 }
 
 uint64_t PacketSocket::TakeRingDrops() {

@@ -1,8 +1,9 @@
 // One Linux interface as a port of a software card (fibnic-emu, ipnuma-emu):
 // an AF_PACKET socket that receives through a TPACKET_V3 ring (blocks of
 // frames handed over by the kernel at once, no copy and no system call per
-// frame) and transmits in batches with sendmmsg. The interface is put in
-// promiscuous mode (a wire port receives frames for the card's MACs, not the
+// frame) or, for a card that waits on single frames, frame by frame, and
+// transmits in batches with sendmmsg. The interface is put in promiscuous
+// mode (a wire port receives frames for the card's MACs, not the
 // interface's own) and the socket ignores its own transmissions.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -22,7 +24,15 @@ class PacketSocket {
   static constexpr size_t kMaxFrame = 2048;  // MTU 1500 frames, jumbo frames are not received
   static constexpr size_t kTxBatch = 64;
 
-  static StatusOr<std::unique_ptr<PacketSocket>> Open(const std::string& interface);
+  // kRing: frames arrive a block at a time, when the block fills or after a
+  // 1 ms timeout: the rate a forwarder needs. kPerFrame: poll wakes for every
+  // frame and a batch of frames costs one recvmmsg: the latency a
+  // request/acknowledge protocol needs, where a frame waits for its answer.
+  enum class Receive : uint8_t { kRing, kPerFrame };
+  static constexpr size_t kRxBatch = 32;
+
+  static StatusOr<std::unique_ptr<PacketSocket>> Open(const std::string& interface,
+                                                      Receive receive = Receive::kRing);
   ~PacketSocket();
   PacketSocket(const PacketSocket&) = delete;
   PacketSocket& operator=(const PacketSocket&) = delete;
@@ -32,6 +42,7 @@ class PacketSocket {
 
   // Calls on_frame(span) for every frame of the ring's ready blocks (at most
   // max_blocks of them) and gives the blocks back; returns the frames seen.
+  // Frame by frame: at most max_blocks batches of kRxBatch frames.
   template <typename F>
   size_t Drain(F&& on_frame, int max_blocks = 8);
 
@@ -48,11 +59,15 @@ class PacketSocket {
 
  private:
   PacketSocket() = default;
+  // Sets up and maps the receive ring.
+  Status MapRing();
   // The ring's current block if the kernel handed it over, else null.
   uint8_t* ReadyBlock();
   void ReleaseBlock();
   // Frames of one block, for Drain.
   static size_t FramesOf(uint8_t* block, uint8_t*& first);
+  // Frame by frame: receives up to kRxBatch frames into rx_buf_ without waiting.
+  size_t ReceiveBatch();
 
   std::string name_;
   int fd_ = -1;
@@ -64,6 +79,9 @@ class PacketSocket {
   std::array<std::array<uint8_t, kMaxFrame>, kTxBatch> tx_buf_{};
   std::array<size_t, kTxBatch> tx_len_{};
   size_t tx_count_ = 0;
+  std::vector<std::array<uint8_t, kMaxFrame>> rx_buf_;  // frame by frame only
+  std::array<size_t, kRxBatch> rx_len_{};
+  std::array<bool, kRxBatch> rx_cut_{};
   uint64_t tx_drops_ = 0;
   uint64_t cut_ = 0;
 };
@@ -79,6 +97,18 @@ RingFrame FrameAt(uint8_t* hdr, uint8_t** next);
 template <typename F>
 size_t PacketSocket::Drain(F&& on_frame, int max_blocks) {
   size_t seen = 0;
+  if (ring_ == nullptr) {
+    for (int b = 0; b < max_blocks; ++b) {
+      const size_t n = ReceiveBatch();
+      for (size_t i = 0; i < n; ++i) {
+        if (rx_cut_[i]) ++cut_;
+        else on_frame(std::span<const uint8_t>(rx_buf_[i].data(), rx_len_[i]));
+      }
+      seen += n;
+      if (n < kRxBatch) break;
+    }
+    return seen;
+  }
   for (int b = 0; b < max_blocks; ++b) {
     uint8_t* block = ReadyBlock();
     if (block == nullptr) break;

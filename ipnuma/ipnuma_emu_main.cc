@@ -103,7 +103,9 @@ int Fail(const Status& st) {
 int Run(const Options& opt) {
   auto nic = EmuNic::Open({opt.bar, opt.pages, opt.pool, opt.pool_base});
   if (!nic.ok()) return Fail(nic.status());
-  auto port = PacketSocket::Open(opt.interface);
+  // Frame by frame: every packet waits for its answer, so a frame held back
+  // for a ring block to fill would add a millisecond to each round trip.
+  auto port = PacketSocket::Open(opt.interface, PacketSocket::Receive::kPerFrame);
   if (!port.ok()) return Fail(port.status());
   auto listener = ListenDoorbell(opt.socket);
   if (!listener.ok()) return Fail(listener.status());
@@ -121,8 +123,9 @@ int Run(const Options& opt) {
 
   // The model's clock runs time_scale times slower than the host's: its
   // timers (RETX_TIMEOUT_NS, 3-40 us for the FPGA) must outlast a software
-  // round trip, which the receive ring's block timeout alone makes
-  // milliseconds long. Everything else about the protocol is unchanged.
+  // round trip, tens of microseconds idle but milliseconds whenever the
+  // scheduler runs something else, or a busy host would see peers go down.
+  // Everything else about the protocol is unchanged.
   const auto start = std::chrono::steady_clock::now();
   auto model_now = [&] {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
