@@ -154,6 +154,15 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
       local.Duration("retransmit_timeout", std::chrono::microseconds(10), std::chrono::microseconds(3),
                      std::chrono::microseconds(40))
           .count());
+  // MAX_PAYLOAD must fit the path MTU less 68 bytes of headers (1024 for
+  // MTU 1500); ipnumad cannot see the path, so the operator says it.
+  if (local.Has("max_payload")) {
+    c.local.max_payload = local.Int<uint32_t>("max_payload", 64, {64, 4096});
+    if ((c.local.max_payload & (c.local.max_payload - 1)) != 0) {
+      local.Error("max_payload", std::to_string(c.local.max_payload) + " is not a power of two (64..4096)");
+    }
+  }
+  if (local.Has("retry_limit")) c.local.retry_limit = local.Int<uint32_t>("retry_limit", 8, {1, 255});
   local.Finish();
 
   YamlMap pool = root.Map("pool");

@@ -18,6 +18,10 @@ struct LocalNic {
   MacAddr mac;
   uint16_t udp_port = 0;
   uint32_t retx_timeout_ns = 0;
+  // Wire-protocol registers (docs/contract/IPNUMA.md); 0 leaves the NIC's
+  // default (64-byte packets, 8 rounds), as a NIC that predates them reads.
+  uint32_t max_payload = 0;
+  uint32_t retry_limit = 0;
   bool OnSegment(uint32_t addr) const { return (addr & netmask) == (ip & netmask); }
 };
 

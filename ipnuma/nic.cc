@@ -86,6 +86,13 @@ Status NicWriter::WriteWords(uint64_t offset, const uint8_t* bytes, uint32_t fro
   return OkStatus();
 }
 
+Status NicWriter::WriteWireParams(uint32_t max_payload, uint32_t retry_limit, uint16_t epoch_base) {
+  RETURN_IF_ERROR(bar_.Write32(regs::kOffMaxPayload, max_payload));
+  RETURN_IF_ERROR(bar_.Write32(regs::kOffRetryLimit, retry_limit));
+  RETURN_IF_ERROR(bar_.Write32(regs::kOffEpochBase, epoch_base));
+  return bar_.Flush();
+}
+
 Status NicWriter::WriteLocal(const regs::LocalRegs& r) {
   for (auto [off, v] : regs::EncodeLocalRegs(r)) RETURN_IF_ERROR(bar_.Write32(off, v));
   return bar_.Flush();

@@ -48,6 +48,8 @@ class NicWriter {
   Status ClearPcid(uint16_t id);
   Status WriteRegion(uint16_t slot, const regs::RegionEntry& e);
   Status ClearRegion(uint16_t slot);
+  // MAX_PAYLOAD, RETRY_LIMIT and EPOCH_BASE (before CONTROL enables the NIC).
+  Status WriteWireParams(uint32_t max_payload, uint32_t retry_limit, uint16_t epoch_base);
   // High half with PC ID 0, then the low address bits, then address high bits
   // with the PC ID: the page is never mapped with a half-old address.
   Status MapPage(uint32_t page, const regs::PagemapEntry& e);

@@ -351,6 +351,19 @@ StatusOr<AdoptPlan> Provisioner::Adopt(const std::vector<PeerSpec>& peers, const
 
   // 2. What the NIC holds.
   ASSIGN_OR_RETURN(NicTables t, ReadNicTables(bar_, caps_));
+  // The wire-protocol registers go in before CONTROL enables the NIC. A NIC
+  // being enabled (first start, or after a reset or a disable) gets a newer
+  // EPOCH_BASE, so a receiver still holding its previous streams takes the
+  // new ones for new (docs/contract/IPNUMA.md, "Epochs"). The register is the
+  // counter: it survives in a BAR file, not across a device reset.
+  ASSIGN_OR_RETURN(uint32_t max_payload, bar_.Read32(regs::kOffMaxPayload));
+  ASSIGN_OR_RETURN(uint32_t retry_limit, bar_.Read32(regs::kOffRetryLimit));
+  ASSIGN_OR_RETURN(uint32_t epoch_base, bar_.Read32(regs::kOffEpochBase));
+  const bool enabling = !(t.local.control & regs::kControlEnable);
+  if (enabling || max_payload != local_.max_payload || retry_limit != local_.retry_limit) {
+    const uint16_t epoch = static_cast<uint16_t>(epoch_base + (enabling ? 1 : 0));
+    RETURN_IF_ERROR(writer_.WriteWireParams(local_.max_payload, local_.retry_limit, epoch));
+  }
   if (!(t.local == ToRegs(local_))) RETURN_IF_ERROR(writer_.WriteLocal(ToRegs(local_)));
 
   peers_ = new_peers;

@@ -32,7 +32,8 @@ PAGES = 64
 
 # BAR0 offsets (device/ipnuma_regs.h; docs/contract/IPNUMA.md).
 OFF_COUNTERS, OFF_EXT, OFF_PEER_STATE, OFF_REGION, OFF_PAGEMAP = 0x100, 0x200, 0x4000, 0x20000, 0x100000
-RX_WRITES, RX_DENIED, RETRANSMITS = 1, 2, 3
+TX_WRITES, RX_WRITES, RX_DENIED, RETRANSMITS = 0, 1, 2, 3
+OFF_MAX_PAYLOAD, OFF_RETRY_LIMIT, OFF_EPOCH_BASE = 0x40, 0x44, 0x48
 TX_UNMAPPED, TX_PEER_DOWN_REFUSED, PEERS_DOWN, RX_MALFORMED = 0, 1, 6, 7
 EACCES, ENXIO, EHOSTDOWN = 13, 6, 112
 
@@ -96,10 +97,10 @@ def page_pcid(bar, page):
     return u64(bar, OFF_PAGEMAP + 8 * page) >> 48
 
 
-def config(me, peer, nic_ip, mac, mgmt_ip, peer_nic_ip, peer_mac, peer_mgmt, pool_base, exports):
+def config(me, peer, nic_ip, mac, mgmt_ip, peer_nic_ip, peer_mac, peer_mgmt, pool_base, exports, wire=""):
     d = work
     return f"""device: {{kind: file, path: {d}/{me}.bar, model: {{pages: {PAGES}, pcid_entries: 16, region_entries: 8}}}}
-local: {{address: {nic_ip}, netmask: 255.255.255.0, gateway: 10.232.0.254, mac: '{mac}', udp_port: {PORT}, retransmit_timeout: 20us}}
+local: {{address: {nic_ip}, netmask: 255.255.255.0, gateway: 10.232.0.254, mac: '{mac}', udp_port: {PORT}, retransmit_timeout: 20us{wire}}}
 pool: {{kind: file, path: {d}/{me}.pool, base: {pool_base:#x}}}
 neighbours: {{source: static, static: [{{address: {peer_nic_ip}, mac: '{peer_mac}'}}]}}
 api: {{listen: '127.0.0.1:7471', token_file: {d}/{me}.token}}
@@ -218,6 +219,7 @@ def random_writes(rng, writer, oracle, n, label):
         oracle[off:off + size] = data
         total += size
     print(f"{label}: {n} writes, {total} bytes in {time.time() - t0:.2f} s", flush=True)
+    return total
 
 
 def check_pool(oracle, label):
@@ -247,7 +249,8 @@ def main():
             f.truncate(1 << 20)
     mac_a, mac_b = "02:00:5e:10:00:01", "02:00:5e:10:00:02"
     with open(f"{work}/a.yaml", "w") as f:
-        f.write(config("a", "b", "10.232.0.1", mac_a, "10.231.0.1", "10.232.0.2", mac_b, "10.231.0.2", POOL_A, ""))
+        f.write(config("a", "b", "10.232.0.1", mac_a, "10.231.0.1", "10.232.0.2", mac_b, "10.231.0.2", POOL_A, "",
+                       ", max_payload: 1024, retry_limit: 4"))
     with open(f"{work}/b.yaml", "w") as f:
         f.write(config("b", "a", "10.232.0.2", mac_b, "10.231.0.2", "10.232.0.1", mac_a, "10.231.0.1", POOL_B,
                        f"  - {{name: rx, base: {POOL_B + EXPORT_OFF:#x}, length: {EXPORT_LEN:#x}, allow: 10.232.0.1/32}}\n"))
@@ -274,7 +277,11 @@ def main():
 
     writer = Writer(f"{work}/a.pages")
     oracle = bytearray(EXPORT_LEN)
-    random_writes(rng, writer, oracle, 60, "no loss")
+    # ipnumad wrote the wire registers: A sends up to 1 KiB per packet, B the default 64 B.
+    assert u64(bar_a, OFF_MAX_PAYLOAD) == 1024 | 4 << 32, f"A's MAX_PAYLOAD/RETRY_LIMIT {u64(bar_a, OFF_MAX_PAYLOAD):#x}"
+    assert u64(bar_a, OFF_EPOCH_BASE) & 0xFFFF == 1 and u64(bar_b, OFF_EPOCH_BASE) & 0xFFFF == 1, "EPOCH_BASE not raised"
+    total = random_writes(rng, writer, oracle, 60, "no loss")
+    assert counter(bar_a, TX_WRITES) * 64 < total, "A's packets are not larger than 64 bytes"
     # One 8-byte write at a time, call to answer (informational: a software
     # NIC on a loaded machine, not the FPGA's 2 us).
     times = []
@@ -287,12 +294,15 @@ def main():
     times.sort()
     print(f"8-byte write, call to answer: p50 {times[50] * 1e6:.0f} us, p90 {times[90] * 1e6:.0f} us", flush=True)
     check_pool(oracle, "no loss")
-    for percent, n in ((1, 40), (10, 20)):
+    for percent, n in ((1, 150), (10, 20)):
         set_loss(percent)
+        retx0 = counter(bar_a, RETRANSMITS)
         random_writes(rng, writer, oracle, n, f"{percent} % loss")
+        retx = counter(bar_a, RETRANSMITS) - retx0
+        print(f"{percent} % loss: {retx} packets retransmitted", flush=True)
+        assert retx > 0, f"{percent} % loss caused no retransmission"
         check_pool(oracle, f"{percent} % loss")
     set_loss(0)
-    assert counter(bar_a, RETRANSMITS) > 0, "loss caused no retransmission"
     assert ext(bar_b, RX_MALFORMED) == 0 and ext(bar_a, RX_MALFORMED) == 0, "frames counted malformed"
     inject_malformed(mac_b)
     wait_for("B counting the broken frames", lambda: ext(bar_b, RX_MALFORMED) == 2)
@@ -306,7 +316,7 @@ def main():
     in_ns(NS_B, "ip", "link", "set", VB, "down")
     rc, msg = writer.write(0, b"\x5a" * 64)
     assert rc == EHOSTDOWN, f"write to an unreachable peer: {rc} {msg}"
-    assert counter(bar_a, RETRANSMITS) >= retx0 + 8, "no retransmissions before peer down"
+    assert counter(bar_a, RETRANSMITS) == retx0 + 4, f"{counter(bar_a, RETRANSMITS) - retx0} retransmissions, RETRY_LIMIT 4"
     assert ext(bar_a, PEERS_DOWN) == 1, f"peers_down {ext(bar_a, PEERS_DOWN)}"
     assert u64(bar_a, OFF_PEER_STATE + 4 * pcid) & 1, f"PEER_STATE[{pcid}] does not read DOWN"
     rc, msg = writer.write(64, b"\x5a" * 64)

@@ -4,6 +4,7 @@
 // tables are decoded with the ipnuma_regs codecs and compared with the spec.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "tests/ipnuma/two_nics.h"
@@ -148,6 +149,32 @@ TEST_F(ServiceTest, RestartWithSameConfigWritesNothingAndKeepsMappings) {
   auto snap = a_->svc->Snapshot();
   ASSERT_EQ(snap["mappings"].size(), 1u);
   EXPECT_TRUE(snap["mappings"][0]["confirmed"].get<bool>());
+}
+
+// MAX_PAYLOAD and RETRY_LIMIT as configured; EPOCH_BASE one newer each time
+// ipnumad enables the NIC, unchanged when it finds the NIC running.
+TEST_F(ServiceTest, WireRegistersAndANewerEpochEachTimeTheNicIsEnabled) {
+  a_->local.max_payload = 1024;
+  a_->local.retry_limit = 4;
+  StartBoth();
+  auto word = [&](Nic& n, uint32_t off) {
+    uint32_t v;
+    std::memcpy(&v, n.mem->data() + off, 4);
+    return v;
+  };
+  EXPECT_EQ(word(*a_, regs::kOffMaxPayload), 1024u);
+  EXPECT_EQ(word(*a_, regs::kOffRetryLimit), 4u);
+  EXPECT_EQ(word(*a_, regs::kOffEpochBase), 1u);
+  EXPECT_EQ(word(*b_, regs::kOffMaxPayload), 0u);  // not configured: the NIC's default
+  EXPECT_EQ(word(*b_, regs::kOffEpochBase), 1u);
+  const DesiredState da{{PeerOf(*b_)}, {Export("tx", kPoolA + 0x4000, 0x2000, "10.0.0.2/32")}, {}};
+  ASSERT_TRUE(bench_.Start(*a_, da).ok());
+  EXPECT_EQ(word(*a_, regs::kOffEpochBase), 1u);
+  // Disabled (as after a reset that kept the registers): enabled again with a newer epoch.
+  ASSERT_TRUE(a_->mem->Write32(regs::kOffControl, 0).ok());
+  ASSERT_TRUE(bench_.Start(*a_, da).ok());
+  EXPECT_EQ(word(*a_, regs::kOffEpochBase), 2u);
+  EXPECT_EQ(word(*a_, regs::kOffControl), regs::kControlEnable);
 }
 
 TEST_F(ServiceTest, RestartReconcilesTablesToNewConfig) {
