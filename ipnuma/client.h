@@ -8,7 +8,10 @@
  * went. Calls on one handle must not overlap (one doorbell at a time).
  *
  * Return values: 0, or a negative errno:
- *   -EACCES     the peer's NIC refused the range (no valid REGION admits it)
+ *   -EACCES     the peer's NIC refused the range (no valid REGION admits it).
+ *               An ERROR lost on the wire is not repeated (the contract), so
+ *               under loss a refused write may return 0: the peer's rx_denied
+ *               counter is the authoritative count.
  *   -EHOSTDOWN  the peer is down (retry limit passed); reset it to go on
  *   -ENXIO      the page is unmapped or names an invalid PC ID
  *   -ENETDOWN   the NIC is disabled (CONTROL.enable 0)
