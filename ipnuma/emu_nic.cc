@@ -182,6 +182,7 @@ void EmuNic::Ring(int client, const DoorbellRequest& r) {
       w.status = OutOfRange("PC ID " + std::to_string(r.offset) + " is not in the table");
     } else {
       sender_.ResetPeer(static_cast<uint16_t>(r.offset));
+      peer_state_changes_++;
       TakeEvents();
     }
     done_.push_back({client, w.status});
@@ -219,7 +220,7 @@ void EmuNic::Forget(int client) {
   std::erase_if(done_, [client](const DoorbellDone& d) { return d.client == client; });
 }
 
-void EmuNic::Publish() {
+void EmuNic::Publish(bool all_peer_state) {
   uint8_t* b = bar0_->data();
   const model::NicCounters* parts[] = {&sender_.counters(), &receiver_.counters(), &own_};
   for (int i = 0; i < regs::kCounterCount; ++i) {
@@ -232,6 +233,10 @@ void EmuNic::Publish() {
     for (const auto* c : parts) sum += c->ext.v[i];
     StoreLe64(b + regs::kOffExtCounters + 8 * i, sum);
   }
+  // Up to 4095 table lookups: not for every frame, only when a stream's state moved.
+  const uint64_t changes = peer_state_changes_ + sender_.counters()[regs::kPeersDown];
+  if (!all_peer_state && changes == peer_state_published_) return;
+  peer_state_published_ = changes;
   for (uint32_t i = 1; i < caps_.pcid_entries; ++i) {
     StoreLe32(b + regs::PeerStateOffset(i), sender_.PeerState(static_cast<uint16_t>(i)));
   }

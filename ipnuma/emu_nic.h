@@ -76,8 +76,10 @@ class EmuNic {
   void Forget(int client);
   bool Busy() const { return sender_.Outstanding() > 0 || !waiting_.empty(); }
 
-  // Counters and PEER_STATE into BAR0.
-  void Publish();
+  // Counters into BAR0, and PEER_STATE when a stream went down or was reset
+  // since the last call, or when all_peer_state (a PC ID entry may have been
+  // rewritten to name another address: the caller asks now and then).
+  void Publish(bool all_peer_state = true);
   const ipnuma_model::NicCounters& own_counters() const { return own_; }
 
  private:
@@ -95,6 +97,8 @@ class EmuNic {
   std::vector<DoorbellWaiter> waiting_;
   std::vector<DoorbellDone> done_;
   uint16_t ip_id_ = 0;
+  uint64_t peer_state_changes_ = 0;  // resets done here; with peers_down, when PEER_STATE moved
+  uint64_t peer_state_published_ = ~uint64_t{0};
 };
 
 }  // namespace fibnic::ipnuma
