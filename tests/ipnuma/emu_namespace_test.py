@@ -236,6 +236,10 @@ def main():
     if os.geteuid() != 0:
         print("needs root (network namespaces, AF_PACKET)")
         return 77
+    for tool in ("ip", "nft"):
+        if shutil.which(tool) is None:
+            print(f"needs {tool} (iproute2, nftables)")
+            return 77
     seed = int(os.environ.get("FIBSYNC_SEED", "0"), 0) or random.randrange(1, 2**63)
     print(f"seed {seed} (FIBSYNC_SEED={seed} replays it)", flush=True)
     rng = random.Random(seed)
