@@ -233,13 +233,14 @@ def check_pool(oracle, label):
 
 
 def main():
+    # What it cannot run without fails it, saying why: never a silent skip.
     if os.geteuid() != 0:
-        print("needs root (network namespaces, AF_PACKET)")
-        return 77
+        print("FAIL: needs root (network namespaces, AF_PACKET)")
+        return 1
     for tool in ("ip", "nft"):
         if shutil.which(tool) is None:
-            print(f"needs {tool} (iproute2, nftables)")
-            return 77
+            print(f"FAIL: needs {tool} (iproute2, nftables: scripts/install-deps.sh installs them)")
+            return 1
     seed = int(os.environ.get("FIBSYNC_SEED", "0"), 0) or random.randrange(1, 2**63)
     print(f"seed {seed} (FIBSYNC_SEED={seed} replays it)", flush=True)
     rng = random.Random(seed)
