@@ -5,16 +5,8 @@
 set -euo pipefail
 emu=$1 work=$2
 mkdir -p "$work"
-fails=0
-expect() {  # expect EXIT_CODE TEXT ARGS...: the exit code and a message containing TEXT
-  local want=$1 text=$2 rc=0 out
-  shift 2
-  out=$("$emu" "$@" 2>&1) || rc=$?
-  if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
-    echo "FAIL: fibnic-emu $* -> exit $rc, '$out' (want exit $want and '$text')"
-    fails=$((fails + 1))
-  fi
-}
+prog=$emu
+. "$(dirname "$0")/../common/expect_refusal.sh"
 expect 2 "--bar FILE is required" --port 0=w0 --host 0=e0
 expect 2 "give at least one --port" --bar "$work/none"
 expect 2 "port 1 has no --host 1" --bar "$work/none" --port 1=w1

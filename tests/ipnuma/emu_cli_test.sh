@@ -6,16 +6,8 @@ set -euo pipefail
 emu=$1 work=$2
 rm -rf "$work"
 mkdir -p "$work"
-fails=0
-expect() {  # expect EXIT_CODE TEXT ARGS...: the exit code and a message containing TEXT
-  local want=$1 text=$2 rc=0 out
-  shift 2
-  out=$("$emu" "$@" 2>&1) || rc=$?
-  if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
-    echo "FAIL: ipnuma-emu $* -> exit $rc, '$out' (want exit $want and '$text')"
-    fails=$((fails + 1))
-  fi
-}
+prog=$emu
+. "$(dirname "$0")/../common/expect_refusal.sh"
 # A BAR0 file: ID, VERSION and CAPS of a 64-page NIC with 16 PC IDs and 8
 # regions, in a file of the given size.
 bar() {  # bar FILE SIZE [VERSION]

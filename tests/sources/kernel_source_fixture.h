@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <future>
 #include <iostream>
@@ -78,6 +79,13 @@ class KernelSourceTest : public ::testing::Test {
     const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
     release.set_value();
     ASSERT_EQ(rc, 0) << out;
+  }
+  // The most routes given to the RIB between two runs of a task the test
+  // posts to the loop (seen: the running count at each run).
+  static uint64_t MostBetweenTurns(const std::vector<uint64_t>& seen) {
+    uint64_t most = 0;
+    for (size_t i = 1; i < seen.size(); ++i) most = std::max(most, seen[i] - seen[i - 1]);
+    return most;
   }
   std::optional<Neighbor> NeighOf(const std::string& a) {
     auto n = sink.neighbors();

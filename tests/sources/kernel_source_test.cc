@@ -625,8 +625,7 @@ TEST_F(KernelSourceTest, BigDumpLeavesTheLoopResponsive) {
   boost::asio::post(io, tick);  // runs once the loop does, beside the first dump
   StartSource(KernelSourceConfig{});
   ASSERT_EQ(dumped.get_future().wait_for(300s), std::future_status::ready) << "the dump did not end";
-  uint64_t most = 0;
-  for (size_t i = 1; i < seen.size(); ++i) most = std::max(most, seen[i] - seen[i - 1]);
+  const uint64_t most = MostBetweenTurns(seen);
   std::cout << "dump of " << kRoutes << " routes: " << seen.size() << " turns of the loop, at most " << most
             << " routes between two runs of the posted task" << std::endl;
   EXPECT_TRUE(RouteIs("100.2.73.239/32", host));
@@ -673,8 +672,7 @@ TEST_F(KernelSourceTest, EventBurstLeavesTheLoopResponsive) {
   ASSERT_EQ(rc, 0) << out;
   ASSERT_EQ(read_all.get_future().wait_for(120s), std::future_status::ready) << "the events were not all read";
   ASSERT_EQ(source->stats().overruns, 0u) << "the burst overran the socket: the test shows nothing";
-  uint64_t most = 0;
-  for (size_t i = 1; i < seen.size(); ++i) most = std::max(most, seen[i] - seen[i - 1]);
+  const uint64_t most = MostBetweenTurns(seen);
   std::cout << "burst of " << kRoutes << " route events: " << seen.size() << " turns of the loop, at most " << most
             << " routes between two runs of the posted task" << std::endl;
   EXPECT_TRUE(RouteIs("101.0.58.151/32", host));
