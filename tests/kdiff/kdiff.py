@@ -25,7 +25,8 @@ name prefix, default "kd"), KDIFF_PROGRESS (print a progress
 line every N events; default 0 = none), KDIFF_NO_VRF=1 (no VRF events even
 where the kernel has VRF), KDIFF_REQUIRE_VRF=1 (fail unless the
 kernel has VRF and the run checked forwarding answers with every port in it,
-going on past the bounds for that, at most twice KDIFF_SECONDS: the VRF run
+going on past the bounds for that, at most KDIFF_VRF_SECONDS, by default
+twice KDIFF_SECONDS: the VRF run
 in a virtual machine, tests/vm)."""
 import ipaddress
 import json
@@ -392,6 +393,7 @@ def main():
     chunker = random.Random(seed ^ 0x5EED)
     env = Env(fibnicd, bar_tool, "m")
     require_vrf = os.environ.get("KDIFF_REQUIRE_VRF") == "1"
+    vrf_seconds = float(os.environ.get("KDIFF_VRF_SECONDS", 2 * max_seconds))
     stream = EventStream(seed, "PEER", env.vrf)  # run_lines names the peer namespace
     events, checks, forwards, chunks, pauses = [], 0, 0, 0, []
     t0 = time.time()
@@ -405,8 +407,8 @@ def main():
                 return 1
         while (len(events) < max_events and time.time() - t0 < max_seconds or
                # KDIFF_REQUIRE_VRF: until the device was checked with every
-               # port in the VRF, at most twice as long
-               require_vrf and env.vrf and not env.vrf_forwards and time.time() - t0 < 2 * max_seconds):
+               # port in the VRF, at most KDIFF_VRF_SECONDS (default twice as long)
+               require_vrf and env.vrf and not env.vrf_forwards and time.time() - t0 < vrf_seconds):
             chunk = [stream.next() for _ in range(chunker.randint(1, 40))]
             events += chunk
             chunks += 1
