@@ -51,10 +51,13 @@ wait_sessions "$b"
 echo "labs $a and $b up side by side, their BGP sessions established"
 
 # A third lab with A's name is refused: its namespaces are not its own.
-if LAB_NAME=$a LAB_DIR=/run/fibnic-$a-again "$lab" up --routes 10 --web-port 18486 --wire direct >/tmp/lab-pair-$$.out 2>&1; then
-  LAB_NAME=$a LAB_DIR=/run/fibnic-$a-again "$lab" down >/dev/null 2>&1 || true
-  fail "a second lab named $a came up beside the first"
-fi
+again=0
+LAB_NAME=$a LAB_DIR=/run/fibnic-$a-again "$lab" up --routes 10 --web-port 18486 --wire direct >/tmp/lab-pair-$$.out 2>&1 ||
+  again=$?
+# Its folder (it recorded no namespace: the first was refused) goes either way.
+LAB_NAME=$a LAB_DIR=/run/fibnic-$a-again "$lab" down >/dev/null 2>&1 || true
+[ ! -e "/run/fibnic-$a-again" ] || fail "the refused lab's down left its folder"
+[ "$again" != 0 ] || fail "a second lab named $a came up beside the first"
 grep -q "not this lab's" /tmp/lab-pair-$$.out || fail "the refusal does not say why: $(tail -n 2 /tmp/lab-pair-$$.out)"
 rm -f /tmp/lab-pair-$$.out
 ns_exists "$a-r" || fail "the refused lab deleted $a-r"
