@@ -1,4 +1,5 @@
 #include "device/ipnuma_model.h"
+#include "common/hex.h"
 
 #include <algorithm>
 #include <cstring>
@@ -15,16 +16,6 @@ uint64_t Le64(const uint8_t* p) { return Le32(p) | (uint64_t{Le32(p + 4)} << 32)
 
 regs::Caps CapsOf(std::span<const uint8_t> bar0) {
   return regs::Caps::Decode(Le32(bar0.data() + regs::kOffCaps0), Le32(bar0.data() + regs::kOffCaps1));
-}
-
-std::string Hex(uint64_t v) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), d[v & 15]);
-    v >>= 4;
-  } while (v);
-  return "0x" + s;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "device/ipnuma_wire.h"
+#include "common/hex.h"
 
 #include <cstdio>
 
@@ -20,12 +21,6 @@ uint32_t Get32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 uint64_t Get64(const uint8_t* p) { return (uint64_t{Get32(p)} << 32) | Get32(p + 4); }
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 Status Bad(size_t offset, const std::string& what) {
   return InvalidArgument("ipnuma packet byte " + std::to_string(offset) + ": " + what);

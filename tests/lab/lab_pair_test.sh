@@ -37,7 +37,8 @@ wait_sessions() {  # the three IPv4 ones (bird's IPv6 sessions may wait out an e
 }
 
 # The bystanders: someone's own namespace named lab-*, with a process in it,
-# and a process that looks like lab A's card to `pkill -f`.
+# and a process whose command line reads like lab A's card (what a kill by
+# name pattern would hit).
 ip netns add "$by"
 ip netns exec "$by" sleep 600 >/dev/null 2>&1 &
 by_pid=$!
