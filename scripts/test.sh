@@ -30,10 +30,12 @@ took "the release build" "$t0"
 # budget: a cold 2-core machine).
 t1=$SECONDS
 asan_log=${TMPDIR:-/tmp}/fibnic-asan-build.log
-nice -n 19 "$root/scripts/build.sh" asan >"$asan_log" 2>&1 &
+# Its own session (setsid), so a failed release pass stops the whole build,
+# cmake and ninja's compilers with it, by that group.
+setsid nice -n 19 "$root/scripts/build.sh" asan >"$asan_log" 2>&1 &
 asan_build=$!
 if ! (cd "$root/build" && ctest --output-on-failure -j 2); then
-  kill "$asan_build" 2>/dev/null || true
+  kill -- "-$asan_build" 2>/dev/null || true
   exit 1
 fi
 took "the release tests" "$t1"

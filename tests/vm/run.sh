@@ -68,7 +68,7 @@ mkdir -p "$ird/bin" "$ird/lib/modules/$kver" "$ird/proc" "$ird/sys" "$ird/dev" "
 cp "$busybox" "$ird/bin/busybox"
 cp "$here/init.sh" "$ird/init"
 mods=$kdir/lib/modules/$kver
-cp "$mods/modules.dep" "$mods/modules.alias" "$ird/lib/modules/$kver/" 2>/dev/null || cp "$mods/modules.dep" "$ird/lib/modules/$kver/"
+cp "$mods/modules.dep" "$ird/lib/modules/$kver/"
 for m in kernel/fs/9p/9p.ko kernel/net/9p/9pnet_virtio.ko kernel/drivers/virtio/virtio_pci.ko; do
   for f in $m $(awk -v m="$m:" '$1 == m { $1 = ""; print }' "$mods/modules.dep"); do
     mkdir -p "$ird/lib/modules/$kver/$(dirname "$f")"
