@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# fibnicd's memory on the FPM path at full-table scale, without FRR: the real
-# fibnicd (file backend, FPM + kernel sources, as in the lab) in its own
-# namespace, fed the real table (data/, both families, three gateways = three
-# BGP peers) by fpm_play as zebra's dplane_fpm_nl would; then a peer loss and
-# its return. After each phase, once the device has every route: fibnicd's
+# fibnicd's memory at full-table scale, without FRR: the real fibnicd (file
+# backend) in its own namespace, fed the real table (data/, both families,
+# three gateways = three BGP peers) by fpm_play as zebra's dplane_fpm_nl
+# would (FPM + kernel sources, as in the lab), or with MEM_SOURCE=kernel by
+# `ip -batch` into its namespace's kernel (the kernel source alone, as under
+# BIRD or with FRR's routes followed in the kernel); then a peer loss and its
+# return. After each phase, once the device has every route: fibnicd's
 # resident and peak memory (anonymous and file-mapped apart, and of the
 # file-mapped the BAR file's own mapping: the rest is the program and its
 # libraries), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
@@ -15,6 +17,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
+source=${MEM_SOURCE:-fpm}
+case "$source" in fpm | kernel) ;; *) echo "MEM_SOURCE must be fpm or kernel, not '$source'" >&2; exit 2 ;; esac
 ns=${FPM_MEM_NS:-fpmmem}-r
 kns=${FPM_MEM_NS:-fpmmem}-k
 work=$(mktemp -d)
@@ -25,7 +29,7 @@ cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
   exec 3>&- || true
   ip netns del "$ns" 2>/dev/null || true
-  ip netns del "$kns" 2>/dev/null || true
+  if [ -n "$kns" ]; then ip netns del "$kns" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,7 +60,7 @@ ports:
   - {interface: h2, port: 2}
 sources:
   kernel: {enabled: true, tables: [255, 254]}
-  fpm: {enabled: true, listen: 127.0.0.1:2620}
+  fpm: {enabled: $([ "$source" = kernel ] && echo false || echo true), listen: 127.0.0.1:2620}
 web: {listen: 127.0.0.1:18490}
 YAML
 wrap=()
@@ -120,14 +124,14 @@ per = f"{rss * 1024 / routes:6.0f}" if routes else "     -"
 ratio = f"x{rss / kern:.2f}" if kern else "-"
 print(f"{name:<22} {routes:>9} {secs:7.1f} {rss / 1024:8.1f} {anon / 1024:7.1f} {filemap / 1024:7.1f} {bar / 1024:7.1f} {hwm / 1024:7.1f} {per:>7} {ratio:>9}")
 PY
-  # The FPM source's own structures (its stats' memory_bytes), per route.
+  # The source's own structures (its stats' memory_bytes), per route.
   ctl --json status 2>/dev/null | python3 -c '
 import json, sys
-f = json.load(sys.stdin).get("sources", {}).get("fpm", {})
+f = json.load(sys.stdin).get("sources", {}).get(sys.argv[1], {})
 m, n = f.get("memory_bytes", {}), f.get("routes", 0)
 if m:
     per = lambda b: f"{b / n:.2f} B/route" if n else "-"
-    print("  fpm source: " + ", ".join(f"{k} {v / 1024:.0f} KB ({per(v)})" for k, v in m.items()))' || true
+    print(f"  {sys.argv[1]} source: " + ", ".join(f"{k} {v / 1024:.0f} KB ({per(v)})" for k, v in m.items()))' "$source" || true
   malloc_line
 }
 
@@ -150,6 +154,7 @@ ip -n "$kns" -batch "$work/batch"
 s1=$(slab)
 kernel_kb=$((s1 - s0))
 ip netns del "$kns"
+kns=""
 
 # rss_MB = anon + file; file = bar (the BAR file's mapping) + the program's own files.
 printf '%-22s %9s %7s %8s %7s %7s %7s %7s %7s %9s\n' phase routes secs rss_MB anon file bar peak B/route "vs kernel"
@@ -157,17 +162,25 @@ base=0
 sleep 2
 base=$(ctl --json status | python3 -c 'import json, sys; r = json.load(sys.stdin)["routes"]; print(r["ipv4"]["total"] + r["ipv6"]["total"])')
 report "started" 0 0
-mkfifo "$work/cmd"
-ip netns exec "$ns" "$build/bench/sources/fpm_play" "$work/routes.txt" 127.0.0.1 2620 \
-  ${FPM_MEM_INLINE:+--inline} <"$work/cmd" >"$work/play.out" &
-exec 3>"$work/cmd"
+lost=$(awk '$2 == "10.1.0.1" || $2 == "fd00:1::1"' "$work/routes.txt" | wc -l)
+if [ "$source" = kernel ]; then
+  awk '$2 == "10.1.0.1" || $2 == "fd00:1::1" { print "route del " $1 " via " $2 " dev h" $3 }' "$work/routes.txt" >"$work/lose"
+  awk '$2 == "10.1.0.1" || $2 == "fd00:1::1" { print "route add " $1 " via " $2 " dev h" $3 }' "$work/routes.txt" >"$work/regain"
+  play() { ip -n "$ns" -batch "$work/$1"; }
+  play batch
+else
+  mkfifo "$work/cmd"
+  ip netns exec "$ns" "$build/bench/sources/fpm_play" "$work/routes.txt" 127.0.0.1 2620 \
+    ${FPM_MEM_INLINE:+--inline} <"$work/cmd" >"$work/play.out" &
+  exec 3>"$work/cmd"
+  play() { case "$1" in lose) echo "withdraw 1" >&3 ;; regain) echo "announce 1" >&3 ;; esac; }
+fi
 t=$(settle "$n")
 report "initial load" "$n" "$t"
-lost=$(awk '$2 == "10.1.0.1" || $2 == "fd00:1::1"' "$work/routes.txt" | wc -l)
-echo "withdraw 1" >&3
+play lose
 t=$(settle $((n - lost)))
 report "peer loss" $((n - lost)) "$t"
-echo "announce 1" >&3
+play regain
 t=$(settle "$n")
 report "peer return" "$n" "$t"
 echo "kernel (ip -batch): $((kernel_kb / 1024)) MB of slab for the same $n routes"

@@ -447,6 +447,9 @@ nlohmann::json KernelSource::StatsJson() const {
           {"resyncs", s.resyncs},
           {"swept", s.swept},
           {"resolve_requests", s.resolve_requests},
+          {"route_kinds", s.route_kinds},
+          // The route store's bytes (kernel_routes.h), as the FPM source reports its own.
+          {"memory_bytes", {{"routes", s.route_memory_bytes}}},
           {"dumping", s.dumping},
           // Why everything punts (FIBNIC ports split over VRFs, ...); null = following the table.
           {"refusing", s.refusing.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.refusing)},
@@ -466,6 +469,8 @@ KernelSourceStats KernelSource::stats() const {
   s.routes = impl_->table.routes();
   s.neighbors = impl_->table.neighbors();
   s.nexthop_objects = impl_->table.nexthop_objects();
+  s.route_kinds = impl_->table.route_kinds();
+  s.route_memory_bytes = impl_->table.route_memory();
   s.route_updates = c.route_updates;
   s.neighbor_updates = c.neighbor_updates;
   s.swept = c.swept;

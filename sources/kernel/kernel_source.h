@@ -62,6 +62,8 @@ struct KernelSourceStats {
   uint64_t routes = 0;           // prefixes held now
   uint64_t neighbors = 0;        // neighbours on FIBNIC ports held now
   uint64_t nexthop_objects = 0;  // the kernel's next-hop objects held now
+  uint64_t route_kinds = 0;      // distinct routes but for their prefix (kernel_routes.h)
+  uint64_t route_memory_bytes = 0;
   uint64_t route_updates = 0;
   uint64_t neighbor_updates = 0;
   uint64_t errors = 0;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sources/kernel/kernel_routes.h"
 #include "sources/kernel/kernel_rules.h"
 #include "sources/kernel/kernel_vrf.h"
 #include "sources/netlink/kernel_route_view.h"
@@ -118,7 +119,11 @@ class KernelTable {
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
 
-  size_t routes() const { return emitted_.size(); }
+  size_t routes() const { return routes_.size(); }
+  size_t route_kinds() const { return routes_.kinds(); }
+  size_t route_memory() const {
+    return routes_.memory() + odd_.size() * (sizeof(Prefix) + sizeof(std::optional<std::vector<NextHop>>) + 32);
+  }
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
   bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
@@ -138,20 +143,11 @@ class KernelTable {
   // path (or object) apart, as the kernel does, and for IPv4 in anything
   // else the kernel tells them apart by (type, protocol, scope, every path,
   // metrics, preferred source: a hash; see KeyOf).
-  using Key = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t, uint64_t>;
+  using Key = KernelRouteKey;
   static Key KeyOf(int rank, const NlRoute& r);
   static bool SameRank(const Key& a, const Key& b);
-  struct Entry {
-    NlRoute route;
-    uint64_t gen = 0;
-    // IPv6: routes of one prefix and metric that are not one multipath route
-    // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
-    // the device cannot tell which, so the prefix punts while there are two.
-    bool several = false;
-    // IPv4: the route's place among those of its rank — the kernel's order,
-    // which `ip route replace` and a plain `ip route del` act on (the first).
-    int64_t order = 0;
-  };
+  using Entry = KernelRouteEntry;
+  using Entries = KernelRouteEntries;
   // A neighbour is an address on an interface: a link-local address on two
   // interfaces is two neighbours (kernel_table_neigh.cc).
   struct NeighKey {
@@ -169,6 +165,7 @@ class KernelTable {
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
+  void ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uint16_t nlmsg_flags);
   void TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const;
   void TellRankReplaced(const NlRoute& r, const Key& key) const;
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
@@ -179,7 +176,6 @@ class KernelTable {
   Status ApplyNexthop(const nlmsghdr* msg);
   void DropObjectsVia(uint32_t ifindex);
   void DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed);
-  void CountObjectUser(const NlRoute& r, int delta);
   void AddObjectGateway(const NlNexthop& n, int delta);
   void EmitUsersOf(const std::vector<uint32_t>& ids);
   void TellObjectsChanged(const std::vector<uint32_t>& ids);  // ignored_nexthop_added
@@ -189,15 +185,27 @@ class KernelTable {
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
-  std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
-  int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
+  std::optional<int64_t> ReplaceFirstOfRankV4(Entries& entries, const Key& key);
+  int64_t PlaceV4(const Entries& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
-  size_t ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
+  size_t ReplaceSameRankV6(Entries& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
-  void EmitRoute(const Prefix& p);
+  // What the device is given for p now: its paths, or nullopt for nothing.
+  std::optional<std::vector<NextHop>> OutputOf(const Prefix& p);
+  std::vector<NextHop> KindOutput(const KernelRoutes::Kind& k);
+  void EmitRoute(const Prefix& p);  // gives p's output to the RIB, whatever it was
+  void EmitIfChanged(const Prefix& p, const std::optional<std::vector<NextHop>>& before);
+  void Emit(const Prefix& p, const std::optional<std::vector<NextHop>>& now);
+  // What the RIB was last given for p (nullopt: nothing), and the record of it.
+  std::optional<std::vector<NextHop>> Emitted(const Prefix& p);
+  void Remember(const Prefix& p, std::optional<std::vector<NextHop>> given);
+  // Takes p's routes, lets `change` edit them, puts them back and gives the
+  // RIB p's output if it changed.
+  void ChangeRoutes(const Prefix& p, const std::function<void(Entries&)>& change);
   void EmitNeigh(const NeighKey& key);
   void ReevaluateAll();
+  std::vector<Prefix> PrefixesOfKinds(const std::vector<uint32_t>& kinds) const;
   bool WantsResolution(const NeighKey& gw) const;
 
   RibSink& sink_;
@@ -206,8 +214,14 @@ class KernelTable {
   ResolveFn resolve_;
   uint64_t gen_ = 1;
   int64_t last_order_ = 0;  // Entry::order of the last route placed at the end
-  std::unordered_map<Prefix, std::map<Key, Entry>> routes_;
-  std::unordered_map<Prefix, std::vector<NextHop>> emitted_;
+  KernelRoutes routes_;
+  // The prefixes whose output given to the RIB is not their single route
+  // kind's cached output (nothing at all for a prefix not held): several
+  // routes, a policy rule or VRF context overriding it. Everything else's is
+  // its kind's, which changes only by a Recompute whose prefixes are then
+  // given their new output.
+  std::unordered_map<Prefix, std::optional<std::vector<NextHop>>> odd_;
+  std::string context_;  // what every route's output depends on, as of the last ReevaluateAll
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
@@ -229,8 +243,6 @@ class KernelTable {
   bool RankActive(int rank) const;
   std::unordered_map<NeighKey, uint32_t, NeighKeyHash> gateways_;  // gateway on its interface → routes/objects naming it
   NexthopObjects nexthops_;
-  // Next-hop object id → prefixes with routes naming it (→ how many).
-  std::unordered_map<uint32_t, std::unordered_map<Prefix, uint32_t>> object_users_;
   KernelTableCounts counts_;
 };
 
