@@ -59,9 +59,9 @@ class ApiPoller(threading.Thread):
         # main loop busy), and the longest run of them: how long the sources
         # were seen unresponsive.
         self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
-        # Sweeps seen between two answers: how many routes and next-hop groups
-        # the FPM source held less (a sweep runs once the replay is over, when
-        # nothing else arrives).
+        # Routes the kernel source's re-dumps swept (their events were lost:
+        # the device held them until the dump); swept_groups stays 0 (the
+        # kernel's next-hop objects go with their events).
         self.swept_routes, self.swept_groups = 0, 0
         self.last, self.since = None, None  # the last answer; when the outstanding request was sent
 
@@ -70,9 +70,8 @@ class ApiPoller(threading.Thread):
         return 0.0 if s is None else time.monotonic() - s
 
     def count_sweep(self, was, now):
-        if was and now and now.get("stale_swept", 0) > was.get("stale_swept", 0):
-            self.swept_routes += max(0, was.get("routes", 0) - now.get("routes", 0))
-            self.swept_groups += max(0, was.get("nexthop_groups", 0) - now.get("nexthop_groups", 0))
+        if was and now:
+            self.swept_routes += max(0, now.get("swept", 0) - was.get("swept", 0))
 
     def run(self):
         while not self.stop:
@@ -88,7 +87,7 @@ class ApiPoller(threading.Thread):
                     self.loop_worst = max(self.loop_worst, time.monotonic() - self.late_since)
                 else:
                     self.late_since = None
-                    self.count_sweep(fpm_of(self.last), fpm_of(body))
+                    self.count_sweep(kernel_of(self.last), kernel_of(body))
                     self.last = body
             except ConnectionRefusedError:
                 self.down += 1
@@ -107,6 +106,10 @@ class ApiPoller(threading.Thread):
 
 def fpm_of(status):
     return (status or {}).get("sources", {}).get("fpm", {})
+
+
+def kernel_of(status):
+    return (status or {}).get("sources", {}).get("kernel", {})
 
 
 def kernel_bgp_routes():

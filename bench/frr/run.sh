@@ -92,7 +92,7 @@ stalled = r["api_worst_s"] > bound or r["api_timeouts"] or r["loop_worst_s"] > b
 sys.exit(1 if r["timed_out"] or stalled or c["misforwarded"] else 0)
 PY
   tail -n +"$log_from" "$LAB_DIR/fibnicd.log" >"$out_dir/fibnicd-$key.log"
-  grep -E "replay over|swept|dropped .* stale" "$out_dir/fibnicd-$key.log" | sed 's/^/    fibnicd: /' | tail -n 4 || true
+  grep -E "replay over|resync removed|overrun" "$out_dir/fibnicd-$key.log" | sed 's/^/    fibnicd: /' | tail -n 4 || true
 }
 
 fibnicd_pid=$(cat "$LAB_DIR/fibnicd.pid")
@@ -125,8 +125,8 @@ fi
 echo "dev/krn = device time / kernel time; dev-ms = how many ms the device's last write came after the kernel's last change"
 echo "kernel: $full BGP routes with all peers up; misfwd_end = misforwarded/checked (first addresses of announced"
 echo "prefixes: every one, or a random sample of FRR_BENCH_CHECK_SAMPLE=$check_sample); mf_window = sampled destinations seen misforwarded after the kernel changed them / the longest"
-echo "after the change; swept = routes + next-hop groups the FPM source dropped at its sweeps in the phase (every"
-echo "restart phase ends with all routes back: each swept route is one zebra still held)"
+echo "after the change; swept = routes the kernel source's re-dumps removed in the phase (+0: next-hop objects go"
+echo "with their events); a swept route is one whose deletion event was lost (an overrun)"
 
 echo
 echo "memory (MB, after peer return)  resident    peak"

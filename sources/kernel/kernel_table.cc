@@ -18,12 +18,6 @@
 
 namespace fibnic {
 
-std::set<uint8_t> FrrRouteProtocols() {
-  std::set<uint8_t> s{11, 42};  // zebra, babel
-  for (uint8_t p = 186; p <= 198; ++p) s.insert(p);
-  return s;
-}
-
 KernelTable::KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve)
     : sink_(sink),
       ports_(std::move(ports)),
@@ -66,10 +60,6 @@ int KernelTable::TableRank(uint32_t table) const {
 
 Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
-  if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
-      options_.ignore_protocols.count(m.route.protocol)) {
-    TellIgnoredRoute(m.route, msg->nlmsg_flags);
-  }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
     ++counts_.ignored;
@@ -85,7 +75,6 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
-  if (options_.ignored_route && !r.del && (msg->nlmsg_flags & NLM_F_REPLACE)) TellRankReplaced(r, key);
   ChangeRoutes(p, [&](Entries& entries) { ApplyRouteTo(entries, r, key, msg->nlmsg_flags); });
   return OkStatus();
 }
@@ -294,59 +283,12 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
   return gone->e->first == key ? gone->at : kLast;
 }
 
-// Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
-// at a full table they would be the largest thing in the process. What they
-// still do: a replacing one removes the route of its rank it replaced — by
-// the kernel's rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6;
-// checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
-// and their gateways are asked to be resolved (the neighbours the
-// FPM source's routes need come from here). Their own deletions find nothing.
-// The kernel's state for a route it holds for FRR, told as it changes and
-// not kept: its object resolved as it is now (zebra announces objects
-// before the routes naming them).
-void KernelTable::TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const {
-  KernelRouteView v;
-  if (!r.del && r.prefix.family() == Family::kV6 && r.nh_id != 0) {
-    v.behind = (nlmsg_flags & NLM_F_CREATE) && !(nlmsg_flags & (NLM_F_EXCL | NLM_F_REPLACE));
-  }
-  v.replace = !r.del && (nlmsg_flags & NLM_F_REPLACE);
-  v.prefix = r.prefix;
-  v.table = r.table;
-  v.deleted = r.del;
-  v.protocol = r.protocol;
-  v.type = r.type;
-  v.nh_id = r.nh_id;
-  if (!r.del && r.nh_id != 0) {
-    NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
-    if (r.type == RTN_UNICAST) v.type = o.type;
-    v.paths = std::move(o.paths);
-    v.unusable = !o.unsupported.empty();
-  } else if (!r.del) {
-    v.paths = r.paths;
-    v.unusable = !r.unsupported.empty();
-  }
-  options_.ignored_route(v);
-}
-
-// A route of the kernel source's own (an operator's `ip route replace`) that
-// replaced a route of its rank the source does not hold — zebra's: the
-// kernel announces only the new route, so the FPM source is told that
-// zebra's is gone, else the device kept forwarding along it while the kernel
-// forwards by the new one (FPM's distance is below the kernel source's).
-// The kernel flags a replace that found a route to replace with
-// NLM_F_REPLACE alone (checked on 6.18); nothing tells zebra that its route
-// went, so FPM need never say so.
-void KernelTable::TellRankReplaced(const NlRoute& r, const Key& key) const {
-  for (const auto& [k, e] : routes_.Get(r.prefix, gen_)) {
-    if (SameRank(k, key)) return;  // it replaced (or may have replaced) one of the source's own
-  }
-  KernelRouteView gone;
-  gone.prefix = r.prefix;
-  gone.table = r.table;
-  gone.deleted = true;
-  options_.ignored_route(gone);
-}
-
+// Routes of an ignored protocol are not kept. What they still do: a
+// replacing one removes the route of its rank it replaced — by the kernel's
+// rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6; checked
+// against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
+// and their gateways are asked to be resolved. Their own deletions find
+// nothing.
 Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key) {
   if (r.del) return OkStatus();
   if ((msg->nlmsg_flags & NLM_F_REPLACE) && routes_.Has(r.prefix)) {
@@ -577,14 +519,9 @@ std::vector<Prefix> KernelTable::PrefixesOfKinds(const std::vector<uint32_t>& ki
 void KernelTable::BeginResync() {
   ++gen_;
   routes_.ClearSeen();
-  if (options_.ignored_dump_begins) options_.ignored_dump_begins();
 }
 
-void KernelTable::AbandonResync(bool routes_complete) {
-  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
-}
-
-size_t KernelTable::EndResync(bool routes_complete) {
+size_t KernelTable::EndResync() {
   size_t swept = 0;
   bool links_changed = false;
   for (auto it = link_gen_.begin(); it != link_gen_.end();) {
@@ -594,7 +531,6 @@ size_t KernelTable::EndResync(bool routes_complete) {
     }
     links_changed |= ports_.RemoveLink(it->first);
     links_changed |= no_carrier_.erase(it->first) != 0;
-    if (options_.link_state) options_.link_state(it->first, false);
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
     v4_addrs_.erase(it->first);
@@ -625,7 +561,6 @@ size_t KernelTable::EndResync(bool routes_complete) {
     for (const NeighKey& k : gone) EmitNeigh(k);
   }
   counts_.swept += swept;
-  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
   return swept;
 }
 

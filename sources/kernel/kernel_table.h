@@ -37,7 +37,6 @@
 #include "sources/kernel/kernel_routes.h"
 #include "sources/kernel/kernel_rules.h"
 #include "sources/kernel/kernel_vrf.h"
-#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/netlink_route.h"
@@ -51,39 +50,11 @@ namespace fibnic {
 struct KernelTableOptions {
   std::vector<uint32_t> tables = {255, 254};  // local, main
   uint8_t distance = 100;
-  // Routes of these protocols (rtm_protocol) are not taken, e.g. FRR's when
-  // the FPM source is on (zebra installs them in the kernel too). Their
-  // gateways are still resolved.
+  // Routes of these protocols (rtm_protocol) are not taken. Their gateways
+  // are still resolved, and one replacing a route of the table's takes it
+  // out, as in the kernel.
   std::set<uint8_t> ignore_protocols;
-  // Told of every route of an ignored protocol, in any table, as it comes,
-  // changes and goes, with what the kernel forwards along for it (with FPM
-  // on: FpmSource::KernelRoute compares it with zebra's FPM word).
-  std::function<void(const KernelRouteView&)> ignored_route;
-  // Told when a dump begins (BeginResync) and when it ends (EndResync):
-  // between them ignored_route hears the routes the dump shows, and at a
-  // complete end what it did not show is gone from the kernel (the events
-  // that said so may have been lost: an overrun).
-  std::function<void()> ignored_dump_begins;
-  std::function<void(bool complete)> ignored_dump_ends;
-  // Told of the deletion of a next-hop object of an ignored protocol: it
-  // takes the routes using it out of the kernel without a route message.
-  // Also for the deletions the kernel makes silently (a link going down).
-  std::function<void(uint32_t id)> ignored_nexthop_deleted;
-  // Told when a next-hop object of an ignored protocol is added or replaced,
-  // or changes its paths (a group holding one that was replaced, or that
-  // lost a member) — with FPM on: zebra's objects the FPM source waits for,
-  // and those prefixes in flux forward along (FpmTable::KernelObjectAdded).
-  std::function<void(uint32_t id)> ignored_nexthop_added;
-  // Told at every link message (and of links a re-dump no longer shows)
-  // whether the link is up with carrier: with FPM on, zebra's objects and
-  // inline paths through it follow (FpmTable::LinkState).
-  std::function<void(uint32_t ifindex, bool carrier)> link_state;
 };
-
-// rtm_protocol values FRR's zebra installs routes with (zebra, babel, bgp,
-// isis, ospf, rip, ripng, nhrp, eigrp, ldp, sharp, pbr, static,
-// openfabric, srte).
-std::set<uint8_t> FrrRouteProtocols();
 
 struct KernelTableCounts {
   uint64_t messages = 0;
@@ -109,12 +80,11 @@ class KernelTable {
   Status Apply(const nlmsghdr* msg);
 
   void BeginResync();
-  // Returns what was swept. routes_complete: the route dump was not
-  // interrupted (NLM_F_DUMP_INTR), see ignored_dump_ends.
-  size_t EndResync(bool routes_complete = true);
-  // Ends a dump the kernel marked interrupted without sweeping (it may have
-  // missed what the kernel holds); the next dump's EndResync sweeps.
-  void AbandonResync(bool routes_complete);
+  // Returns what was swept.
+  size_t EndResync();
+  // A dump the kernel marked interrupted (NLM_F_DUMP_INTR) ends without a
+  // sweep — it may have missed what the kernel holds — by not calling
+  // EndResync: the next dump's sweeps.
 
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
@@ -126,12 +96,6 @@ class KernelTable {
   }
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
-  bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
-  // What the kernel's object `id` forwards along now; nullopt when it holds none.
-  std::optional<NexthopObjects::Resolved> resolve_nexthop_object(uint32_t id) const {
-    if (nexthops_.Find(id) == nullptr) return std::nullopt;
-    return nexthops_.Resolve(id);
-  }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 
@@ -166,8 +130,6 @@ class KernelTable {
 
   Status ApplyRoute(const nlmsghdr* msg);
   void ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uint16_t nlmsg_flags);
-  void TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const;
-  void TellRankReplaced(const NlRoute& r, const Key& key) const;
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
@@ -178,7 +140,6 @@ class KernelTable {
   void DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed);
   void AddObjectGateway(const NlNexthop& n, int delta);
   void EmitUsersOf(const std::vector<uint32_t>& ids);
-  void TellObjectsChanged(const std::vector<uint32_t>& ids);  // ignored_nexthop_added
   std::vector<Prefix> SweepObjects();
   Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
   void SweepAddrs();

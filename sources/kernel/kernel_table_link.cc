@@ -127,7 +127,6 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
     no_carrier_.insert(ifindex);
   }
   bool changed = had_carrier != !no_carrier_.count(ifindex);
-  if (options_.link_state) options_.link_state(ifindex, !gone && carrier);
   if (gone) {
     vrf_.ForgetLink(ifindex);
   } else {

@@ -39,9 +39,6 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   NlNexthop& n = m.nexthop;
   if (n.del) {
     NexthopObjects::Changes c = nexthops_.Remove(n.id);
-    if (c.removed.empty() && options_.ignored_nexthop_deleted && options_.ignore_protocols.count(n.protocol)) {
-      options_.ignored_nexthop_deleted(n.id);  // one this side never held: still the FPM source's news
-    }
     DropObjects(c.removed, c.changed);
     return OkStatus();
   }
@@ -49,19 +46,7 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   AddObjectGateway(n, +1);
   const std::vector<uint32_t> changed = nexthops_.Put(std::move(n), gen_);
   EmitUsersOf(changed);
-  TellObjectsChanged(changed);
   return OkStatus();
-}
-
-// With FPM on, zebra's objects whose paths changed (added or replaced, and
-// the groups holding them) are the FPM source's news: a prefix in flux
-// forwards along the kernel's object (FpmTable::KernelObjectAdded).
-void KernelTable::TellObjectsChanged(const std::vector<uint32_t>& ids) {
-  if (!options_.ignored_nexthop_added) return;
-  for (uint32_t id : ids) {
-    const NlNexthop* o = nexthops_.Find(id);
-    if (o && options_.ignore_protocols.count(o->protocol)) options_.ignored_nexthop_added(id);
-  }
 }
 
 void KernelTable::DropObjectsVia(uint32_t ifindex) {
@@ -75,9 +60,6 @@ void KernelTable::DropObjects(const std::vector<NlNexthop>& removed, const std::
   std::unordered_set<uint32_t> ids;
   for (const NlNexthop& o : removed) {
     AddObjectGateway(o, -1);
-    if (options_.ignored_nexthop_deleted && options_.ignore_protocols.count(o.protocol)) {
-      options_.ignored_nexthop_deleted(o.id);
-    }
     ids.insert(o.id);
   }
   auto uses = [&](uint32_t id) { return id != 0 && ids.count(id) != 0; };
@@ -85,7 +67,6 @@ void KernelTable::DropObjects(const std::vector<NlNexthop>& removed, const std::
     ChangeRoutes(p, [&](Entries& entries) { std::erase_if(entries, [&](const auto& e) { return uses(e.second.route.nh_id); }); });
   }
   EmitUsersOf(changed);
-  TellObjectsChanged(changed);
 }
 
 // An object's gateway is resolved like a route's: routes using it need it.
