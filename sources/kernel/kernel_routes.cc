@@ -145,6 +145,13 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
   words_.Put(p, kMulti << kKindShift);
 }
 
+bool KernelRoutes::TouchIfSame(const Prefix& p, int rank, const NlRoute& r) {
+  const std::optional<uint32_t> w = words_.Find(p);
+  if (!w || (*w >> kKindShift) == kMulti || !Same(kinds_[*w >> kKindShift], r, rank)) return false;
+  if (!(*w & kSeenBit)) words_.Put(p, *w | kSeenBit);
+  return true;
+}
+
 std::optional<uint32_t> KernelRoutes::Single(const Prefix& p) const {
   const std::optional<uint32_t> w = words_.Find(p);
   if (!w || (*w >> kKindShift) == kMulti) return std::nullopt;

@@ -77,6 +77,10 @@ class KernelRoutes {
   // its gateways stay counted, never asked to be resolved again).
   KernelRouteEntries Take(const Prefix& p, uint64_t gen);
   void Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen);
+  // When p's only route is r (of rank `rank`) already: marks it seen in the
+  // current dump and returns true — a re-dump's unchanged route costs a
+  // lookup and a compare, no copy.
+  bool TouchIfSame(const Prefix& p, int rank, const NlRoute& r);
   // p's kind when it holds exactly one route (not `several`), else nullopt.
   std::optional<uint32_t> Single(const Prefix& p) const;
   const Kind& kind(uint32_t id) const { return kinds_[id]; }

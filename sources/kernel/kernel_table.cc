@@ -16,6 +16,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/hash_mix.h"
+
 namespace fibnic {
 
 KernelTable::KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve)
@@ -73,8 +75,13 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   if (r.nh_id != 0) r.paths.clear();
   ForgetLinkStateFlags(r);
   const Prefix p = r.prefix;
+  if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, KeyOf(rank, r));
+  // A dump's (or a replace's) word on a prefix whose only route it is
+  // already: nothing changes but the mark of the dump.
+  if (!r.del && (msg->nlmsg_flags & (NLM_F_MULTI | NLM_F_REPLACE)) && routes_.TouchIfSame(p, rank, r)) {
+    return OkStatus();
+  }
   const Key key = KeyOf(rank, r);
-  if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
   ChangeRoutes(p, [&](Entries& entries) { ApplyRouteTo(entries, r, key, msg->nlmsg_flags); });
   return OkStatus();
 }
@@ -328,12 +335,12 @@ KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   if (r.prefix.family() == Family::kV6) {
     return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type, 0};
   }
-  std::string id{static_cast<char>(r.type), static_cast<char>(r.protocol), static_cast<char>(r.scope)};
+  uint64_t v4 = MixBits(uint64_t{r.type} | uint64_t{r.protocol} << 8 | uint64_t{r.scope} << 16);
   for (const NlPath& x : r.paths) {
-    if (x.gateway) id += x.gateway->ToString();
-    id += "/" + std::to_string(x.ifindex) + "/" + std::to_string(x.weight) + ";";
+    const uint64_t gw = x.gateway ? static_cast<uint64_t>(x.gateway->v6()) ^ static_cast<uint64_t>(x.gateway->v6() >> 64) : ~0ull;
+    v4 = MixBits(v4 ^ MixBits(gw ^ (uint64_t{x.ifindex} << 32 | uint64_t{x.weight} << 8 | x.gateway.has_value())));
   }
-  const uint64_t v4 = std::hash<std::string>()(id + r.metrics_and_src);
+  v4 ^= std::hash<std::string>()(r.metrics_and_src);
   if (r.nh_id != 0) return Key{rank, r.priority, r.tos, r.nh_id, std::nullopt, r.type == RTN_UNICAST ? 0u : r.type, v4};
   if (r.paths.size() == 1) return Key{rank, r.priority, r.tos, 0, r.paths[0].gateway, r.paths[0].ifindex, v4};
   return Key{rank, r.priority, r.tos, 0, std::nullopt, 0, v4};
