@@ -33,15 +33,19 @@ python3 "$root/tools/make-routes" "$root/data/full-table-2024-03.prefixes.gz" --
   --out "$work/routes.txt" --neigh "$work/neigh.txt" "${limit[@]}" >/dev/null 2>&1
 n=$(grep -c . "$work/routes.txt")
 
-ip netns add "$ns"
-ip netns exec "$ns" ip link set lo up
-for k in 0 1 2; do
-  ip -n "$ns" link add h$k type veth peer name x$k
-  ip -n "$ns" link set h$k up
-  ip -n "$ns" link set x$k up
-  ip -n "$ns" addr add 10.$k.0.2/16 dev h$k
-  ip -n "$ns" -6 addr add fd00:$k::2/32 dev h$k nodad
-done
+# A namespace with the three peers' links h0-h2, addressed as the routes' gateways need.
+make_ns() {
+  ip netns add "$1"
+  ip -n "$1" link set lo up
+  for k in 0 1 2; do
+    ip -n "$1" link add h$k type veth peer name x$k
+    ip -n "$1" link set h$k up
+    ip -n "$1" link set x$k up
+    ip -n "$1" addr add 10.$k.0.2/16 dev h$k
+    ip -n "$1" -6 addr add fd00:$k::2/32 dev h$k nodad
+  done
+}
+make_ns "$ns"
 # The gateways answer (permanent neighbours): routes are offloaded, not punted.
 while read -r addr mac port; do
   ip -n "$ns" neigh replace "$addr" lladdr "$mac" dev h"$port" nud permanent
@@ -131,15 +135,7 @@ if m:
 # The peer: the kernel's memory for the same routes (slab growth while
 # `ip -batch` installs them in a namespace of its own), measured first so the
 # ratio can be printed with each phase.
-ip netns add "$kns"
-ip -n "$kns" link set lo up
-for k in 0 1 2; do
-  ip -n "$kns" link add h$k type veth peer name x$k
-  ip -n "$kns" link set x$k up
-  ip -n "$kns" link set h$k up
-  ip -n "$kns" addr add 10.$k.0.2/16 dev h$k
-  ip -n "$kns" -6 addr add fd00:$k::2/32 dev h$k nodad
-done
+make_ns "$kns"
 awk '{ print "route add " $1 " via " $2 " dev h" $3 }' "$work/routes.txt" >"$work/batch"
 slab() { awk '$1 == "Slab:" { print $2 }' /proc/meminfo; }
 s0=$(slab)

@@ -31,9 +31,8 @@
 #include "fibnicd/fpm_offload_oracle.h"
 #include "fibnicd/pipeline.h"
 #include "hwif/fake_device_writer.h"
-#include "sources/fpm/fpm_source.h"
-#include "sources/kernel/kernel_source.h"
 #include "tests/sources/frr_harness.h"
+#include "tests/sources/frr_sources.h"
 
 namespace fibnic {
 namespace {
@@ -56,47 +55,24 @@ class FpmOffloadFrrTest : public ::testing::Test {
     frr = std::make_unique<FrrHarness>(std::move(options));
     pipeline.Start();
     FpmSourceConfig cfg;
-    cfg.port = 0;
     cfg.offload_quiet = 300ms;
     cfg.offload = &oracle;
     cfg.offload_walk_every = 1s;
-    cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
-    source = std::make_unique<FpmSource>(io, cfg);
-    ASSERT_TRUE(source->Start().ok());
-    io_thread = std::thread([this] { io.run(); });
+    ASSERT_TRUE(sources.StartFpm(cfg));
     std::promise<Status> synced;
     pipeline.FinishInitialSync([&](Status st, const Fib&) { synced.set_value(st); });
     ASSERT_TRUE(synced.get_future().get().ok());
-    frr->Setup(source->port(), announced, /*nhg=*/true);
-    KernelSourceConfig kc;
-    kc.ports = FrrHarness::Ports();
-    kc.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
-    std::promise<bool> kernel_started;
-    boost::asio::post(io, [&] {
-      kernel = std::make_unique<KernelSource>(io, pipeline.sink(), kc);
-      kernel_started.set_value(kernel->Start().ok());
-    });
-    ASSERT_TRUE(kernel_started.get_future().get());
+    frr->Setup(sources.fpm->port(), announced, /*nhg=*/true);
+    ASSERT_TRUE(sources.StartKernel(pipeline.sink()));
     pipeline.sink().UpsertNeighbor(Neighbor{*IpAddr::Parse("10.99.0.2"), frr->PeerMac(), 1, NeighState::kReachable});
   }
   void TearDown() override {
-    std::promise<void> stopped;
-    boost::asio::post(io, [&] {
-      if (source) source->Stop();
-      if (kernel) kernel->Stop();
-      stopped.set_value();
-    });
-    stopped.get_future().wait();
-    work.reset();
-    io.stop();
-    if (io_thread.joinable()) io_thread.join();
+    sources.Stop();
     pipeline.Stop();
     if (HasFailure() && frr) std::cout << frr->Logs() << std::endl;
   }
   FpmSourceStats Stats() {
-    std::promise<FpmSourceStats> p;
-    boost::asio::post(io, [&] { p.set_value(source->stats()); });
-    return p.get_future().get();
+    return sources.OnLoop([&] { return sources.fpm->stats(); });
   }
   // What the device does with dst (read on the pipeline thread, which owns it).
   HwDecision OnDevice(const char* dst) {
@@ -110,12 +86,8 @@ class FpmOffloadFrrTest : public ::testing::Test {
   FakeDeviceWriter dev;
   Pipeline pipeline{FibConfig{}, dev, BatchPolicy{}};
   FibOffloadOracle oracle{pipeline};
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
-  std::thread io_thread;
-  std::unique_ptr<FpmSource> source;
-  std::unique_ptr<KernelSource> kernel;
   std::unique_ptr<FrrHarness> frr;
+  testing::FrrSources sources;  // last: stopped first, before the pipeline they feed
 };
 
 std::string RootOf(const char* env) {

@@ -17,12 +17,11 @@
 #include <thread>
 
 #include "fib/fib.h"
-#include "sources/fpm/fpm_source.h"
-#include "sources/kernel/kernel_source.h"
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
 #include "tests/oracle/reference_lpm.h"
 #include "tests/sources/frr_harness.h"
+#include "tests/sources/frr_sources.h"
 #include "tests/sources/recording_sink.h"
 
 namespace fibnic {
@@ -84,49 +83,20 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
   void SetUp() override {
     testing::EnterNewNetns();
     FpmSourceConfig cfg;
-    cfg.port = 0;
     cfg.stale_hold = 20s;  // longer than bgpd's reconnect to a restarted zebra
-    cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
-    source = std::make_unique<FpmSource>(io, cfg);
-    ASSERT_TRUE(source->Start().ok());
-    io_thread = std::thread([this] { io.run(); });
+    ASSERT_TRUE(sources.StartFpm(cfg));
   }
   void TearDown() override {
-    std::promise<void> stopped;
-    boost::asio::post(io, [&] {
-      if (source) source->Stop();
-      if (kernel) kernel->Stop();
-      stopped.set_value();
-    });
-    stopped.get_future().wait();
-    work.reset();
-    io.stop();
-    if (io_thread.joinable()) io_thread.join();
+    sources.Stop();
     if (HasFailure()) std::cout << frr.Logs() << std::endl;
   }
 
   FpmSourceStats Stats() {
-    std::promise<FpmSourceStats> p;
-    boost::asio::post(io, [&] { p.set_value(source->stats()); });
-    return p.get_future().get();
+    return sources.OnLoop([&] { return sources.fpm->stats(); });
   }
   template <typename F>
   auto OnIo(F f) {
-    std::promise<decltype(f())> p;
-    boost::asio::post(io, [&] { p.set_value(f()); });
-    return p.get_future().get();
-  }
-  // The kernel source, once FRR's links exist (it follows them from then on).
-  void StartKernel() {
-    KernelSourceConfig kc;
-    kc.ports = FrrHarness::Ports();
-    kc.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
-    std::promise<bool> started;
-    boost::asio::post(io, [&] {
-      kernel = std::make_unique<KernelSource>(io, tee, kc);
-      started.set_value(kernel->Start().ok());
-    });
-    ASSERT_TRUE(started.get_future().get());
+    return sources.OnLoop(f);
   }
   // The RIB at FRR's prefixes (system ones too: zebra's connected routes are
   // the kernel's as well), and FRR's routes the RIB still holds although FRR
@@ -145,12 +115,10 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
     const MacAddr mac = frr.PeerMac();
     neighbors = {{*IpAddr::Parse("10.99.0.2"), mac, 1, NeighState::kReachable},
                  {*IpAddr::Parse("2001:db8:99::2"), mac, 1, NeighState::kReachable}};
-    std::promise<void> done;
-    boost::asio::post(io, [&] {
+    OnIo([&] {
       for (const auto& n : neighbors) fib.UpsertNeighbor(n);
-      done.set_value();
+      return true;
     });
-    done.get_future().get();
   }
 
   // Waits until the RIB equals FRR's FIB with nothing stale left; then
@@ -168,7 +136,7 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
         },
         limit);
     ASSERT_TRUE(ok) << step << ": RIB differs from FRR\nFRR:\n" << Dump(frr_fib) << "RIB:\n" << Dump(Rib());
-    kernel_stats = OnIo([&] { return kernel->stats(); });
+    kernel_stats = OnIo([&] { return sources.kernel->stats(); });
     std::cout << step << ": converged, " << frr_fib.size() << " routes" << std::endl;
     ExpectImageMatchesFrr(step, frr_fib, expect_forwarding);
   }
@@ -176,12 +144,10 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
   // Commits the Fib and encodes its image on the io thread, together with
   // the recorder's RIB of that moment (the feed the image was built from).
   std::pair<std::vector<uint8_t>, std::map<Prefix, std::vector<NextHop>>> CommitAndEncode() {
-    std::promise<std::pair<std::vector<uint8_t>, std::map<Prefix, std::vector<NextHop>>>> p;
-    boost::asio::post(io, [&] {
+    return OnIo([&] {
       fib.Commit();
-      p.set_value({EncodeBar(fib.image(), static_cast<uint32_t>(fib.Counts().commits)), Rib()});
+      return std::pair{EncodeBar(fib.image(), static_cast<uint32_t>(fib.Counts().commits)), Rib()};
     });
-    return p.get_future().get();
   }
 
   // For every route FRR has (connected ones too), its first, middle and last
@@ -235,23 +201,19 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
     return ever_frr.count(p) && !frr_fib.count(p);
   }
 
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
-  std::thread io_thread;
   RecordingSink sink;
   Fib fib{FibConfig{}};
   TeeSink tee{sink, fib.sink()};
   std::vector<Neighbor> neighbors;
-  std::unique_ptr<FpmSource> source;
-  std::unique_ptr<KernelSource> kernel;
   KernelSourceStats kernel_stats;
   std::set<Prefix> ever_frr;  // every prefix FRR had at a check
   FrrHarness frr;
+  testing::FrrSources sources;  // last: stopped first, before what they feed
 };
 
 TEST_P(KernelFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
-  frr.Setup(source->port(), {"203.0.113.0/24", "198.51.100.0/24"}, GetParam());
-  StartKernel();
+  frr.Setup(sources.fpm->port(), {"203.0.113.0/24", "198.51.100.0/24"}, GetParam());
+  ASSERT_TRUE(sources.StartKernel(tee));
   AddNeighbors();
   frr.StartZebra();
   frr.StartStaticd();
