@@ -9,7 +9,7 @@
 // update queue and batches, freed in other threads' arenas, and the RIB's
 // and FPM table's grown tables. Nothing returns it to the system by itself
 // (glibc trims only the top of the main heap): a full table's load left 25 MB
-// of free heap resident, a peer loss and return 60 MB (bench/sources/fpm_mem.sh).
+// of free heap resident, a peer loss and return 60 MB (bench/sources/route_mem.sh).
 // So every kTrimEvery route changes a trim is due too: malloc_trim walks
 // every arena's free chunks, 100 ms at worst for a million scattered free
 // chunks on the loaded 2-core development machine, against ~1.9 s of CPU

@@ -27,7 +27,7 @@ class FpmReplayWatch {
     connected_at_ = last_replayed_ = now;
   }
   void Disconnected() { connected_ = false; }
-  // A frame replayed something (FpmTableCounts::replayed went up).
+  // A frame replayed something (FpmZebraCounts::replayed went up).
   void Replayed(Clock::time_point now) { last_replayed_ = now; }
 
   // When the replay will be over if nothing more is replayed; nullopt while

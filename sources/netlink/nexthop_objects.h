@@ -1,8 +1,7 @@
 // Next-hop objects (`ip nexthop`, RTM_NEWNEXTHOP/DELNEXTHOP): single
 // next-hops and groups of them, by id, and what a route naming an id
 // (RTA_NH_ID) forwards along. Socket-free; the kernel source keeps the
-// kernel's objects in one. The FPM source keeps zebra's its own way
-// (fpm_table.h: stale marks for zebra's replays) but resolves the same way.
+// kernel's objects (zebra's too) in one.
 //
 // Removal follows the kernel's rules (net/ipv4/nexthop.c, checked with
 // `ip monitor` on 6.18): removing a single next-hop takes it out of every

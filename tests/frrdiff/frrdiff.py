@@ -5,8 +5,8 @@
 
 A router namespace where zebra (-M dplane_fpm_nl; FRRDIFF_NHG=1 next-hop
 groups, 0 `no fpm use-next-hop-groups`), bgpd and staticd install BGP and
-static routes into the kernel and stream them to fibnicd (file backend,
-kernel + FPM sources) over FPM. k0..k2 (FIBNIC ports 0..2) lead to bird2 BGP
+static routes into the kernel, which fibnicd (file backend) follows with its
+kernel source; zebra's FPM stream reaches fibnicd too, for the offload replies. k0..k2 (FIBNIC ports 0..2) lead to bird2 BGP
 peers, k3 (port 3) and u0 (not a port) to a plain host. A seeded random stream
 (frrdiff_events.py) of announcements, withdrawals, prepends, session and
 carrier loss, statics (recursive ones too), zebra and fibnicd restarts. After
@@ -224,8 +224,7 @@ class FrrEnv(kdiff.Env):
         log = self.work + "/fibnicd.log"
         before = open(log).read().count("ready:") if os.path.exists(log) else 0
         self._spawn("fibnicd", [self.fibnicd, "--config", self.cfg])
-        # Its first write waits for zebra's replay to be over (initial_wait):
-        # zebra reconnects within ~3 s, then stale_hold without a replayed route.
+        # Its first write comes after the kernel's dump.
         self._wait(lambda: open(log).read().count("ready:") > before, 20 + stale_hold_seconds(), "fibnicd ready", tick)
         if self.bar is None:  # the BAR file outlives fibnicd, as a card does: one reader
             self.bar = subprocess.Popen([self.bar_tool, self.work + "/bar0.img"], stdin=subprocess.PIPE,

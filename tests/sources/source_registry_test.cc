@@ -89,12 +89,12 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   EXPECT_EQ(Keys(j), (std::set<std::string>{"kernel", "file", "fpm", "api"}));
   EXPECT_EQ(Keys(j["kernel"]), (std::set<std::string>{"messages", "ignored", "routes", "neighbors", "route_updates",
                                                       "neighbor_updates", "errors", "overruns", "resyncs", "swept",
-                                                      "resolve_requests", "dumping", "refusing", "last_error"}));
+                                                      "resolve_requests", "route_kinds", "memory_bytes", "dumping",
+                                                      "refusing", "last_error"}));
   EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads"}));
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
-                                                   "routes", "nexthop_groups", "route_updates", "errors", "resyncs",
-                                                   "stale_swept", "stale_pending", "last_error", "refused",
-                                                   "in_flux", "flux_entered", "flux_overflows", "kernel_dump_gone", "memory_bytes"}));
+                                                   "routes", "errors", "resyncs", "stale_swept", "stale_pending",
+                                                   "replaying", "last_error", "refused", "memory_bytes"}));
   EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes"}));
   // Not started: the kernel's first dump is not in, the files not read.
   EXPECT_FALSE(reg.sources()[0]->initial_sync_done());
