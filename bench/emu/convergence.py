@@ -286,8 +286,10 @@ def phase(lab, fams, announce):
 
 
 def run(a):
-    os.environ.setdefault("LAB_NAME", "bench-emu")
-    os.environ.setdefault("LAB_DIR", "/run/fibnic-bench-emu")
+    # This run's own lab (the pid in its name): its teardown can only take
+    # down what this run made, also when `up` is refused.
+    os.environ.setdefault("LAB_NAME", "bench-emu-%d" % os.getpid())
+    os.environ.setdefault("LAB_DIR", "/run/fibnic-" + os.environ["LAB_NAME"])
     os.environ["FIBNIC_BIN"] = os.path.join(a.build, "bin")
     os.environ["LAB_START_PEERS"] = "1"
     lab = Lab(a)

@@ -20,7 +20,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/bench/frr"
 build=$(cd "${1:-$root/build}" && pwd)
 export FIBNIC_BIN="$build/bin"
-export LAB_NAME=${LAB_NAME:-bench-frr} LAB_DIR=${LAB_DIR:-/run/fibnic-bench-frr}
+# The lab is this run's alone (its name carries the pid): the EXIT trap's
+# down can only ever take down what this run made, also when `up` is refused.
+export LAB_NAME=${LAB_NAME:-bench-frr-$$}
+export LAB_DIR=${LAB_DIR:-/run/fibnic-$LAB_NAME}
 # What outlives the lab (torn down at exit): each phase's JSON, stack dumps of a stall.
 out_dir=${FRR_BENCH_OUT:-/tmp/fibnic-bench-frr.$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out_dir"
