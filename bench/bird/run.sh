@@ -33,15 +33,9 @@ peer_phases
 take_memory "$bird_pid"
 bird_own=$(ip netns exec "$LAB_NAME-r" birdc -s "$LAB_DIR/bird.ctl" show memory 2>/dev/null | awk '$1 == "Total:" { print $2, $3 }' || true)
 phase bird "bird restart" "'$lab' restart bird" --min-kernel-routes "$full" --quiet 5
-# fibnicd's memory once more at the end of its life (BIRD's restart behind
-# it), before the restart phase starts a new one.
-end_mem=$(fibnicd_mem "$fibnicd_pid")
 fibnicd_restart_phase
-echo "dev/krn = device time / kernel time; dev-ms = how many ms the device's last write came after the kernel's last change"
-echo "kernel: $full BIRD routes (proto bird) with all peers up; misfwd_end = misforwarded/checked (first addresses of announced"
-echo "prefixes: every one, or a random sample of BIRD_BENCH_CHECK_SAMPLE=$check_sample); mf_window = sampled destinations seen misforwarded after the kernel changed them / the longest"
-echo "after the change; swept = routes + neighbours the kernel source removed at its re-dumps (after a netlink overrun)"
-echo "in the phase, + 0 (no next-hop groups: BIRD installs routes with inline next-hops)"
+legend "BIRD routes (proto bird)" "routes + neighbours the kernel source removed at its re-dumps (after a netlink overrun)" \
+  "in the phase, + 0 (no next-hop groups: BIRD installs routes with inline next-hops)"
 
 [ -z "$bird_own" ] || bird_own="bird's own count after peer return (birdc show memory, Total): $bird_own"
 summary bird bird "the bird restart phase" "fibnicd goal <= 100 MB" "$bird_own"

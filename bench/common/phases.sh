@@ -122,8 +122,11 @@ peer_phases() {
 }
 
 # The fibnicd restart phase, and what the new process wrote to the BAR.
+# end_mem: fibnicd's memory once more at the end of its life (the routing
+# daemon's restarts behind it), before the restart starts a new one.
 fibnicd_restart_phase() {
   local gen0
+  end_mem=$(fibnicd_mem "$fibnicd_pid")
   gen0=$(ip netns exec "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" <<<gen)
   cp "$LAB_DIR/bar0.img" "$LAB_DIR/bar0.before"
   phase fibnicd "fibnicd restart" "'$lab' restart fibnicd" --no-kernel --quiet 5
@@ -131,6 +134,17 @@ fibnicd_restart_phase() {
     echo "    fibnicd restart: GENERATION $gen0 -> $(ip netns exec "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" <<<gen);" \
       "the new fibnicd wrote $(bar_written) bytes to the BAR; $(cmp -l "$LAB_DIR/bar0.before" "$LAB_DIR/bar0.img" | wc -l) bytes differ"
   fi
+}
+
+# What the columns mean, under the table. WHAT_ROUTES: what the kernel counts;
+# then the lines saying what swept counts.
+legend() {  # WHAT_ROUTES SWEPT_LINE [LINE...]
+  echo "dev/krn = device time / kernel time; dev-ms = how many ms the device's last write came after the kernel's last change"
+  echo "kernel: $full $1 with all peers up; misfwd_end = misforwarded/checked (first addresses of announced"
+  echo "prefixes: every one, or a random sample of ${env_prefix}_CHECK_SAMPLE=$check_sample); mf_window = sampled destinations seen misforwarded after the kernel changed them / the longest"
+  echo "after the change; swept = $2"
+  shift 2
+  [ $# -eq 0 ] || printf '%s\n' "$@"
 }
 
 # Memory after peer return: fibnicd's and the routing daemon's (mem[]).

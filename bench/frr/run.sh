@@ -28,14 +28,8 @@ peer_phases
 take_memory "$zebra_pid"
 phase bgpd "bgpd restart" "'$lab' restart bgpd" --min-kernel-routes "$full" --quiet 5
 phase zebra "zebra crash + restart" "'$lab' restart zebra --kill" --min-kernel-routes "$full" --quiet 5
-# fibnicd's memory once more at the end of its life (bgpd and zebra restarts
-# behind it), before the restart phase starts a new one.
-end_mem=$(fibnicd_mem "$fibnicd_pid")
 fibnicd_restart_phase
-echo "dev/krn = device time / kernel time; dev-ms = how many ms the device's last write came after the kernel's last change"
-echo "kernel: $full BGP routes with all peers up; misfwd_end = misforwarded/checked (first addresses of announced"
-echo "prefixes: every one, or a random sample of FRR_BENCH_CHECK_SAMPLE=$check_sample); mf_window = sampled destinations seen misforwarded after the kernel changed them / the longest"
-echo "after the change; swept = routes + next-hop groups the FPM source dropped at its sweeps in the phase (every"
-echo "restart phase ends with all routes back: each swept route is one zebra still held)"
+legend "BGP routes" "routes + next-hop groups the FPM source dropped at its sweeps in the phase (every" \
+  "restart phase ends with all routes back: each swept route is one zebra still held)"
 
 summary zebra zebra "the zebra crash phase" "goal <= 0.20; fibnicd goal <= 100 MB"
