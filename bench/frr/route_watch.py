@@ -69,8 +69,12 @@ class ApiPoller(threading.Thread):
         self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
         # Sweeps seen between two answers: how many routes and next-hop groups
         # the FPM source held less (a sweep runs once the replay is over, when
-        # nothing else arrives); the kernel source counts what it swept itself.
+        # nothing else arrives); the kernel source counts what it swept itself
+        # (its counter as last seen, kept across the phase's end of the command
+        # that resets self.last; 0 once fibnicd refused a connection: a new
+        # process counts from 0).
         self.swept_routes, self.swept_groups = 0, 0
+        self.kernel_swept = None
         self.last, self.since = None, None  # the last answer; when the outstanding request was sent
 
     def outstanding(self):
@@ -79,8 +83,11 @@ class ApiPoller(threading.Thread):
 
     def count_sweep(self, was, now):
         if self.source == "kernel":
-            if was and now and now.get("swept", 0) > was.get("swept", 0):
-                self.swept_routes += now["swept"] - was.get("swept", 0)
+            n = now.get("swept")
+            if n is not None:
+                if self.kernel_swept is not None and n > self.kernel_swept:
+                    self.swept_routes += n - self.kernel_swept
+                self.kernel_swept = n
             return
         if was and now and now.get("stale_swept", 0) > was.get("stale_swept", 0):
             self.swept_routes += max(0, was.get("routes", 0) - now.get("routes", 0))
@@ -104,12 +111,14 @@ class ApiPoller(threading.Thread):
                     self.last = body
             except ConnectionRefusedError:
                 self.down += 1
+                self.kernel_swept = 0 if self.kernel_swept is not None else None
             except (socket.timeout, TimeoutError):
                 self.worst = max(self.worst, time.monotonic() - t0)
                 self.timeouts += 1
             except (OSError, ValueError) as e:
                 if isinstance(getattr(e, "reason", None), ConnectionRefusedError):
                     self.down += 1
+                    self.kernel_swept = 0 if self.kernel_swept is not None else None
                 else:
                     self.worst = max(self.worst, time.monotonic() - t0)
                     self.timeouts += 1
