@@ -24,7 +24,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 bench=bird watch=(--proto bird --source kernel) log_pattern="overrun|resync removed|refus"
-# shellcheck source=../common/phases.sh
+# shellcheck source-path=SCRIPTDIR source=../common/phases.sh
 . "$root/bench/common/phases.sh"
 bench_up "initial loss return bird fibnicd" 18481 --router bird
 phase_header

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # root, build, bench, watch, log_pattern: set by the run.sh that sources this
 # The phases of the control-plane benches on lab/lab.sh (bench/frr: zebra +
 # bgpd over FPM; bench/bird: BIRD's kernel protocol, fibnicd on the kernel
 # source alone), sourced by their run.sh, which set before sourcing:
@@ -10,7 +11,7 @@
 # The Python helpers are bench/frr's (route_watch.py, bar_check.py,
 # fib_compare.py).
 py_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../frr" && pwd)"
-env_prefix=$(tr a-z A-Z <<<"$bench")_BENCH
+env_prefix=${bench^^}_BENCH
 export FIBNIC_BIN="$build/bin"
 export LAB_NAME=${LAB_NAME:-bench-$bench} LAB_DIR=${LAB_DIR:-/run/fibnic-bench-$bench}
 lab="$root/lab/lab.sh"
