@@ -239,31 +239,6 @@ Status Fibnicd::StartSources() {
     kc.ports = PortNamesOf(config_);
     kc.tables = config_.kernel.tables;
     kc.distance = config_.kernel.distance;
-    // With FPM on, zebra's routes come from FRR directly: do not count them twice.
-    // The kernel still says when zebra deletes one (a restarted zebra
-    // deleting what it no longer has) and whether zebra has routes installed
-    // at start-up: the FPM source follows both.
-    kc.ignore_frr_routes = config_.fpm.enabled;
-    if (config_.fpm.enabled) {
-      kc.ignored_route = [this](const KernelRouteView& v) {
-        if (fpm_) fpm_->KernelRoute(v);
-      };
-      kc.ignored_dump_begins = [this] {
-        if (fpm_) fpm_->KernelDumpBegins();
-      };
-      kc.ignored_dump_ends = [this](bool complete) {
-        if (fpm_) fpm_->KernelDumpEnds(complete);
-      };
-      kc.ignored_nexthop_deleted = [this](uint32_t id) {
-        if (fpm_) fpm_->KernelNexthopDeleted(id);
-      };
-      kc.ignored_nexthop_added = [this](uint32_t id) {
-        if (fpm_) fpm_->KernelNexthopAdded(id);
-      };
-      kc.link_state = [this](uint32_t ifindex, bool carrier) {
-        if (fpm_) fpm_->KernelLink(ifindex, carrier);
-      };
-    }
     kc.log = [this](const std::string& m) {
       LogInfo("kernel: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "kernel: " + m);
@@ -278,27 +253,16 @@ Status Fibnicd::StartSources() {
     FpmSourceConfig fc;
     fc.address = config_.fpm.listen.host.ToString();
     fc.port = config_.fpm.listen.port;
-    fc.ports = PortNamesOf(config_);
-    fc.distance = config_.fpm.distance;
     fc.stale_hold = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold);
     // Offload state back to zebra (read by FRR 8.5 and later, dropped by 8.4).
     fpm_offload_ = std::make_unique<FibOffloadOracle>(*pipeline_);
     fc.offload = fpm_offload_.get();
     fc.stale_hold_max = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold_max);
-    fc.initial_wait = std::chrono::duration_cast<std::chrono::milliseconds>(config_.fpm.initial_wait);
     fc.log = [this](const std::string& m) {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
     };
-    // Only a kernel source knows the kernel's objects: without one, no object
-    // may be taken as refused (its routes would leave the device while the
-    // kernel forwards along them).
-    if (kernel_) {
-      fc.kernel_holds_object = [this](uint32_t id) { return kernel_->HoldsNexthopObject(id); };
-      fc.kernel_object = [this](uint32_t id) { return kernel_->ResolveNexthopObject(id); };
-      fc.request_kernel_dump = [this] { kernel_->RequestResync(); };
-    }
-    fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, pipeline_->sink(), fc));
+    fpm_ = &sources_.Add(std::make_unique<FpmSource>(io_, fc));
   }
   if (config_.web.enabled) {
     api_source_ = &sources_.Add(std::make_unique<ApiSource>(pipeline_->sink()));
@@ -355,11 +319,6 @@ void Fibnicd::WaitInitialDump() {
   // The kernel source dumps asynchronously on this loop (the sources are
   // asked on the loop that owns them).
   if (!sources_.initial_sync_done()) {
-    if (fpm_ && !fpm_->initial_sync_done() && !said_waiting_for_zebra_) {
-      said_waiting_for_zebra_ = true;
-      LogInfo("the kernel holds zebra's routes: the device is written once zebra has replayed them over FPM "
-              "(at the latest after sources.fpm.initial_wait)");
-    }
     initial_wait_.expires_after(std::chrono::milliseconds(5));
     initial_wait_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) WaitInitialDump();

@@ -100,7 +100,6 @@ class Fibnicd {
   ApiSource* api_source_ = nullptr; // in sources_ when the web API is on
   FpmSource* fpm_ = nullptr;        // in sources_ when FPM is on
   KernelSource* kernel_ = nullptr;  // in sources_ when the kernel source is on
-  bool said_waiting_for_zebra_ = false;
   // Declared before the server and the API: their timers and sockets belong
   // to it and must be destroyed while it still exists.
   boost::asio::io_context web_io_;

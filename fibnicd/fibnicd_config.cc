@@ -113,13 +113,21 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
   f->enabled = fm.Bool("enabled", false);
   f->listen = fm.Listen("listen", f->listen);
   f->allow_non_loopback = fm.Bool("allow_non_loopback", false);
-  f->distance = fm.Int<uint8_t>("distance", 10, {0, 255});
-  f->initial_wait = fm.Duration("initial_wait", seconds(120), seconds(0), hours(1));
+  for (const char* gone : {"distance", "initial_wait"}) {
+    if (fm.Has(gone)) {
+      fm.Error(gone, "is no longer read: zebra's routes come from the kernel source, FPM carries only the "
+                     "offload replies (docs/sources.md); remove it");
+    }
+  }
   if (!IsLoopback(f->listen.host) && !f->allow_non_loopback)
     fm.Error("listen", "bad value '" + f->listen.ToString() +
                            "'; allowed: a loopback address (FPM has no authentication and programs the device; "
                            "to listen beyond loopback set 'allow_non_loopback: true' and firewall the port, "
                            "see docs/security.md)");
+  if (f->enabled && !k->enabled) {
+    fm.Error("enabled", "needs sources.kernel enabled: zebra's routes come from the kernel, FPM carries only "
+                        "the offload replies about them");
+  }
   fm.Finish();
 
   YamlMap sm = m.Map("file");

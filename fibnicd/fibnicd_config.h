@@ -62,10 +62,6 @@ struct FibnicdConfig {
     // zebra runs on this host: FPM (unauthenticated, it programs the
     // hardware) listens beyond loopback only when the operator says so.
     bool allow_non_loopback = false;
-    uint8_t distance = 10;
-    // Start-up with zebra's routes in the kernel: the device is first written
-    // once zebra's replay is over, or after this long (0 = do not wait).
-    std::chrono::nanoseconds initial_wait = std::chrono::seconds(120);
     bool operator==(const Fpm&) const = default;
   };
 

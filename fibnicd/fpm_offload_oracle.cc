@@ -5,7 +5,7 @@ namespace fibnic {
 std::vector<FpmOffload> FpmOffloadOf(const Fib& fib, const std::vector<Prefix>& prefixes, bool on_device) {
   std::vector<FpmOffload> out;
   out.reserve(prefixes.size());
-  for (const auto& s : fib.StatesOf(prefixes, RouteSource::kFpm)) {
+  for (const auto& s : fib.StatesOf(prefixes, RouteSource::kKernel)) {
     FpmOffload state = FpmOffload::kNone;
     if (s) {
       if (!on_device) {

@@ -11,11 +11,12 @@
 
 namespace fibnic {
 
-// What zebra is told about each prefix's FPM route: offloaded when the
+// What zebra is told about each of its routes — the kernel source's route
+// for the prefix, as zebra installed it in the kernel: offloaded when the
 // FIBNIC forwards all of it; trapped when it punts any of it (the host
 // forwards that), when another source's route for the prefix wins, or it is
 // not the FIBNIC's to forward at all (to-host); failed when !on_device; none
-// when the Fib holds no FPM route for it (deleted meanwhile).
+// when the Fib holds no kernel route for it (deleted meanwhile).
 std::vector<FpmOffload> FpmOffloadOf(const Fib& fib, const std::vector<Prefix>& prefixes, bool on_device);
 
 class FibOffloadOracle : public FpmOffloadOracle {

@@ -328,7 +328,6 @@ start_fibnicd() {
   local lines=0
   [ -f "$LAB_DIR/fibnicd.log" ] && lines=$(wc -l <"$LAB_DIR/fibnicd.log")
   spawn fibnicd ip netns exec $LAB_NAME-r "$bin/fibnicd" --config "$LAB_DIR/fibnicd.yaml"
-  # A restart with zebra's routes in the kernel waits for zebra's replay (sources.fpm.initial_wait, 120 s).
   wait_for 180 "fibnicd" sh -c "tail -n +$((lines + 1)) '$LAB_DIR/fibnicd.log' | grep -q 'ready:'"
 }
 

@@ -25,10 +25,11 @@ The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
 --no-kernel, after the command returned), the kernel holds at least
 --min-kernel-routes and at most --max-kernel-routes of --proto's routes, and
-fibnicd's --source has settled (fpm: connected with nothing stale pending;
-kernel: not dumping); or at --limit. swept: what --source dropped at its sweeps
-(fpm: routes and next-hop groups after a replay; kernel: routes and
-neighbours a re-dump no longer showed, no groups). Prints one JSON line,
+fibnicd's --source has settled (fpm: zebra connected with nothing stale
+pending; kernel: not dumping); or at --limit. swept: the routes and
+neighbours the kernel source's re-dumps removed (their deletion events were
+lost: the device held them until the dump), no groups (the kernel's next-hop
+objects go with their events). Prints one JSON line,
 times relative to the start of the watch (the event that starts the phase).
 """
 import argparse
@@ -58,21 +59,20 @@ class ApiPoller(threading.Thread):
     """GET /api/v1/status every 0.1 s; a refused connection (fibnicd not
     listening: a restart) is not an answer and not a latency."""
 
-    def __init__(self, url, source="fpm"):
+    def __init__(self, url):
         super().__init__(daemon=True)
-        self.source = source
         self.url, self.stop = url + "/api/v1/status", False
         self.worst, self.answers, self.timeouts, self.down = 0.0, 0, 0, 0
         # Answers saying the sources' loop did not answer within 2 s (fibnicd's
         # main loop busy), and the longest run of them: how long the sources
         # were seen unresponsive.
         self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
-        # Sweeps seen between two answers: how many routes and next-hop groups
-        # the FPM source held less (a sweep runs once the replay is over, when
-        # nothing else arrives); the kernel source counts what it swept itself
-        # (its counter as last seen, kept across the phase's end of the command
-        # that resets self.last; 0 once fibnicd refused a connection: a new
-        # process counts from 0).
+        # Routes the kernel source's re-dumps swept (their events were lost:
+        # the device held them until the dump); swept_groups stays 0 (the
+        # kernel's next-hop objects go with their events). From the source's
+        # own counter as last seen, kept across the reset of self.last when
+        # the phase's command returns; 0 once fibnicd refused a connection (a
+        # new process counts from 0).
         self.swept_routes, self.swept_groups = 0, 0
         self.kernel_swept = None
         self.last, self.since = None, None  # the last answer; when the outstanding request was sent
@@ -81,17 +81,12 @@ class ApiPoller(threading.Thread):
         s = self.since
         return 0.0 if s is None else time.monotonic() - s
 
-    def count_sweep(self, was, now):
-        if self.source == "kernel":
-            n = now.get("swept")
-            if n is not None:
-                if self.kernel_swept is not None and n > self.kernel_swept:
-                    self.swept_routes += n - self.kernel_swept
-                self.kernel_swept = n
-            return
-        if was and now and now.get("stale_swept", 0) > was.get("stale_swept", 0):
-            self.swept_routes += max(0, was.get("routes", 0) - now.get("routes", 0))
-            self.swept_groups += max(0, was.get("nexthop_groups", 0) - now.get("nexthop_groups", 0))
+    def count_sweep(self, kernel):
+        n = kernel.get("swept")
+        if n is not None:
+            if self.kernel_swept is not None and n > self.kernel_swept:
+                self.swept_routes += n - self.kernel_swept
+            self.kernel_swept = n
 
     def run(self):
         while not self.stop:
@@ -107,7 +102,7 @@ class ApiPoller(threading.Thread):
                     self.loop_worst = max(self.loop_worst, time.monotonic() - self.late_since)
                 else:
                     self.late_since = None
-                    self.count_sweep(source_of(self.last, self.source), source_of(body, self.source))
+                    self.count_sweep(source_of(body, "kernel"))
                     self.last = body
             except ConnectionRefusedError:
                 self.down += 1
@@ -236,7 +231,7 @@ def main():
     ap.add_argument("--proto", default="bgp",
                     help="rtm_protocol of the routes watched and counted, a name (bgp, bird, ...) or a number")
     ap.add_argument("--source", default="fpm", choices=("fpm", "kernel"),
-                    help="fibnicd's source that carries them: what settled and swept mean")
+                    help="what fibnicd must have settled: fpm (zebra connected, nothing stale) or kernel (no dump)")
     ap.add_argument("--pid-file", help="fibnicd's pid, for the stack dump")
     ap.add_argument("--stall-bound", type=float, default=10.0)
     ap.add_argument("--stall-dump", default="/dev/null")
@@ -251,7 +246,7 @@ def main():
     s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
     s.setblocking(False)
     cmp = FibCompare(a.netns, a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
-    api = ApiPoller(a.api, a.source)
+    api = ApiPoller(a.api)
     api.start()
 
     generation = gen_before = cmp.generation()

@@ -18,7 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-bench=frr watch=() log_pattern="replay over|swept|dropped .* stale"
+bench=frr watch=() log_pattern="replay over|resync removed|overrun"
 # shellcheck source-path=SCRIPTDIR source=../common/phases.sh
 . "$root/bench/common/phases.sh"
 bench_up "initial loss return bgpd zebra fibnicd" 18480
@@ -29,7 +29,7 @@ take_memory "$zebra_pid"
 phase bgpd "bgpd restart" "'$lab' restart bgpd" --min-kernel-routes "$full" --quiet 5
 phase zebra "zebra crash + restart" "'$lab' restart zebra --kill" --min-kernel-routes "$full" --quiet 5
 fibnicd_restart_phase
-legend "BGP routes" "routes + next-hop groups the FPM source dropped at its sweeps in the phase (every" \
-  "restart phase ends with all routes back: each swept route is one zebra still held)"
+legend "BGP routes" "routes the kernel source's re-dumps removed in the phase (+0: next-hop objects go" \
+  "with their events); a swept route is one whose deletion event was lost (an overrun)"
 
 summary zebra zebra "the zebra crash phase" "goal <= 0.20; fibnicd goal <= 100 MB"

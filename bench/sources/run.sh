@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ingest rate of the route sources (FPM replayer, kernel events, kernel dump)
+# Ingest rate of the kernel source (kernel events, kernel dump)
 # against the kernel's own install time of the same routes (ip -batch).
 #   bench/sources/run.sh [BUILD_DIR]     (default build/; needs root)
 # SOURCES_BENCH_LIMIT=N limits the table to its first N prefixes.

@@ -1,8 +1,6 @@
-// Ingest rate of a full table through the two sources, each against the
-// kernel's own install time of the same routes measured in the same run:
-//   fpm (next-hop groups) / fpm (inline): a replayer plays the route file to
-//     the FPM source as zebra's dplane_fpm_nl would (groups first, then one
-//     route per frame), from the first byte sent to the last RIB upsert;
+// Ingest rate of a full table through the kernel source (which brings every
+// route the host forwards by, zebra's and BIRD's too), against the kernel's
+// own install time of the same routes measured in the same run:
 //   kernel (events): the kernel source following `ip -batch` live;
 //   kernel (dump):   a fresh kernel source's initial dump of the same table;
 //   peer: `ip -batch` installing the routes into the kernel.
@@ -30,8 +28,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "sources/fpm/fpm_frame.h"
-#include "sources/fpm/fpm_source.h"
 #include "sources/kernel/kernel_source.h"
 #include "sources/netlink/netlink_build.h"
 
@@ -124,71 +120,6 @@ struct IoThread {
   }
 };
 
-double BenchFpm(const std::vector<FileRoute>& routes, bool nhg) {
-  CountingSink sink(routes);
-  IoThread io;
-  FpmSourceConfig cfg;
-  cfg.port = 0;
-  cfg.ports = Ports();
-  cfg.log = [](const std::string&) {};
-  FpmSource src(io.io, sink, cfg);
-  if (!src.Start().ok()) std::exit(1);
-  // Encode everything first: zebra's encoding cost is not ours.
-  std::vector<uint8_t> stream;
-  auto frame = [&](const std::vector<uint8_t>& nl) {
-    auto f = EncodeFpmFrame(nl.data(), nl.size());
-    stream.insert(stream.end(), f.begin(), f.end());
-  };
-  std::map<std::pair<IpAddr, int>, uint32_t> nh_ids;
-  for (const auto& r : routes) {
-    auto [it, fresh] = nh_ids.try_emplace({r.gateway, r.port}, static_cast<uint32_t>(nh_ids.size() + 1));
-    if (fresh && nhg) {
-      NlNexthop n;
-      n.id = it->second;
-      n.path.gateway = r.gateway;
-      n.path.ifindex = if_nametoindex(("p" + std::to_string(r.port)).c_str());
-      frame(BuildNexthopMessage(n));
-    }
-  }
-  for (const auto& r : routes) {
-    NlRoute nr;
-    nr.prefix = r.prefix;
-    nr.table = 254;
-    nr.protocol = 186;
-    nr.type = 1;
-    nr.priority = 20;
-    if (nhg) {
-      nr.nh_id = nh_ids[{r.gateway, r.port}];
-    } else {
-      nr.paths.push_back(NlPath{r.gateway, if_nametoindex(("p" + std::to_string(r.port)).c_str()), 0, 1});
-    }
-    frame(BuildRouteMessage(nr));
-  }
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(src.port());
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) std::exit(1);
-  const auto t0 = Clock::now();
-  for (size_t off = 0; off < stream.size();) {
-    const ssize_t n = write(fd, stream.data() + off, std::min<size_t>(stream.size() - off, 1 << 20));
-    if (n <= 0) std::exit(1);
-    off += static_cast<size_t>(n);
-  }
-  const double t = WaitCount(sink, routes.size(), t0, std::chrono::seconds(600));
-  close(fd);
-  // Stopped on its thread, and waited for: the connection's close (which
-  // marks a million routes stale) must not race the destructor's Stop.
-  std::promise<void> stopped;
-  boost::asio::post(io.io, [&] {
-    src.Stop();
-    stopped.set_value();
-  });
-  stopped.get_future().wait();
-  return t;
-}
-
 }  // namespace
 }  // namespace fibnic
 
@@ -219,9 +150,6 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("routes: %zu\n", routes.size());
-
-  const double fpm_nhg = BenchFpm(routes, true);
-  const double fpm_inline = BenchFpm(routes, false);
 
   // Kernel: install with ip -batch while the kernel source follows live.
   double install = 0, live = 0;
@@ -264,8 +192,6 @@ int main(int argc, char** argv) {
     std::printf("%-28s %8.3f s %12.0f routes/s   x%.2f vs kernel install\n", what, secs, n / secs, install / secs);
   };
   std::printf("%-28s %8.3f s %12.0f routes/s   (peer)\n", "kernel install (ip -batch)", install, n / install);
-  row("fpm ingest (next-hop groups)", fpm_nhg);
-  row("fpm ingest (inline)", fpm_inline);
   row("kernel source (live events)", live);
   row("kernel source (dump)", dump);
   return 0;

@@ -3,14 +3,14 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "sources/fpm/fpm_table.h"
+#include "sources/fpm/fpm_zebra_routes.h"
 
 namespace fibnic {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-FpmReplies::FpmReplies(asio::io_context& io, FpmTable& table, FpmOffloadOracle& oracle, FpmReplyConfig config)
+FpmReplies::FpmReplies(asio::io_context& io, FpmZebraRoutes& table, FpmOffloadOracle& oracle, FpmReplyConfig config)
     : io_(io), table_(table), oracle_(oracle), cfg_(std::move(config)), timer_(io) {}
 
 void FpmReplies::Connected(std::shared_ptr<asio::ip::tcp::socket> socket) {
@@ -25,6 +25,7 @@ void FpmReplies::Closed() {
   ++conn_;
   socket_.reset();
   asking_ = walking_ = want_walk_ = want_walk_all_ = false;
+  unknown_.clear();
   out_ = {};
   writing_.reset();
   timer_.cancel();
@@ -60,6 +61,13 @@ void FpmReplies::Ask() {
   if (asking_ || stopped_ || !socket_) return;
   std::vector<Prefix> ask;
   if (!table_.TakeSent(ask)) want_walk_ = true;  // more were sent than remembered: walk for them
+  // Routes the device did not have yet when asked (the kernel's word on a
+  // route zebra just installed may reach fibnicd after zebra's frame): asked
+  // again once something was committed since.
+  if (!unknown_.empty() && oracle_.commits() != unknown_commits_) {
+    ask.insert(ask.end(), unknown_.begin(), unknown_.end());
+    unknown_.clear();
+  }
   if (ask.empty() && !walking_) {
     const bool quiet = Clock::now() - last_frame_ >= cfg_.quiet;
     if (want_walk_all_ && quiet) {
@@ -75,8 +83,8 @@ void FpmReplies::Ask() {
     walk_cursor_ = 0;
   }
   while (ask.empty() && walking_) {
-    walk_cursor_ = table_.refs().Walk(walk_cursor_, cfg_.ask_max, [&](const Prefix& p, FpmRouteRef& ref) {
-      if (!ref.stale && (walk_all_ || ref.replied == 0)) ask.push_back(p);
+    walk_cursor_ = table_.Walk(walk_cursor_, cfg_.ask_max, [&](const Prefix& p, FpmZebraRoute& r) {
+      if (!r.stale && (walk_all_ || r.replied == 0)) ask.push_back(p);
     });
     if (walk_cursor_ == 0) walking_ = false;
   }
@@ -92,16 +100,25 @@ void FpmReplies::Ask() {
 void FpmReplies::OnAnswer(uint64_t conn, const std::vector<Prefix>& asked, const std::vector<FpmOffload>& states) {
   if (stopped_ || conn != conn_) return;  // a zebra that has gone; the new one replays
   asking_ = false;
-  FpmRouteRefs& refs = table_.refs();
   for (size_t i = 0; i < asked.size() && i < states.size(); ++i) {
     const FpmOffload state = states[i];
-    if (state == FpmOffload::kNone) continue;
-    std::optional<FpmRouteRef> ref = refs.Find(asked[i]);
+    if (state == FpmOffload::kNone) {
+      const std::optional<FpmZebraRoute> r = table_.Find(asked[i]);
+      if (!r || r->stale || r->replied != 0) continue;  // gone, or told before
+      if (unknown_.size() < cfg_.ask_max) {
+        if (unknown_.empty()) unknown_commits_ = oracle_.commits();
+        unknown_.push_back(asked[i]);
+      } else {
+        want_walk_ = true;  // the walk finds it (replied == 0)
+      }
+      continue;
+    }
+    std::optional<FpmZebraRoute> r = table_.Find(asked[i]);
     // Gone, or held over from an earlier zebra: nothing to tell this one.
-    if (!ref || ref->stale || ref->replied == static_cast<uint8_t>(state)) continue;
-    if (!Append(asked[i], ref->protocol, state)) continue;
-    ref->replied = static_cast<uint8_t>(state);
-    refs.Put(asked[i], *ref);
+    if (!r || r->stale || r->replied == static_cast<uint8_t>(state)) continue;
+    if (!Append(asked[i], r->protocol, state)) continue;
+    r->replied = static_cast<uint8_t>(state);
+    table_.Put(asked[i], *r);
   }
   Flush();
   Ask();

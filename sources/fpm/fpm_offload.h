@@ -3,7 +3,7 @@
 // state (a neighbour resolved, a failed push recovered) are found by walking
 // every route at a quiet point, at most every `walk_every`, after commits.
 //
-// Cost: per route only FpmRouteRef::replied (in what was padding); the
+// Cost: per route only FpmZebraRoute::replied (two bits of its word); the
 // question in flight holds at most `ask_max` prefixes; replies waiting for
 // zebra's socket at most `buffer_limit` bytes (twice: one buffer being
 // written, one filling). A reply that does not fit is counted (overruns)
@@ -26,7 +26,7 @@
 
 namespace fibnic {
 
-class FpmTable;
+class FpmZebraRoutes;
 
 struct FpmReplyConfig {
   uint32_t table = 254;
@@ -39,7 +39,7 @@ struct FpmReplyConfig {
 
 class FpmReplies : public std::enable_shared_from_this<FpmReplies> {
  public:
-  FpmReplies(boost::asio::io_context& io, FpmTable& table, FpmOffloadOracle& oracle, FpmReplyConfig config);
+  FpmReplies(boost::asio::io_context& io, FpmZebraRoutes& table, FpmOffloadOracle& oracle, FpmReplyConfig config);
   // All on the source's loop.
   void Connected(std::shared_ptr<boost::asio::ip::tcp::socket> socket);
   void Closed();
@@ -56,7 +56,7 @@ class FpmReplies : public std::enable_shared_from_this<FpmReplies> {
   void Tick();
 
   boost::asio::io_context& io_;
-  FpmTable& table_;
+  FpmZebraRoutes& table_;
   FpmOffloadOracle& oracle_;
   FpmReplyConfig cfg_;
   boost::asio::steady_timer timer_;
@@ -71,6 +71,8 @@ class FpmReplies : public std::enable_shared_from_this<FpmReplies> {
   bool want_walk_ = false, want_walk_all_ = false;
   uint64_t commits_walked_ = 0;
   std::chrono::steady_clock::time_point last_frame_, last_full_walk_;
+  std::vector<Prefix> unknown_;  // answered kNone: asked again after a commit
+  uint64_t unknown_commits_ = 0;  // the commits when the first of them was answered
   std::vector<uint8_t> out_;
   std::shared_ptr<std::vector<uint8_t>> writing_;
   FpmReplyCounts counts_;

@@ -13,7 +13,7 @@
 
 namespace fibnic {
 
-// What a route's reply says (and, as FpmRouteRef::replied, what was said).
+// What a route's reply says (and, as FpmZebraRoute::replied, what was said).
 enum class FpmOffload : uint8_t {
   kNone = 0,       // no reply (yet): zebra waits for one
   kOffloaded = 1,  // the FIBNIC forwards it: RTM_F_OFFLOAD
@@ -29,7 +29,8 @@ uint32_t FpmOffloadFlags(FpmOffload s);  // rtm_flags of its reply
 class FpmOffloadOracle {
  public:
   virtual ~FpmOffloadOracle() = default;
-  // The state of each prefix's FPM route (kNone: no such route), once every
+  // The state of each prefix's route on the device — the kernel's route zebra
+  // installed, as the kernel source gave it (kNone: no such route) — once every
   // update handed to the RIB before the call is on the device — or kFailed
   // for all if the device push failed. `answer` may run on any thread.
   virtual void Ask(std::vector<Prefix> prefixes, std::function<void(std::vector<FpmOffload>)> answer) = 0;

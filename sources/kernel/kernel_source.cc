@@ -77,15 +77,6 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     o.tables = c.tables;
     o.distance = c.distance;
     o.ignore_protocols = c.ignore_protocols;
-    o.ignored_route = c.ignored_route;
-    o.ignored_dump_begins = c.ignored_dump_begins;
-    o.ignored_dump_ends = c.ignored_dump_ends;
-    o.ignored_nexthop_deleted = c.ignored_nexthop_deleted;
-    o.ignored_nexthop_added = c.ignored_nexthop_added;
-    o.link_state = c.link_state;
-    if (c.ignore_frr_routes) {
-      for (uint8_t p : FrrRouteProtocols()) o.ignore_protocols.insert(p);
-    }
     return o;
   }
 
@@ -213,7 +204,6 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     if (first_dump_done) ++stats.resyncs;
     dumping = true;
     interrupted = false;
-    routes_interrupted = false;
     table.BeginResync();
     stage = 0;
     if (!SendDump()) return;
@@ -296,7 +286,6 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         if (h->nlmsg_flags & NLM_F_DUMP_INTR) {  // table changed under the dump
           redump = true;
           interrupted = true;
-          routes_interrupted = routes_interrupted || stage == kRouteStage;
         }
         if (h->nlmsg_type == NLMSG_DONE) {
           done = true;
@@ -335,12 +324,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     // take, until the re-dump, an interface's last IPv4 address (its routes
     // fall to their cover) or zebra's objects through a link (for good). So
     // nothing is swept: the re-dump that follows sweeps.
-    size_t swept = 0;
-    if (interrupted) {
-      table.AbandonResync(!routes_interrupted);
-    } else {
-      swept = table.EndResync(!routes_interrupted);
-    }
+    const size_t swept = interrupted ? 0 : table.EndResync();
     if (first_dump_done && swept != 0) Log("resync removed " + std::to_string(swept) + " stale routes/neighbours");
     first_dump_done = true;
     dumping = false;
@@ -406,7 +390,6 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
   bool running = false, dumping = false, redump = false, first_dump_done = false;
   bool interrupted = false;         // some part of this dump had NLM_F_DUMP_INTR: it may have missed some
-  bool routes_interrupted = false;  // the route part of this dump had NLM_F_DUMP_INTR
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;
@@ -447,15 +430,13 @@ nlohmann::json KernelSource::StatsJson() const {
           {"resyncs", s.resyncs},
           {"swept", s.swept},
           {"resolve_requests", s.resolve_requests},
+          {"route_kinds", s.route_kinds},
+          // The route store's bytes (kernel_routes.h), as the FPM source reports its own.
+          {"memory_bytes", {{"routes", s.route_memory_bytes}}},
           {"dumping", s.dumping},
           // Why everything punts (FIBNIC ports split over VRFs, ...); null = following the table.
           {"refusing", s.refusing.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.refusing)},
           {"last_error", s.last_error}};
-}
-
-bool KernelSource::HoldsNexthopObject(uint32_t id) const { return impl_->table.holds_nexthop_object(id); }
-std::optional<NexthopObjects::Resolved> KernelSource::ResolveNexthopObject(uint32_t id) const {
-  return impl_->table.resolve_nexthop_object(id);
 }
 
 KernelSourceStats KernelSource::stats() const {
@@ -466,6 +447,8 @@ KernelSourceStats KernelSource::stats() const {
   s.routes = impl_->table.routes();
   s.neighbors = impl_->table.neighbors();
   s.nexthop_objects = impl_->table.nexthop_objects();
+  s.route_kinds = impl_->table.route_kinds();
+  s.route_memory_bytes = impl_->table.route_memory();
   s.route_updates = c.route_updates;
   s.neighbor_updates = c.neighbor_updates;
   s.swept = c.swept;

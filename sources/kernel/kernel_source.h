@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
@@ -40,16 +39,7 @@ struct KernelSourceConfig {
   PortNames ports;                            // interface name → FIBNIC port
   std::vector<uint32_t> tables = {255, 254};  // local (always punted), main
   uint8_t distance = 100;
-  // Leave zebra's routes to the FPM source (see docs/sources.md): ignores
-  // FrrRouteProtocols() in addition to ignore_protocols.
-  bool ignore_frr_routes = false;
-  std::set<uint8_t> ignore_protocols;
-  std::function<void(const KernelRouteView&)> ignored_route;  // KernelTableOptions::ignored_route
-  std::function<void()> ignored_dump_begins;                  // KernelTableOptions::ignored_dump_begins
-  std::function<void(bool complete)> ignored_dump_ends;       // KernelTableOptions::ignored_dump_ends
-  std::function<void(uint32_t id)> ignored_nexthop_deleted;  // KernelTableOptions::ignored_nexthop_deleted
-  std::function<void(uint32_t id)> ignored_nexthop_added;    // KernelTableOptions::ignored_nexthop_added
-  std::function<void(uint32_t ifindex, bool carrier)> link_state;  // KernelTableOptions::link_state
+  std::set<uint8_t> ignore_protocols;  // KernelTableOptions::ignore_protocols
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};
   int rcvbuf_bytes = 32 << 20;  // event socket receive buffer (SO_RCVBUFFORCE when root)
@@ -62,6 +52,8 @@ struct KernelSourceStats {
   uint64_t routes = 0;           // prefixes held now
   uint64_t neighbors = 0;        // neighbours on FIBNIC ports held now
   uint64_t nexthop_objects = 0;  // the kernel's next-hop objects held now
+  uint64_t route_kinds = 0;      // distinct routes but for their prefix (kernel_routes.h)
+  uint64_t route_memory_bytes = 0;
   uint64_t route_updates = 0;
   uint64_t neighbor_updates = 0;
   uint64_t errors = 0;
@@ -94,12 +86,6 @@ class KernelSource : public Source {
   nlohmann::json StatsJson() const override;
   void RequestResync();
   KernelSourceStats stats() const;
-  // The kernel holds next-hop object `id` (any protocol's, zebra's too), as
-  // this source read it so far.
-  bool HoldsNexthopObject(uint32_t id) const;
-  // What the kernel's next-hop object `id` forwards along now (nullopt: no such object).
-  std::optional<NexthopObjects::Resolved> ResolveNexthopObject(uint32_t id) const;
-
  private:
   struct Impl;
   explicit KernelSource(std::shared_ptr<Impl> impl);

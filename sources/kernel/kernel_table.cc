@@ -18,14 +18,12 @@
 
 namespace fibnic {
 
-std::set<uint8_t> FrrRouteProtocols() {
-  std::set<uint8_t> s{11, 42};  // zebra, babel
-  for (uint8_t p = 186; p <= 198; ++p) s.insert(p);
-  return s;
-}
-
 KernelTable::KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve)
-    : sink_(sink), ports_(std::move(ports)), options_(std::move(options)), resolve_(std::move(resolve)) {}
+    : sink_(sink),
+      ports_(std::move(ports)),
+      options_(std::move(options)),
+      resolve_(std::move(resolve)),
+      routes_(&KernelTable::KeyOf, [this](const NlRoute& r, int delta) { AddGateways(r, delta); }) {}
 
 Status KernelTable::Apply(const nlmsghdr* msg) {
   ++counts_.messages;
@@ -62,10 +60,6 @@ int KernelTable::TableRank(uint32_t table) const {
 
 Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   ASSIGN_OR_RETURN(NlMessage m, ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(msg), msg->nlmsg_len));
-  if (m.kind == NlMessage::Kind::kRoute && !(m.route.flags & RTM_F_CLONED) && options_.ignored_route &&
-      options_.ignore_protocols.count(m.route.protocol)) {
-    TellIgnoredRoute(m.route, msg->nlmsg_flags);
-  }
   const int rank = m.kind == NlMessage::Kind::kRoute ? TableRank(m.route.table) : -1;
   if (rank < 0 || (m.route.flags & RTM_F_CLONED)) {
     ++counts_.ignored;
@@ -81,13 +75,16 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   const Prefix p = r.prefix;
   const Key key = KeyOf(rank, r);
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, key);
-  if (options_.ignored_route && !r.del && (msg->nlmsg_flags & NLM_F_REPLACE)) TellRankReplaced(r, key);
-  auto& entries = routes_[p];
+  ChangeRoutes(p, [&](Entries& entries) { ApplyRouteTo(entries, r, key, msg->nlmsg_flags); });
+  return OkStatus();
+}
+
+void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uint16_t nlmsg_flags) {
+  const Prefix p = r.prefix;
   auto it = entries.find(key);
   if (r.del && p.family() == Family::kV6) {
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
-    if (it == entries.end()) return OkStatus();
-    AddGateways(it->second.route, -1);
+    if (it == entries.end()) return;
     auto& have = it->second.route.paths;
     std::erase_if(have, [&](const NlPath& x) {
       return std::any_of(r.paths.begin(), r.paths.end(),
@@ -95,9 +92,8 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     });
     if (r.paths.empty() || have.empty()) {
       entries.erase(it);
-    } else {
-      if (have.size() == 1) it->second.several = false;
-      AddGateways(it->second.route, +1);
+    } else if (have.size() == 1) {
+      it->second.several = false;
     }
   } else if (r.del) {
     // IPv4: a multipath route's next-hop may be named alone: find the entry holding it.
@@ -117,12 +113,10 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
         }
       }
     }
-    if (it == entries.end()) return OkStatus();
-    AddGateways(it->second.route, -1);
+    if (it == entries.end()) return;
     if (partial) {
       auto& have = it->second.route.paths;
       std::erase_if(have, [&](const NlPath& x) { return std::find(r.paths.begin(), r.paths.end(), x) != r.paths.end(); });
-      AddGateways(it->second.route, +1);
     } else {
       entries.erase(it);
     }
@@ -139,28 +133,24 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     // them the replaced route stood.
     std::vector<NlPath> beside;
     size_t beside_at = 0;
-    if ((msg->nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
+    if ((nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       place = same_object->second.order;
-      AddGateways(same_object->second.route, -1);
       entries.erase(same_object);
-    } else if ((msg->nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
+    } else if ((nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
       beside_at = ReplaceSameRankV6(entries, key, r);
       if (auto left = entries.find(key); left != entries.end()) {
-        AddGateways(left->second.route, -1);
         beside = std::move(left->second.route.paths);
       }
-    } else if (msg->nlmsg_flags & NLM_F_REPLACE) {
+    } else if (nlmsg_flags & NLM_F_REPLACE) {
       place = ReplaceFirstOfRankV4(entries, key);
-    } else if (it != entries.end()) {
-      AddGateways(it->second.route, -1);
     }
-    if (p.family() == Family::kV4 && !place) place = PlaceV4(entries, key, msg->nlmsg_flags);
+    if (p.family() == Family::kV4 && !place) place = PlaceV4(entries, key, nlmsg_flags);
     Entry& e = entries[key];
     if (place) e.order = *place;
     // IPv6 names every next-hop of a multipath route in each notification;
     // one that does not name those already held is another route (IPv6
     // routes without a gateway are not joined into a multipath route).
-    const bool replace = (msg->nlmsg_flags & NLM_F_REPLACE) != 0;
+    const bool replace = (nlmsg_flags & NLM_F_REPLACE) != 0;
     auto names = [&](const NlPath& x) {
       return std::any_of(r.paths.begin(), r.paths.end(),
                          [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
@@ -187,11 +177,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
     e.several = another || kept_beside || (e.several && !replace);
     e.route = std::move(r);
     e.gen = gen_;
-    AddGateways(e.route, +1);
   }
-  if (entries.empty()) routes_.erase(p);
-  EmitRoute(p);
-  return OkStatus();
 }
 
 // IPv4 replaces the first route of the rank (fib_table_insert: fa_first),
@@ -204,7 +190,6 @@ std::optional<int64_t> KernelTable::ReplaceFirstOfRankV4(std::map<Key, Entry>& e
   }
   if (first == entries.end()) return std::nullopt;
   const int64_t place = first->second.order;
-  AddGateways(first->second.route, -1);
   entries.erase(first);
   return place;
 }
@@ -285,7 +270,6 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
   const Held* gone = &*std::min_element(candidates.begin(), candidates.end(),
                                          [](const Held& a, const Held& b) { return a.at < b.at; });
   Entry& e = gone->e->second;
-  AddGateways(e.route, -1);
   auto& paths = e.route.paths;
   std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
   if (gone->part.empty() || paths.empty()) {
@@ -296,77 +280,25 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
   const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
   const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
   e.several = without_gateway + (with_gateway ? 1 : 0) > 1;
-  AddGateways(e.route, +1);
   return gone->e->first == key ? gone->at : kLast;
 }
 
-// Routes of an ignored protocol (zebra's, when FPM brings them) are not kept:
-// at a full table they would be the largest thing in the process. What they
-// still do: a replacing one removes the route of its rank it replaced — by
-// the kernel's rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6;
-// checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
-// and their gateways are asked to be resolved (the neighbours the
-// FPM source's routes need come from here). Their own deletions find nothing.
-// The kernel's state for a route it holds for FRR, told as it changes and
-// not kept: its object resolved as it is now (zebra announces objects
-// before the routes naming them).
-void KernelTable::TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const {
-  KernelRouteView v;
-  if (!r.del && r.prefix.family() == Family::kV6 && r.nh_id != 0) {
-    v.behind = (nlmsg_flags & NLM_F_CREATE) && !(nlmsg_flags & (NLM_F_EXCL | NLM_F_REPLACE));
-  }
-  v.replace = !r.del && (nlmsg_flags & NLM_F_REPLACE);
-  v.prefix = r.prefix;
-  v.table = r.table;
-  v.deleted = r.del;
-  v.protocol = r.protocol;
-  v.type = r.type;
-  v.nh_id = r.nh_id;
-  if (!r.del && r.nh_id != 0) {
-    NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
-    if (r.type == RTN_UNICAST) v.type = o.type;
-    v.paths = std::move(o.paths);
-    v.unusable = !o.unsupported.empty();
-  } else if (!r.del) {
-    v.paths = r.paths;
-    v.unusable = !r.unsupported.empty();
-  }
-  options_.ignored_route(v);
-}
-
-// A route of the kernel source's own (an operator's `ip route replace`) that
-// replaced a route of its rank the source does not hold — zebra's: the
-// kernel announces only the new route, so the FPM source is told that
-// zebra's is gone, else the device kept forwarding along it while the kernel
-// forwards by the new one (FPM's distance is below the kernel source's).
-// The kernel flags a replace that found a route to replace with
-// NLM_F_REPLACE alone (checked on 6.18); nothing tells zebra that its route
-// went, so FPM need never say so.
-void KernelTable::TellRankReplaced(const NlRoute& r, const Key& key) const {
-  if (auto it = routes_.find(r.prefix); it != routes_.end()) {
-    for (const auto& [k, e] : it->second) {
-      if (SameRank(k, key)) return;  // it replaced (or may have replaced) one of the source's own
-    }
-  }
-  KernelRouteView gone;
-  gone.prefix = r.prefix;
-  gone.table = r.table;
-  gone.deleted = true;
-  options_.ignored_route(gone);
-}
-
+// Routes of an ignored protocol are not kept. What they still do: a
+// replacing one removes the route of its rank it replaced — by the kernel's
+// rule for any replace (ReplaceFirstOfRankV4, ReplaceSameRankV6; checked
+// against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`),
+// and their gateways are asked to be resolved. Their own deletions find
+// nothing.
 Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key) {
   if (r.del) return OkStatus();
-  if (msg->nlmsg_flags & NLM_F_REPLACE) {
-    if (auto it = routes_.find(r.prefix); it != routes_.end()) {
+  if ((msg->nlmsg_flags & NLM_F_REPLACE) && routes_.Has(r.prefix)) {
+    ChangeRoutes(r.prefix, [&](Entries& entries) {
       if (r.prefix.family() == Family::kV6) {
-        ReplaceSameRankV6(it->second, key, r);
+        ReplaceSameRankV6(entries, key, r);
       } else {
-        ReplaceFirstOfRankV4(it->second, key);
+        ReplaceFirstOfRankV4(entries, key);
       }
-      if (it->second.empty()) routes_.erase(it);
-      EmitRoute(r.prefix);
-    }
+    });
   }
   // Their gateways stay wanted for as long as the process runs (a few
   // addresses: the peers), instead of a count per route.
@@ -411,73 +343,124 @@ bool KernelTable::SameRank(const Key& a, const Key& b) {
   return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
 }
 
-void KernelTable::EmitRoute(const Prefix& p) {
-  auto it = routes_.find(p);
-  const Entry* best = nullptr;
-  const Key* best_key = nullptr;
-  // tos: the device has no TOS; a TOS-specific route of the prefix takes
-  // that TOS's traffic elsewhere (issue #14, bug 3), so the prefix punts.
-  bool local = false, ambiguous = false, tos = false;
-  const bool refusing = !counts_.refusing.empty();
-  if (it != routes_.end()) {
-    for (const auto& [key, e] : it->second) {
-      if (!refusing && !RankActive(std::get<0>(key))) continue;
-      if (std::get<0>(key) == 0) local = true;
-      if (e.route.tos != 0) tos = true;
-      if (e.several) ambiguous = true;
-      if (!best) {
-        best = &e;
-        best_key = &key;
-      } else if (SameRank(*best_key, key)) {
-        ambiguous = true;
-      }
+void KernelTable::ChangeRoutes(const Prefix& p, const std::function<void(Entries&)>& change) {
+  const std::optional<std::vector<NextHop>> before = Emitted(p);
+  Entries entries = routes_.Take(p, gen_);
+  change(entries);
+  routes_.Put(p, std::move(entries), gen_);
+  EmitIfChanged(p, before);
+}
+
+// What a route of kind k forwards along on the device. A route by next-hop
+// object (RTA_NH_ID) forwards along the object's paths as they are now; an
+// unknown object, a resilient group, ... punt.
+std::vector<NextHop> KernelTable::KindOutput(const KernelRoutes::Kind& k) {
+  const NlRoute& r = k.route;
+  uint8_t type = r.type;
+  std::vector<NlPath> usable = r.paths;
+  std::string unsupported = r.unsupported;
+  // The local table is the host's: punted. The device has no TOS; a
+  // TOS-specific route takes that TOS's traffic elsewhere (issue #14, bug 3),
+  // so its prefix punts.
+  if (k.rank == 0 || r.tos != 0) return {NextHop::ToHost()};
+  if (r.nh_id != 0) {
+    NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
+    if (type == RTN_UNICAST) type = o.type;
+    usable = std::move(o.paths);
+    if (unsupported.empty()) unsupported = std::move(o.unsupported);
+  }
+  // A path over a link without carrier is used by the kernel only while
+  // ignore_routes_with_linkdown is 0, and then its packets are dropped:
+  // the device never uses it (issue #14, 6c). The carrier now decides, not
+  // a flag some message carried (see ForgetLinkStateFlags).
+  for (NlPath& x : usable) {
+    if (no_carrier_.count(x.ifindex)) {
+      x.flags |= RTNH_F_LINKDOWN;
+    } else {
+      x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
     }
   }
+  return FibPaths(type, r.prefix.family(), usable, unsupported, [this](uint32_t ifindex) { return ports_.Port(ifindex); })
+      .paths;
+}
+
+std::optional<std::vector<NextHop>> KernelTable::OutputOf(const Prefix& p) {
   // A policy rule may send p's traffic to a table not followed here.
   const bool policy = rules_.Covers(p);
-  auto em = emitted_.find(p);
   const bool rule_prefix = policy && rules_.IsDestination(p);
-  if (!best && !rule_prefix) {
-    if (em == emitted_.end()) return;
-    emitted_.erase(em);
+  const bool refusing = !counts_.refusing.empty();
+  const std::vector<NextHop> to_host{NextHop::ToHost()};
+  auto kind_output = [this](const KernelRoutes::Kind& k) { return KindOutput(k); };
+  if (const std::optional<uint32_t> single = routes_.Single(p)) {
+    const KernelRoutes::Kind& k = routes_.kind(*single);
+    if (!refusing && !RankActive(k.rank)) return rule_prefix ? std::optional(to_host) : std::nullopt;
+    if (policy || refusing) return to_host;
+    return routes_.Output(*single, kind_output);
+  }
+  const Entry* best = nullptr;
+  const Key* best_key = nullptr;
+  bool local = false, ambiguous = false, tos = false;
+  const Entries entries = routes_.Get(p, gen_);
+  for (const auto& [key, e] : entries) {
+    if (!refusing && !RankActive(std::get<0>(key))) continue;
+    if (std::get<0>(key) == 0) local = true;
+    if (e.route.tos != 0) tos = true;
+    if (e.several) ambiguous = true;
+    if (!best) {
+      best = &e;
+      best_key = &key;
+    } else if (SameRank(*best_key, key)) {
+      ambiguous = true;
+    }
+  }
+  if (!best) return rule_prefix ? std::optional(to_host) : std::nullopt;
+  if (local || ambiguous || tos || policy || refusing) return to_host;
+  KernelRoutes::Kind k;
+  k.route = best->route;
+  k.rank = std::get<0>(*best_key);
+  return KindOutput(k);
+}
+
+std::optional<std::vector<NextHop>> KernelTable::Emitted(const Prefix& p) {
+  if (auto odd = odd_.find(p); odd != odd_.end()) return odd->second;
+  if (const std::optional<uint32_t> single = routes_.Single(p)) {
+    return routes_.Output(*single, [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
+  }
+  return std::nullopt;
+}
+
+void KernelTable::EmitIfChanged(const Prefix& p, const std::optional<std::vector<NextHop>>& before) {
+  std::optional<std::vector<NextHop>> now = OutputOf(p);
+  if (now != before) Emit(p, now);
+  Remember(p, std::move(now));
+}
+
+void KernelTable::EmitRoute(const Prefix& p) {
+  std::optional<std::vector<NextHop>> now = OutputOf(p);
+  Emit(p, now);
+  Remember(p, std::move(now));
+}
+
+void KernelTable::Emit(const Prefix& p, const std::optional<std::vector<NextHop>>& now) {
+  if (!now) {
     sink_.DeleteRoute(p, RouteSource::kKernel);
-    ++counts_.route_updates;
-    return;
-  }
-  std::vector<NextHop> paths;
-  if (!best || local || ambiguous || tos || policy || refusing) {
-    paths = {NextHop::ToHost()};
   } else {
-    const NlRoute& r = best->route;
-    // A route by next-hop object (RTA_NH_ID) forwards along the object's
-    // paths as they are now; an unknown object, a resilient group, ... punt.
-    uint8_t type = r.type;
-    std::vector<NlPath> usable = r.paths;
-    std::string unsupported = r.unsupported;
-    if (r.nh_id != 0) {
-      NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
-      if (type == RTN_UNICAST) type = o.type;
-      usable = std::move(o.paths);
-      if (unsupported.empty()) unsupported = std::move(o.unsupported);
-    }
-    // A path over a link without carrier is used by the kernel only while
-    // ignore_routes_with_linkdown is 0, and then its packets are dropped:
-    // the device never uses it (issue #14, 6c). The carrier now decides, not
-    // a flag some message carried (see ForgetLinkStateFlags).
-    for (NlPath& x : usable) {
-      if (no_carrier_.count(x.ifindex)) {
-        x.flags |= RTNH_F_LINKDOWN;
-      } else {
-        x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
-      }
-    }
-    paths = FibPaths(type, p.family(), usable, unsupported, [this](uint32_t ifindex) { return ports_.Port(ifindex); })
-                .paths;
+    sink_.UpsertRoute(Route{p, RouteSource::kKernel, options_.distance, *now});
   }
-  if (em != emitted_.end() && em->second == paths) return;
-  sink_.UpsertRoute(Route{p, RouteSource::kKernel, options_.distance, paths});
   ++counts_.route_updates;
-  emitted_[p] = std::move(paths);
+}
+
+// The output given is its single kind's (the common case) or kept in odd_.
+void KernelTable::Remember(const Prefix& p, std::optional<std::vector<NextHop>> given) {
+  const std::optional<uint32_t> single = routes_.Single(p);
+  const bool kinds_own = single ? given && *given == routes_.Output(*single, [this](const KernelRoutes::Kind& k) {
+    return KindOutput(k);
+  }) : !given;
+  if (kinds_own) {
+    odd_.erase(p);
+  } else {
+    odd_[p] = std::move(given);
+  }
 }
 
 Status KernelTable::ApplyRule(const nlmsghdr* msg) {
@@ -490,21 +473,32 @@ Status KernelTable::ApplyRule(const nlmsghdr* msg) {
 // Re-evaluates outer and every prefix inside it.
 void KernelTable::EmitInside(const Prefix& outer) {
   std::vector<Prefix> inside{outer};
-  for (const auto& [p, e] : routes_) {
+  for (const Prefix& p : routes_.Prefixes()) {
     if (p != outer && outer.Contains(p)) inside.push_back(p);
   }
-  for (const auto& [p, e] : emitted_) {
-    if (p != outer && outer.Contains(p) && !routes_.count(p)) inside.push_back(p);
+  for (const Prefix& p : rules_.Destinations()) {
+    if (p != outer && outer.Contains(p) && !routes_.Has(p)) inside.push_back(p);
   }
   for (const Prefix& p : inside) EmitRoute(p);
 }
 
+// After a link or port change: the kinds whose output changed are
+// re-emitted; a change of what every route depends on (the VRF context:
+// which tables are active, whether everything punts) re-emits every prefix.
 void KernelTable::ReevaluateAll() {
+  std::string context = counts_.refusing + '|';
+  for (size_t rank = 0; rank <= options_.tables.size(); ++rank) context += RankActive(static_cast<int>(rank)) ? '1' : '0';
+  const std::vector<uint32_t> changed =
+      routes_.Recompute([](const KernelRoutes::Kind&) { return true; }, [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
   std::vector<Prefix> prefixes;
-  for (const auto& [p, e] : routes_) prefixes.push_back(p);
-  for (const Prefix& p : rules_.Destinations()) prefixes.push_back(p);
-  for (const auto& [p, e] : emitted_) {
-    if (!routes_.count(p)) prefixes.push_back(p);
+  if (context != context_) {
+    context_ = std::move(context);
+    prefixes = routes_.Prefixes();
+  } else {
+    prefixes = PrefixesOfKinds(changed);
+  }
+  for (const Prefix& p : rules_.Destinations()) {
+    if (!routes_.Has(p)) prefixes.push_back(p);
   }
   for (const Prefix& p : prefixes) EmitRoute(p);
   std::vector<NeighKey> keys;
@@ -516,16 +510,18 @@ void KernelTable::ReevaluateAll() {
   ResolvePending();
 }
 
+std::vector<Prefix> KernelTable::PrefixesOfKinds(const std::vector<uint32_t>& kinds) const {
+  if (kinds.empty()) return {};
+  const std::unordered_set<uint32_t> set(kinds.begin(), kinds.end());
+  return routes_.PrefixesOf([&](uint32_t id, const KernelRoutes::Kind&) { return set.count(id) != 0; });
+}
+
 void KernelTable::BeginResync() {
   ++gen_;
-  if (options_.ignored_dump_begins) options_.ignored_dump_begins();
+  routes_.ClearSeen();
 }
 
-void KernelTable::AbandonResync(bool routes_complete) {
-  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
-}
-
-size_t KernelTable::EndResync(bool routes_complete) {
+size_t KernelTable::EndResync() {
   size_t swept = 0;
   bool links_changed = false;
   for (auto it = link_gen_.begin(); it != link_gen_.end();) {
@@ -535,31 +531,18 @@ size_t KernelTable::EndResync(bool routes_complete) {
     }
     links_changed |= ports_.RemoveLink(it->first);
     links_changed |= no_carrier_.erase(it->first) != 0;
-    if (options_.link_state) options_.link_state(it->first, false);
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
     v4_addrs_.erase(it->first);
     it = link_gen_.erase(it);
   }
   links_changed |= UpdateContext();
-  std::vector<Prefix> touched;
-  for (auto pit = routes_.begin(); pit != routes_.end();) {
-    auto& entries = pit->second;
-    const size_t before = entries.size();
-    for (auto it = entries.begin(); it != entries.end();) {
-      if (it->second.gen == gen_) {
-        ++it;
-        continue;
-      }
-      AddGateways(it->second.route, -1);
-      it = entries.erase(it);
-    }
-    if (entries.size() != before) {
-      swept += before - entries.size();
-      touched.push_back(pit->first);
-    }
-    pit = entries.empty() ? routes_.erase(pit) : std::next(pit);
+  for (const Prefix& p : routes_.Unseen(gen_)) {
+    ChangeRoutes(p, [&](Entries& entries) {
+      swept += std::erase_if(entries, [&](const auto& e) { return e.second.gen != gen_; });
+    });
   }
+  std::vector<Prefix> touched;
   for (const Prefix& p : SweepObjects()) touched.push_back(p);
   SweepAddrs();
   const std::vector<Prefix> ruled = rules_.Sweep(gen_);
@@ -578,7 +561,6 @@ size_t KernelTable::EndResync(bool routes_complete) {
     for (const NeighKey& k : gone) EmitNeigh(k);
   }
   counts_.swept += swept;
-  if (options_.ignored_dump_ends) options_.ignored_dump_ends(routes_complete);
   return swept;
 }
 

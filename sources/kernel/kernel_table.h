@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sources/kernel/kernel_routes.h"
 #include "sources/kernel/kernel_rules.h"
 #include "sources/kernel/kernel_vrf.h"
-#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/netlink_route.h"
@@ -50,39 +50,11 @@ namespace fibnic {
 struct KernelTableOptions {
   std::vector<uint32_t> tables = {255, 254};  // local, main
   uint8_t distance = 100;
-  // Routes of these protocols (rtm_protocol) are not taken, e.g. FRR's when
-  // the FPM source is on (zebra installs them in the kernel too). Their
-  // gateways are still resolved.
+  // Routes of these protocols (rtm_protocol) are not taken. Their gateways
+  // are still resolved, and one replacing a route of the table's takes it
+  // out, as in the kernel.
   std::set<uint8_t> ignore_protocols;
-  // Told of every route of an ignored protocol, in any table, as it comes,
-  // changes and goes, with what the kernel forwards along for it (with FPM
-  // on: FpmSource::KernelRoute compares it with zebra's FPM word).
-  std::function<void(const KernelRouteView&)> ignored_route;
-  // Told when a dump begins (BeginResync) and when it ends (EndResync):
-  // between them ignored_route hears the routes the dump shows, and at a
-  // complete end what it did not show is gone from the kernel (the events
-  // that said so may have been lost: an overrun).
-  std::function<void()> ignored_dump_begins;
-  std::function<void(bool complete)> ignored_dump_ends;
-  // Told of the deletion of a next-hop object of an ignored protocol: it
-  // takes the routes using it out of the kernel without a route message.
-  // Also for the deletions the kernel makes silently (a link going down).
-  std::function<void(uint32_t id)> ignored_nexthop_deleted;
-  // Told when a next-hop object of an ignored protocol is added or replaced,
-  // or changes its paths (a group holding one that was replaced, or that
-  // lost a member) — with FPM on: zebra's objects the FPM source waits for,
-  // and those prefixes in flux forward along (FpmTable::KernelObjectAdded).
-  std::function<void(uint32_t id)> ignored_nexthop_added;
-  // Told at every link message (and of links a re-dump no longer shows)
-  // whether the link is up with carrier: with FPM on, zebra's objects and
-  // inline paths through it follow (FpmTable::LinkState).
-  std::function<void(uint32_t ifindex, bool carrier)> link_state;
 };
-
-// rtm_protocol values FRR's zebra installs routes with (zebra, babel, bgp,
-// isis, ospf, rip, ripng, nhrp, eigrp, ldp, sharp, pbr, static,
-// openfabric, srte).
-std::set<uint8_t> FrrRouteProtocols();
 
 struct KernelTableCounts {
   uint64_t messages = 0;
@@ -108,25 +80,22 @@ class KernelTable {
   Status Apply(const nlmsghdr* msg);
 
   void BeginResync();
-  // Returns what was swept. routes_complete: the route dump was not
-  // interrupted (NLM_F_DUMP_INTR), see ignored_dump_ends.
-  size_t EndResync(bool routes_complete = true);
-  // Ends a dump the kernel marked interrupted without sweeping (it may have
-  // missed what the kernel holds); the next dump's EndResync sweeps.
-  void AbandonResync(bool routes_complete);
+  // Returns what was swept.
+  size_t EndResync();
+  // A dump the kernel marked interrupted (NLM_F_DUMP_INTR) ends without a
+  // sweep — it may have missed what the kernel holds — by not calling
+  // EndResync: the next dump's sweeps.
 
   // Re-asks for every wanted gateway still unresolved (periodic retry).
   void ResolvePending();
 
-  size_t routes() const { return emitted_.size(); }
+  size_t routes() const { return routes_.size(); }
+  size_t route_kinds() const { return routes_.kinds(); }
+  size_t route_memory() const {
+    return routes_.memory() + odd_.size() * (sizeof(Prefix) + sizeof(std::optional<std::vector<NextHop>>) + 32);
+  }
   size_t neighbors() const { return neigh_emitted_.size(); }
   size_t nexthop_objects() const { return nexthops_.size(); }
-  bool holds_nexthop_object(uint32_t id) const { return nexthops_.Find(id) != nullptr; }
-  // What the kernel's object `id` forwards along now; nullopt when it holds none.
-  std::optional<NexthopObjects::Resolved> resolve_nexthop_object(uint32_t id) const {
-    if (nexthops_.Find(id) == nullptr) return std::nullopt;
-    return nexthops_.Resolve(id);
-  }
   const KernelTableCounts& counts() const { return counts_; }
   InterfacePorts& ports() { return ports_; }
 
@@ -138,20 +107,11 @@ class KernelTable {
   // path (or object) apart, as the kernel does, and for IPv4 in anything
   // else the kernel tells them apart by (type, protocol, scope, every path,
   // metrics, preferred source: a hash; see KeyOf).
-  using Key = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t, uint64_t>;
+  using Key = KernelRouteKey;
   static Key KeyOf(int rank, const NlRoute& r);
   static bool SameRank(const Key& a, const Key& b);
-  struct Entry {
-    NlRoute route;
-    uint64_t gen = 0;
-    // IPv6: routes of one prefix and metric that are not one multipath route
-    // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
-    // the device cannot tell which, so the prefix punts while there are two.
-    bool several = false;
-    // IPv4: the route's place among those of its rank — the kernel's order,
-    // which `ip route replace` and a plain `ip route del` act on (the first).
-    int64_t order = 0;
-  };
+  using Entry = KernelRouteEntry;
+  using Entries = KernelRouteEntries;
   // A neighbour is an address on an interface: a link-local address on two
   // interfaces is two neighbours (kernel_table_neigh.cc).
   struct NeighKey {
@@ -169,8 +129,7 @@ class KernelTable {
   };
 
   Status ApplyRoute(const nlmsghdr* msg);
-  void TellIgnoredRoute(const NlRoute& r, uint16_t nlmsg_flags) const;
-  void TellRankReplaced(const NlRoute& r, const Key& key) const;
+  void ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uint16_t nlmsg_flags);
   Status ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, const Key& key);
   Status ApplyNeigh(const nlmsghdr* msg);
   Status ApplyLink(const nlmsghdr* msg);
@@ -179,25 +138,35 @@ class KernelTable {
   Status ApplyNexthop(const nlmsghdr* msg);
   void DropObjectsVia(uint32_t ifindex);
   void DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed);
-  void CountObjectUser(const NlRoute& r, int delta);
   void AddObjectGateway(const NlNexthop& n, int delta);
   void EmitUsersOf(const std::vector<uint32_t>& ids);
-  void TellObjectsChanged(const std::vector<uint32_t>& ids);  // ignored_nexthop_added
   std::vector<Prefix> SweepObjects();
   Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
   void SweepAddrs();
   void EmitInside(const Prefix& outer);
   void DropIpv4PathsVia(uint32_t ifindex, bool gone);
   void ReviveIpv4PathsVia(uint32_t ifindex);
-  std::optional<int64_t> ReplaceFirstOfRankV4(std::map<Key, Entry>& entries, const Key& key);
-  int64_t PlaceV4(const std::map<Key, Entry>& entries, const Key& key, uint16_t nlmsg_flags);
+  std::optional<int64_t> ReplaceFirstOfRankV4(Entries& entries, const Key& key);
+  int64_t PlaceV4(const Entries& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
-  size_t ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r);
+  size_t ReplaceSameRankV6(Entries& entries, const Key& key, const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
-  void EmitRoute(const Prefix& p);
+  // What the device is given for p now: its paths, or nullopt for nothing.
+  std::optional<std::vector<NextHop>> OutputOf(const Prefix& p);
+  std::vector<NextHop> KindOutput(const KernelRoutes::Kind& k);
+  void EmitRoute(const Prefix& p);  // gives p's output to the RIB, whatever it was
+  void EmitIfChanged(const Prefix& p, const std::optional<std::vector<NextHop>>& before);
+  void Emit(const Prefix& p, const std::optional<std::vector<NextHop>>& now);
+  // What the RIB was last given for p (nullopt: nothing), and the record of it.
+  std::optional<std::vector<NextHop>> Emitted(const Prefix& p);
+  void Remember(const Prefix& p, std::optional<std::vector<NextHop>> given);
+  // Takes p's routes, lets `change` edit them, puts them back and gives the
+  // RIB p's output if it changed.
+  void ChangeRoutes(const Prefix& p, const std::function<void(Entries&)>& change);
   void EmitNeigh(const NeighKey& key);
   void ReevaluateAll();
+  std::vector<Prefix> PrefixesOfKinds(const std::vector<uint32_t>& kinds) const;
   bool WantsResolution(const NeighKey& gw) const;
 
   RibSink& sink_;
@@ -206,8 +175,14 @@ class KernelTable {
   ResolveFn resolve_;
   uint64_t gen_ = 1;
   int64_t last_order_ = 0;  // Entry::order of the last route placed at the end
-  std::unordered_map<Prefix, std::map<Key, Entry>> routes_;
-  std::unordered_map<Prefix, std::vector<NextHop>> emitted_;
+  KernelRoutes routes_;
+  // The prefixes whose output given to the RIB is not their single route
+  // kind's cached output (nothing at all for a prefix not held): several
+  // routes, a policy rule or VRF context overriding it. Everything else's is
+  // its kind's, which changes only by a Recompute whose prefixes are then
+  // given their new output.
+  std::unordered_map<Prefix, std::optional<std::vector<NextHop>>> odd_;
+  std::string context_;  // what every route's output depends on, as of the last ReevaluateAll
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
@@ -229,8 +204,6 @@ class KernelTable {
   bool RankActive(int rank) const;
   std::unordered_map<NeighKey, uint32_t, NeighKeyHash> gateways_;  // gateway on its interface → routes/objects naming it
   NexthopObjects nexthops_;
-  // Next-hop object id → prefixes with routes naming it (→ how many).
-  std::unordered_map<uint32_t, std::unordered_map<Prefix, uint32_t>> object_users_;
   KernelTableCounts counts_;
 };
 

@@ -43,56 +43,49 @@ void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
 // tests/kdiff). The local table is left alone: punting the host's own
 // addresses is always right.
 void KernelTable::DropIpv4PathsVia(uint32_t ifindex, bool gone) {
-  std::vector<Prefix> touched;
-  for (auto& [p, entries] : routes_) {
-    if (p.family() != Family::kV4) continue;
-    bool hit = false;
-    for (auto e = entries.begin(); e != entries.end();) {
-      NlRoute& r = e->second.route;
-      auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };
-      if (std::get<0>(e->first) == 0 || std::none_of(r.paths.begin(), r.paths.end(), via)) {
+  auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };
+  auto hit = [&](const KernelRoutes::Kind& k) {
+    return k.route.prefix.family() == Family::kV4 && k.rank != 0 &&
+           std::any_of(k.route.paths.begin(), k.route.paths.end(), via);
+  };
+  for (const Prefix& p : routes_.PrefixesOf([&](uint32_t, const KernelRoutes::Kind& k) { return hit(k); })) {
+    ChangeRoutes(p, [&](Entries& entries) {
+      for (auto e = entries.begin(); e != entries.end();) {
+        NlRoute& r = e->second.route;
+        if (std::get<0>(e->first) == 0 || std::none_of(r.paths.begin(), r.paths.end(), via)) {
+          ++e;
+          continue;
+        }
+        const bool live_elsewhere = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
+          return !via(x) && !(x.flags & RTNH_F_DEAD);
+        });
+        if (gone || !live_elsewhere) {
+          e = entries.erase(e);
+          continue;
+        }
+        for (NlPath& x : r.paths) {
+          if (via(x)) x.flags |= RTNH_F_DEAD;
+        }
         ++e;
-        continue;
       }
-      hit = true;
-      const bool live_elsewhere = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
-        return !via(x) && !(x.flags & RTNH_F_DEAD);
-      });
-      if (gone || !live_elsewhere) {
-        AddGateways(r, -1);
-        e = entries.erase(e);
-        continue;
-      }
-      for (NlPath& x : r.paths) {
-        if (via(x)) x.flags |= RTNH_F_DEAD;
-      }
-      ++e;
-    }
-    if (hit) touched.push_back(p);
-  }
-  for (const Prefix& p : touched) {
-    if (auto it = routes_.find(p); it != routes_.end() && it->second.empty()) routes_.erase(it);
-    EmitRoute(p);
+    });
   }
 }
 
 // A link coming up revives the dead IPv4 next-hops through it.
 void KernelTable::ReviveIpv4PathsVia(uint32_t ifindex) {
-  std::vector<Prefix> touched;
-  for (auto& [p, entries] : routes_) {
-    if (p.family() != Family::kV4) continue;
-    bool hit = false;
-    for (auto& [key, e] : entries) {
-      for (NlPath& x : e.route.paths) {
-        if (x.ifindex == ifindex && (x.flags & RTNH_F_DEAD)) {
-          x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
-          hit = true;
+  auto dead_via = [&](const NlPath& x) { return x.ifindex == ifindex && (x.flags & RTNH_F_DEAD); };
+  for (const Prefix& p : routes_.PrefixesOf([&](uint32_t, const KernelRoutes::Kind& k) {
+         return k.route.prefix.family() == Family::kV4 && std::any_of(k.route.paths.begin(), k.route.paths.end(), dead_via);
+       })) {
+    ChangeRoutes(p, [&](Entries& entries) {
+      for (auto& [key, e] : entries) {
+        for (NlPath& x : e.route.paths) {
+          if (dead_via(x)) x.flags &= static_cast<uint8_t>(~RTNH_F_DEAD);
         }
       }
-    }
-    if (hit) touched.push_back(p);
+    });
   }
-  for (const Prefix& p : touched) EmitRoute(p);
 }
 
 // IFF_LOWER_UP (carrier) lives in <linux/if.h>, which clashes with <net/if.h>.
@@ -134,7 +127,6 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
     no_carrier_.insert(ifindex);
   }
   bool changed = had_carrier != !no_carrier_.count(ifindex);
-  if (options_.link_state) options_.link_state(ifindex, !gone && carrier);
   if (gone) {
     vrf_.ForgetLink(ifindex);
   } else {

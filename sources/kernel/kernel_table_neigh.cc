@@ -21,7 +21,6 @@ bool KernelTable::WantsResolution(const NeighKey& gw) const {
 }
 
 void KernelTable::AddGateways(const NlRoute& r, int delta) {
-  CountObjectUser(r, delta);
   for (const NlPath& path : r.paths) {
     if (!path.gateway || path.ifindex == 0) continue;
     const NeighKey key{path.ifindex, *path.gateway};

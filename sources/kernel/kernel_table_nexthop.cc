@@ -24,6 +24,7 @@
 #include <linux/rtnetlink.h>
 
 #include <set>
+#include <unordered_set>
 
 #include "sources/kernel/kernel_table.h"
 
@@ -38,9 +39,6 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   NlNexthop& n = m.nexthop;
   if (n.del) {
     NexthopObjects::Changes c = nexthops_.Remove(n.id);
-    if (c.removed.empty() && options_.ignored_nexthop_deleted && options_.ignore_protocols.count(n.protocol)) {
-      options_.ignored_nexthop_deleted(n.id);  // one this side never held: still the FPM source's news
-    }
     DropObjects(c.removed, c.changed);
     return OkStatus();
   }
@@ -48,19 +46,7 @@ Status KernelTable::ApplyNexthop(const nlmsghdr* msg) {
   AddObjectGateway(n, +1);
   const std::vector<uint32_t> changed = nexthops_.Put(std::move(n), gen_);
   EmitUsersOf(changed);
-  TellObjectsChanged(changed);
   return OkStatus();
-}
-
-// With FPM on, zebra's objects whose paths changed (added or replaced, and
-// the groups holding them) are the FPM source's news: a prefix in flux
-// forwards along the kernel's object (FpmTable::KernelObjectAdded).
-void KernelTable::TellObjectsChanged(const std::vector<uint32_t>& ids) {
-  if (!options_.ignored_nexthop_added) return;
-  for (uint32_t id : ids) {
-    const NlNexthop* o = nexthops_.Find(id);
-    if (o && options_.ignore_protocols.count(o->protocol)) options_.ignored_nexthop_added(id);
-  }
 }
 
 void KernelTable::DropObjectsVia(uint32_t ifindex) {
@@ -71,47 +57,16 @@ void KernelTable::DropObjectsVia(uint32_t ifindex) {
 // The objects in `removed` are gone, and every route using one with them;
 // the groups in `changed` lost members.
 void KernelTable::DropObjects(const std::vector<NlNexthop>& removed, const std::vector<uint32_t>& changed) {
-  std::set<Prefix> touched;
+  std::unordered_set<uint32_t> ids;
   for (const NlNexthop& o : removed) {
     AddObjectGateway(o, -1);
-    if (options_.ignored_nexthop_deleted && options_.ignore_protocols.count(o.protocol)) {
-      options_.ignored_nexthop_deleted(o.id);
-    }
-    auto u = object_users_.find(o.id);
-    if (u == object_users_.end()) continue;
-    std::vector<Prefix> users;
-    for (const auto& [p, count] : u->second) users.push_back(p);
-    for (const Prefix& p : users) {
-      auto it = routes_.find(p);
-      if (it == routes_.end()) continue;
-      for (auto e = it->second.begin(); e != it->second.end();) {
-        if (e->second.route.nh_id != o.id) {
-          ++e;
-          continue;
-        }
-        AddGateways(e->second.route, -1);
-        e = it->second.erase(e);
-      }
-      if (it->second.empty()) routes_.erase(it);
-      touched.insert(p);
-    }
+    ids.insert(o.id);
   }
-  for (const Prefix& p : touched) EmitRoute(p);
+  auto uses = [&](uint32_t id) { return id != 0 && ids.count(id) != 0; };
+  for (const Prefix& p : routes_.PrefixesOf([&](uint32_t, const KernelRoutes::Kind& k) { return uses(k.route.nh_id); })) {
+    ChangeRoutes(p, [&](Entries& entries) { std::erase_if(entries, [&](const auto& e) { return uses(e.second.route.nh_id); }); });
+  }
   EmitUsersOf(changed);
-  TellObjectsChanged(changed);
-}
-
-void KernelTable::CountObjectUser(const NlRoute& r, int delta) {
-  if (r.nh_id == 0) return;
-  if (delta > 0) {
-    ++object_users_[r.nh_id][r.prefix];
-    return;
-  }
-  auto u = object_users_.find(r.nh_id);
-  if (u == object_users_.end()) return;
-  auto p = u->second.find(r.prefix);
-  if (p != u->second.end() && --p->second == 0) u->second.erase(p);
-  if (u->second.empty()) object_users_.erase(u);
 }
 
 // An object's gateway is resolved like a route's: routes using it need it.
@@ -122,31 +77,29 @@ void KernelTable::AddObjectGateway(const NlNexthop& n, int delta) {
   AddGateways(one, delta);
 }
 
+// The objects `ids` changed their paths: the routes using them follow.
 void KernelTable::EmitUsersOf(const std::vector<uint32_t>& ids) {
-  std::set<Prefix> prefixes;
-  for (uint32_t id : ids) {
-    if (auto u = object_users_.find(id); u != object_users_.end()) {
-      for (const auto& [p, count] : u->second) prefixes.insert(p);
-    }
-  }
-  for (const Prefix& p : prefixes) EmitRoute(p);
+  if (ids.empty()) return;
+  const std::unordered_set<uint32_t> set(ids.begin(), ids.end());
+  const std::vector<uint32_t> kinds = routes_.Recompute(
+      [&](const KernelRoutes::Kind& k) { return k.route.nh_id != 0 && set.count(k.route.nh_id); },
+      [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
+  for (const Prefix& p : PrefixesOfKinds(kinds)) EmitRoute(p);
 }
 
 // After a re-dump: the objects it did not bring are gone. No cascade — the
 // same dump said which routes remain; those naming a swept object punt.
 std::vector<Prefix> KernelTable::SweepObjects() {
-  std::vector<uint32_t> ids;
+  std::unordered_set<uint32_t> ids;
   for (NlNexthop& o : nexthops_.Sweep(gen_)) {
     AddObjectGateway(o, -1);
-    ids.push_back(o.id);
+    ids.insert(o.id);
   }
-  std::vector<Prefix> users;
-  for (uint32_t id : ids) {
-    if (auto u = object_users_.find(id); u != object_users_.end()) {
-      for (const auto& [p, count] : u->second) users.push_back(p);
-    }
-  }
-  return users;
+  if (ids.empty()) return {};
+  const std::vector<uint32_t> kinds = routes_.Recompute(
+      [&](const KernelRoutes::Kind& k) { return k.route.nh_id != 0 && ids.count(k.route.nh_id); },
+      [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
+  return PrefixesOfKinds(kinds);
 }
 
 }  // namespace fibnic

@@ -131,22 +131,25 @@ TEST(FibnicdConfig, CrossKeyRules) {
   EXPECT_TRUE(FromText("device: {backend: pci, bdf: '0000:03:00.0'}\n").ok());
 }
 
-// Issue #16: the FPM replay's hold, its ceiling and the start-up wait.
+// The FPM replay's hold and its ceiling; what FPM no longer does is refused
+// by name (its routes come from the kernel).
 TEST(FibnicdConfig, FpmReplayTimes) {
-  auto c = FromText("sources: {fpm: {enabled: true, initial_wait: 45s}}\npolicies: {stale_hold: 5s, stale_hold_max: 2m}\n");
+  auto c = FromText("sources: {fpm: {enabled: true}}\npolicies: {stale_hold: 5s, stale_hold_max: 2m}\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->fpm.initial_wait, std::chrono::seconds(45));
   EXPECT_EQ(c->policies.stale_hold, std::chrono::seconds(5));
   EXPECT_EQ(c->policies.stale_hold_max, std::chrono::minutes(2));
   auto d = FromText("policies: {}\n");
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->fpm.initial_wait, std::chrono::seconds(120));
   EXPECT_EQ(d->policies.stale_hold_max, std::chrono::minutes(10));
   EXPECT_THAT(FromText("policies: {stale_hold: 5m, stale_hold_max: 1m}\n").status().message(),
               HasSubstr("policies.stale_hold_max: is shorter than stale_hold"));
   EXPECT_THAT(FromText("policies: {stale_hold: 0s}\n").status().message(), HasSubstr("policies.stale_hold"));
-  EXPECT_THAT(FromText("sources: {fpm: {initial_wait: 2h}}\n").status().message(),
-              HasSubstr("sources.fpm.initial_wait"));
+  EXPECT_THAT(FromText("sources: {fpm: {initial_wait: 2m}}\n").status().message(),
+              HasSubstr("sources.fpm.initial_wait: is no longer read"));
+  EXPECT_THAT(FromText("sources: {fpm: {distance: 20}}\n").status().message(),
+              HasSubstr("sources.fpm.distance: is no longer read"));
+  EXPECT_THAT(FromText("sources: {kernel: {enabled: false}, fpm: {enabled: true}}\n").status().message(),
+              HasSubstr("sources.fpm.enabled: needs sources.kernel enabled"));
 }
 
 TEST(FibnicdConfig, FpmBeyondLoopbackNeedsTheOptIn) {

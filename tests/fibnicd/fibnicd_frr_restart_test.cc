@@ -1,12 +1,12 @@
 // The real fibnicd (file backend, kernel + FPM sources) beside real FRR
 // (zebra -M dplane_fpm_nl + staticd + bgpd, an eBGP peer in another
 // namespace), through the restarts of issue #16 and #14 6(a):
-// - fibnicd restart: the device is not written until zebra has replayed
-//   over FPM; an unchanged table writes 0 bytes and the BAR stays
-//   identical (so nothing was punted or misforwarded in between);
+// - fibnicd restart: the device's state comes from the kernel's dump (zebra's
+//   routes are the kernel's; zebra's FPM replay is not waited for); an
+//   unchanged table writes 0 bytes and the BAR stays identical (so nothing
+//   was punted or misforwarded in between);
 // - zebra restart: the new zebra deletes from the kernel what it no longer
-//   has; the device stops forwarding it as the kernel drops it, long before
-//   the stale sweep could.
+//   has; the device stops forwarding it as the kernel drops it.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -131,8 +131,9 @@ TEST_F(FibnicdFrrRestart, RestartWithAnUnchangedTableWritesNothing) {
     still = std::move(now);
   }
 
-  // fibnicd restart with FPM on: zebra reconnects and replays; until it
-  // has, the device is left as it is. The table is unchanged: 0 writes.
+  // fibnicd restart with FPM on: the kernel's dump is the device's state,
+  // zebra reconnects and replays only to be answered. The table is
+  // unchanged: 0 writes.
   const std::vector<char> before = testing::ReadFile(dir + "/bar0.img");
   StopFibnicd();
   ASSERT_EQ(testing::ReadFile(dir + "/bar0.img"), before) << "SIGTERM changed the BAR";
@@ -149,7 +150,6 @@ TEST_F(FibnicdFrrRestart, RestartWithAnUnchangedTableWritesNothing) {
     EXPECT_TRUE(ForwardsToPeer("203.0.113.9")) << Hw("203.0.113.9").ToString();
     const std::string last = StopFibnicd();
     EXPECT_NE(last.find(" 0 device writes"), std::string::npos) << "restart " << n << " wrote to the device: " << last;
-    EXPECT_EQ(Sh("grep -c 'after initial_wait' " + log()), "0\n") << "the start-up wait ran out instead of the replay";
     std::cout << "fibnicd restart " << n << ": READY after " << ready_ms << " ms; " << last << std::endl;
   }
 
@@ -162,7 +162,6 @@ TEST_F(FibnicdFrrRestart, ZebraRestartFollowsTheKernelsDeletions) {
   // goodbye over FPM), a route withdrawn while they are down. The new zebra
   // deletes its predecessor's routes from the kernel; the device must stop
   // forwarding the withdrawn one as the kernel drops it.
-  const std::string sweeps = Sh("grep -c 'swept' " + log());
   frr.StopZebra(SIGKILL);  // first: a zebra outliving bgpd would delete bgpd's routes itself
   frr.StopRouterBgpd(SIGKILL);
   frr.StopStaticd(SIGKILL);
@@ -179,7 +178,6 @@ TEST_F(FibnicdFrrRestart, ZebraRestartFollowsTheKernelsDeletions) {
   std::cout << "withdrawn route left the device "
             << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - dropped).count()
             << " ms after the kernel dropped it" << std::endl;
-  EXPECT_EQ(Sh("grep -c 'swept' " + log()), sweeps) << "swept already: the drop proves nothing";
   // bgpd re-installs what the peer still announces, and the device forwards it.
   ASSERT_TRUE(WaitFor([&] { return KernelHas("203.0.113.0/24") && ForwardsToPeer("203.0.113.9"); }, 90s))
       << Hw("203.0.113.9").ToString();

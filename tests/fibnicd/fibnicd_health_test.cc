@@ -152,7 +152,7 @@ TEST(FibnicdHealth, MetricsAreValidCoverEverySourceAndTheDashboard) {
   }
   EXPECT_EQ(m.Value("fibnic_source_connected", {{"source", "fpm"}}), 0);  // no zebra in this test
   for (const char* f : {"fibnic_source_reconnects_total", "fibnic_source_replays_total", "fibnic_source_stale_routes",
-                        "fibnic_source_routes_in_flux", "fibnic_source_stale_swept_total", "fibnic_source_resyncs_total"}) {
+                        "fibnic_source_stale_swept_total", "fibnic_source_resyncs_total"}) {
     EXPECT_EQ(m.Value(f, {{"source", "fpm"}}), 0) << f;
   }
   for (const char* f : {"fibnic_source_overruns_total", "fibnic_source_replays_total", "fibnic_source_refusing"}) {

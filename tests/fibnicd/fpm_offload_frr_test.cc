@@ -1,5 +1,6 @@
-// Offload replies against real FRR: fibnicd's pieces (FpmSource → Pipeline →
-// Fib → a fake device, the states from FibOffloadOracle) under zebra
+// Offload replies against real FRR: fibnicd's pieces (the kernel source →
+// Pipeline → Fib → a fake device; the FpmSource hearing which routes zebra
+// installed, their states from FibOffloadOracle) under zebra
 // `-M dplane_fpm_nl`, with bgpd learning routes from an eBGP peer and
 // advertising them to a second one (the observer).
 //
@@ -31,6 +32,7 @@
 #include "fibnicd/pipeline.h"
 #include "hwif/fake_device_writer.h"
 #include "sources/fpm/fpm_source.h"
+#include "sources/kernel/kernel_source.h"
 #include "tests/sources/frr_harness.h"
 
 namespace fibnic {
@@ -55,22 +57,36 @@ class FpmOffloadFrrTest : public ::testing::Test {
     pipeline.Start();
     FpmSourceConfig cfg;
     cfg.port = 0;
-    cfg.ports = FrrHarness::Ports();
     cfg.offload_quiet = 300ms;
     cfg.offload = &oracle;
     cfg.offload_walk_every = 1s;
     cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
-    source = std::make_unique<FpmSource>(io, pipeline.sink(), cfg);
+    source = std::make_unique<FpmSource>(io, cfg);
     ASSERT_TRUE(source->Start().ok());
     io_thread = std::thread([this] { io.run(); });
     std::promise<Status> synced;
     pipeline.FinishInitialSync([&](Status st, const Fib&) { synced.set_value(st); });
     ASSERT_TRUE(synced.get_future().get().ok());
     frr->Setup(source->port(), announced, /*nhg=*/true);
+    KernelSourceConfig kc;
+    kc.ports = FrrHarness::Ports();
+    kc.log = [](const std::string& m) { std::cout << "kernel: " << m << std::endl; };
+    std::promise<bool> kernel_started;
+    boost::asio::post(io, [&] {
+      kernel = std::make_unique<KernelSource>(io, pipeline.sink(), kc);
+      kernel_started.set_value(kernel->Start().ok());
+    });
+    ASSERT_TRUE(kernel_started.get_future().get());
     pipeline.sink().UpsertNeighbor(Neighbor{*IpAddr::Parse("10.99.0.2"), frr->PeerMac(), 1, NeighState::kReachable});
   }
   void TearDown() override {
-    if (source) boost::asio::post(io, [this] { source->Stop(); });
+    std::promise<void> stopped;
+    boost::asio::post(io, [&] {
+      if (source) source->Stop();
+      if (kernel) kernel->Stop();
+      stopped.set_value();
+    });
+    stopped.get_future().wait();
     work.reset();
     io.stop();
     if (io_thread.joinable()) io_thread.join();
@@ -98,6 +114,7 @@ class FpmOffloadFrrTest : public ::testing::Test {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
   std::thread io_thread;
   std::unique_ptr<FpmSource> source;
+  std::unique_ptr<KernelSource> kernel;
   std::unique_ptr<FrrHarness> frr;
 };
 

@@ -58,11 +58,12 @@ class FpmOffloadOracleTest : public ::testing::Test {
 };
 
 TEST_F(FpmOffloadOracleTest, StatesFollowTheDevice) {
-  pipeline_.sink().UpsertRoute(Via("10.1.0.0/16", RouteSource::kFpm, 10));
-  pipeline_.sink().UpsertRoute(Via("10.2.0.0/25", RouteSource::kFpm, 10));  // longer than /24: punted
-  pipeline_.sink().UpsertRoute(Via("10.3.0.0/16", RouteSource::kFpm, 30));  // loses to the kernel's
-  pipeline_.sink().UpsertRoute(Via("10.3.0.0/16", RouteSource::kKernel, 20));
-  pipeline_.sink().UpsertRoute(Via("10.4.0.0/16", RouteSource::kKernel, 20));
+  // zebra's routes as the kernel source gives them.
+  pipeline_.sink().UpsertRoute(Via("10.1.0.0/16", RouteSource::kKernel, 20));
+  pipeline_.sink().UpsertRoute(Via("10.2.0.0/25", RouteSource::kKernel, 20));  // longer than /24: punted
+  pipeline_.sink().UpsertRoute(Via("10.3.0.0/16", RouteSource::kKernel, 20));  // loses to the route file's
+  pipeline_.sink().UpsertRoute(Via("10.3.0.0/16", RouteSource::kStatic, 1));
+  pipeline_.sink().UpsertRoute(Via("10.4.0.0/16", RouteSource::kStatic, 1));  // no kernel route
   const auto s = Ask({"10.1.0.0/16", "10.2.0.0/25", "10.3.0.0/16", "10.4.0.0/16", "10.5.0.0/16"});
   // Asked after the upserts: answered once they are on the device.
   EXPECT_TRUE(Forwards("10.1.2.3"));
@@ -76,7 +77,7 @@ TEST_F(FpmOffloadOracleTest, StatesFollowTheDevice) {
 TEST_F(FpmOffloadOracleTest, AFailedPushAnswersFailedAtOnce) {
   dev_.fail_pushes = 1;
   dev_.fail_syncs = 1000;  // the pipeline's resyncs keep failing meanwhile
-  pipeline_.sink().UpsertRoute(Via("10.1.0.0/16", RouteSource::kFpm, 10));
+  pipeline_.sink().UpsertRoute(Via("10.1.0.0/16", RouteSource::kKernel, 20));
   EXPECT_EQ(Ask({"10.1.0.0/16"}), std::vector<FpmOffload>{FpmOffload::kFailed});
   EXPECT_EQ(FpmOffloadFlags(FpmOffload::kFailed), unsigned{RTM_F_OFFLOAD_FAILED});
   const uint64_t commits = oracle_.commits();

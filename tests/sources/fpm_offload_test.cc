@@ -150,7 +150,7 @@ class FpmOffloadTest : public ::testing::Test {
     cfg.offload_walk_every = 200ms;
     cfg.offload_buffer = buffer;
     cfg.log = [](const std::string&) {};
-    source = std::make_unique<FpmSource>(io, sink, cfg);
+    source = std::make_unique<FpmSource>(io, cfg);
     ASSERT_TRUE(source->Start().ok());
     thread = std::thread([this] { io.run(); });
   }

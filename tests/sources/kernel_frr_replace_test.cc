@@ -1,10 +1,12 @@
-// zebra's route replacing at a rank (prefix, table, TOS, metric) where
-// routes of other protocols live, with the FPM source on (the kernel source
-// keeps none of zebra's routes): the kernel replaces one route of the rank —
+// A route of a protocol the kernel source is told to ignore (here bgp, as
+// zebra installs it) replacing at a rank (prefix, table, TOS, metric) where
+// routes of other protocols live (the source keeps none of the ignored
+// protocol's routes): the kernel replaces one route of the rank —
 // IPv4 the first, IPv6 the one that is, like zebra's, a multipath candidate
 // — and the others stay. The source must keep exactly what the kernel kept.
 // Each case checks the kernel's own answer first (`ip -j route show`).
 #include <gtest/gtest.h>
+#include <linux/rtnetlink.h>
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +33,7 @@ std::vector<std::string> KernelOthers(const std::string& fam, const std::string&
 
 TEST_F(KernelSourceTest, FrrReplaceTakesOneRouteOfItsRank) {
   KernelSourceConfig cfg;
-  cfg.ignore_frr_routes = true;
+  cfg.ignore_protocols = {RTPROT_BGP};
   StartSource(cfg);
   MustSh("ip -6 addr add 2001:db8:1::1/64 dev k0 nodad && ip -6 addr add 2001:db8:2::1/64 dev k1 nodad");
   // IPv4, one route of the rank: replaced.

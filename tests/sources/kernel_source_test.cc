@@ -5,6 +5,7 @@
 #include "sources/kernel/kernel_source.h"
 
 #include <gtest/gtest.h>
+#include <linux/rtnetlink.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -56,15 +57,15 @@ TEST_F(KernelSourceTest, RoutesAddChangeDeleteAndSafetyPunts) {
   MustSh("ip route del 10.50.0.0/16 && ip -6 route del 2001:db8:99::/48");
   EXPECT_TRUE(RouteIs("10.50.0.0/16", std::nullopt));
   EXPECT_TRUE(RouteIs("2001:db8:99::/48", std::nullopt));
-  // A protocol left to the FPM source is not taken.
+  // zebra's routes (proto bgp) are taken like any other: the kernel forwards by them.
   MustSh("ip route add 10.57.0.0/16 via 10.0.0.2 proto bgp");
   EXPECT_TRUE(RouteIs("10.57.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
+TEST_F(KernelSourceTest, IgnoredProtocolsAreNotTakenButStillReplaceAndResolve) {
   KernelSourceConfig cfg;
-  cfg.ignore_frr_routes = true;
+  cfg.ignore_protocols = {RTPROT_BGP};
   StartSource(cfg);
   MustSh("ip route add 10.57.0.0/16 via 10.0.0.2 proto bgp && ip route add 10.58.0.0/16 via 10.0.0.2 proto static");
   EXPECT_TRUE(RouteIs("10.58.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
@@ -75,8 +76,8 @@ TEST_F(KernelSourceTest, FrrProtocolsIgnoredWhenFpmIsOn) {
   EXPECT_TRUE(RouteIs("10.59.0.0/16", std::vector<NextHop>{{A("10.0.0.2"), 0}}));
   MustSh("ip route replace 10.59.0.0/16 via 10.0.0.3 metric 20 proto bgp");
   EXPECT_TRUE(RouteIs("10.59.0.0/16", std::nullopt));
-  // The gateways of zebra's routes are still resolved: the FPM source's
-  // routes need their neighbours (the peer namespace answers ARP).
+  // The gateways of ignored routes are still resolved (the peer namespace
+  // answers ARP).
   MustSh("ip route add 10.61.0.0/16 via 10.0.0.9 proto bgp");
   ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.9"); return n && NeighUsable(n->state); }, 15s))
       << Sh("ip neigh show");

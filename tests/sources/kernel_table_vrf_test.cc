@@ -131,30 +131,5 @@ TEST_F(KernelTableVrf, PortEnslavedToAnUnknownMasterPunts) {
   EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.3").value(), 0}}));
 }
 
-// With FPM on, the FPM source follows the kernel's links (FpmTable::LinkState):
-// every link message says whether the link is up with carrier — admin down,
-// carrier loss, deletion and a link a re-dump no longer shows all say no.
-TEST(KernelTableLinkState, EveryLinkMessageTellsWhetherTheLinkHasCarrier) {
-  testing::RecordingSink sink;
-  std::vector<std::pair<uint32_t, bool>> told;
-  KernelTableOptions o;
-  o.link_state = [&told](uint32_t ifindex, bool carrier) { told.emplace_back(ifindex, carrier); };
-  KernelTable table(sink, PortNames{{"k0", 0}, {"k1", 1}}, o, nullptr);
-  auto feed = [&table](const std::vector<uint8_t>& m) {
-    std::vector<uint32_t> aligned((m.size() + 3) / 4);
-    std::memcpy(aligned.data(), m.data(), m.size());
-    ASSERT_TRUE(table.Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
-  };
-  feed(LinkMessage(kK0, "k0", 0, std::nullopt));
-  feed(LinkMessage(kK0, "k0", 0, std::nullopt, IFF_UP));        // carrier lost (peer down)
-  feed(LinkMessage(kK0, "k0", 0, std::nullopt, kIffLowerUp));   // admin down
-  feed(LinkMessage(kK0, "k0", 0, std::nullopt, IFF_UP | kIffLowerUp, RTM_DELLINK));
-  feed(LinkMessage(kK1, "k1", 0, std::nullopt));
-  table.BeginResync();
-  table.EndResync();  // k1 not in the dump: gone
-  EXPECT_EQ(told, (std::vector<std::pair<uint32_t, bool>>{
-                      {kK0, true}, {kK0, false}, {kK0, false}, {kK0, false}, {kK1, true}, {kK1, false}}));
-}
-
 }  // namespace
 }  // namespace fibnic

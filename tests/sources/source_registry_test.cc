@@ -83,7 +83,7 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   SourceRegistry reg;
   reg.Add(std::make_unique<KernelSource>(io, sink, KernelSourceConfig{}));
   reg.Add(std::make_unique<FileSource>(sink, "", "", 1, 4));
-  reg.Add(std::make_unique<FpmSource>(io, sink, FpmSourceConfig{}));
+  reg.Add(std::make_unique<FpmSource>(io, FpmSourceConfig{}));
   reg.Add(std::make_unique<ApiSource>(sink));
   const nlohmann::json j = reg.StatsJson();
   EXPECT_EQ(Keys(j), (std::set<std::string>{"kernel", "file", "fpm", "api"}));

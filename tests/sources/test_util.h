@@ -9,7 +9,6 @@
 
 #include "common/ip.h"
 #include "sources/fpm/fpm_frame.h"
-#include "sources/netlink/kernel_route_view.h"
 #include "sources/netlink/netlink_build.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_route.h"
@@ -45,19 +44,6 @@ inline NlPath Via(const std::string& gw, uint32_t ifindex) {
   return p;
 }
 
-// The kernel source's word on one of zebra's routes (FpmSource::KernelRoute).
-inline KernelRouteView KernelView(const std::string& prefix, bool deleted, std::vector<NlPath> paths = {},
-                                  uint32_t nh_id = 0, uint32_t table = RT_TABLE_MAIN) {
-  KernelRouteView v;
-  v.prefix = P(prefix);
-  v.table = table;
-  v.deleted = deleted;
-  v.protocol = RTPROT_BGP;
-  v.type = RTN_UNICAST;
-  v.nh_id = nh_id;
-  if (!deleted) v.paths = std::move(paths);
-  return v;
-}
 
 inline std::vector<uint8_t> Concat(std::vector<std::vector<uint8_t>> parts) {
   std::vector<uint8_t> out;

@@ -1,36 +1,34 @@
 #!/usr/bin/env bash
-# fibnicd's memory on the FPM path at full-table scale, without FRR: the real
-# fibnicd (file backend, FPM + kernel sources, as in the lab) in its own
-# namespace, fed the real table (data/, both families, three gateways = three
-# BGP peers) by fpm_play as zebra's dplane_fpm_nl would; then a peer loss and
-# its return. After each phase, once the device has every route: fibnicd's
+# fibnicd's memory at full-table scale, without a routing daemon: the real
+# fibnicd (file backend, the kernel source) in its own namespace, the real
+# table (data/, both families, three gateways = three BGP peers) installed
+# by `ip -batch` into its namespace's kernel, as zebra or BIRD would; then a
+# peer loss and its return. After each phase, once the device has every route: fibnicd's
 # resident and peak memory (anonymous and file-mapped apart, and of the
 # file-mapped the BAR file's own mapping: the rest is the program and its
-# libraries), and per route; the FPM source's structures, per route. The peer: the kernel's own memory for the same
+# libraries), and per route; the kernel source's route store, per route. The peer: the kernel's own memory for the same
 # routes (ip -batch into a second namespace; Slab growth in /proc/meminfo).
-#   bench/sources/fpm_mem.sh [BUILD_DIR]   (root; FPM_MEM_ROUTES=N: the first N
-#   prefixes; FPM_MEM_NS: namespace prefix, default fpmmem; FPM_MEM_INLINE=1:
-#   inline paths instead of next-hop objects; FPM_MEM_HEAPTRACK=FILE: run
-#   fibnicd under heaptrack, profile to FILE)
+#   bench/sources/route_mem.sh [BUILD_DIR]   (root; MEM_ROUTES=N: the first N
+#   prefixes; MEM_NS: namespace prefix, default routemem; MEM_HEAPTRACK=FILE:
+#   run fibnicd under heaptrack, profile to FILE)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-ns=${FPM_MEM_NS:-fpmmem}-r
-kns=${FPM_MEM_NS:-fpmmem}-k
+ns=${MEM_NS:-routemem}-r
+kns=${MEM_NS:-routemem}-k
 work=$(mktemp -d)
 pid=""
 dpid=""
 cleanup() {
   if [ -n "$dpid" ]; then kill "$dpid" 2>/dev/null || true; fi
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  exec 3>&- || true
   ip netns del "$ns" 2>/dev/null || true
-  ip netns del "$kns" 2>/dev/null || true
+  if [ -n "$kns" ]; then ip netns del "$kns" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 limit=()
-[ -n "${FPM_MEM_ROUTES:-}" ] && limit=(--limit "$FPM_MEM_ROUTES")
+[ -n "${MEM_ROUTES:-}" ] && limit=(--limit "$MEM_ROUTES")
 python3 "$root/tools/make-routes" "$root/data/full-table-2024-03.prefixes.gz" --gateways 3 --ports 3 --family all \
   --out "$work/routes.txt" --neigh "$work/neigh.txt" "${limit[@]}" >/dev/null 2>&1
 n=$(grep -c . "$work/routes.txt")
@@ -56,11 +54,10 @@ ports:
   - {interface: h2, port: 2}
 sources:
   kernel: {enabled: true, tables: [255, 254]}
-  fpm: {enabled: true, listen: 127.0.0.1:2620}
 web: {listen: 127.0.0.1:18490}
 YAML
 wrap=()
-[ -n "${FPM_MEM_HEAPTRACK:-}" ] && wrap=(heaptrack -o "$FPM_MEM_HEAPTRACK")
+[ -n "${MEM_HEAPTRACK:-}" ] && wrap=(heaptrack -o "$MEM_HEAPTRACK")
 ip netns exec "$ns" "${wrap[@]}" "$build/bin/fibnicd" --config "$work/fibnicd.yaml" >"$work/fibnicd.log" 2>&1 &
 pid=$!
 ctl() { ip netns exec "$ns" "$build/bin/fibnicctl" --server 127.0.0.1:18490 "$@"; }
@@ -92,11 +89,11 @@ kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # device memory, would not add); the rest of RssFile is the program and its
 # libraries.
 mapped_kb() { awk -v f="$2" 'NF >= 6 && $2 ~ /^[r-][w-][x-][ps]$/ { on = ($6 == f) } on && $1 == "Rss:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"; }
-# FPM_MEM_MALLOC=1: glibc's malloc_stats() of the daemon after each phase
+# MEM_MALLOC=1: glibc's malloc_stats() of the daemon after each phase
 # (through gdb; its lines go to the daemon's log, summed here): the bytes
 # malloc holds from the system against those in use.
 malloc_line() {
-  [ -n "${FPM_MEM_MALLOC:-}" ] || return 0
+  [ -n "${MEM_MALLOC:-}" ] || return 0
   local before
   before=$(wc -l <"$work/fibnicd.log")
   gdb -p "$dpid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
@@ -120,14 +117,14 @@ per = f"{rss * 1024 / routes:6.0f}" if routes else "     -"
 ratio = f"x{rss / kern:.2f}" if kern else "-"
 print(f"{name:<22} {routes:>9} {secs:7.1f} {rss / 1024:8.1f} {anon / 1024:7.1f} {filemap / 1024:7.1f} {bar / 1024:7.1f} {hwm / 1024:7.1f} {per:>7} {ratio:>9}")
 PY
-  # The FPM source's own structures (its stats' memory_bytes), per route.
+  # The source's own structures (its stats' memory_bytes), per route.
   ctl --json status 2>/dev/null | python3 -c '
 import json, sys
-f = json.load(sys.stdin).get("sources", {}).get("fpm", {})
+f = json.load(sys.stdin).get("sources", {}).get(sys.argv[1], {})
 m, n = f.get("memory_bytes", {}), f.get("routes", 0)
 if m:
     per = lambda b: f"{b / n:.2f} B/route" if n else "-"
-    print("  fpm source: " + ", ".join(f"{k} {v / 1024:.0f} KB ({per(v)})" for k, v in m.items()))' || true
+    print(f"  {sys.argv[1]} source: " + ", ".join(f"{k} {v / 1024:.0f} KB ({per(v)})" for k, v in m.items()))' kernel || true
   malloc_line
 }
 
@@ -150,6 +147,7 @@ ip -n "$kns" -batch "$work/batch"
 s1=$(slab)
 kernel_kb=$((s1 - s0))
 ip netns del "$kns"
+kns=""
 
 # rss_MB = anon + file; file = bar (the BAR file's mapping) + the program's own files.
 printf '%-22s %9s %7s %8s %7s %7s %7s %7s %7s %9s\n' phase routes secs rss_MB anon file bar peak B/route "vs kernel"
@@ -157,17 +155,17 @@ base=0
 sleep 2
 base=$(ctl --json status | python3 -c 'import json, sys; r = json.load(sys.stdin)["routes"]; print(r["ipv4"]["total"] + r["ipv6"]["total"])')
 report "started" 0 0
-mkfifo "$work/cmd"
-ip netns exec "$ns" "$build/bench/sources/fpm_play" "$work/routes.txt" 127.0.0.1 2620 \
-  ${FPM_MEM_INLINE:+--inline} <"$work/cmd" >"$work/play.out" &
-exec 3>"$work/cmd"
+lost=$(awk '$2 == "10.1.0.1" || $2 == "fd00:1::1"' "$work/routes.txt" | wc -l)
+awk '$2 == "10.1.0.1" || $2 == "fd00:1::1" { print "route del " $1 " via " $2 " dev h" $3 }' "$work/routes.txt" >"$work/lose"
+awk '$2 == "10.1.0.1" || $2 == "fd00:1::1" { print "route add " $1 " via " $2 " dev h" $3 }' "$work/routes.txt" >"$work/regain"
+play() { ip -n "$ns" -batch "$work/$1"; }
+play batch
 t=$(settle "$n")
 report "initial load" "$n" "$t"
-lost=$(awk '$2 == "10.1.0.1" || $2 == "fd00:1::1"' "$work/routes.txt" | wc -l)
-echo "withdraw 1" >&3
+play lose
 t=$(settle $((n - lost)))
 report "peer loss" $((n - lost)) "$t"
-echo "announce 1" >&3
+play regain
 t=$(settle "$n")
 report "peer return" "$n" "$t"
 echo "kernel (ip -batch): $((kernel_kb / 1024)) MB of slab for the same $n routes"

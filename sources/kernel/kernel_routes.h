@@ -1,0 +1,136 @@
+// The routes KernelTable holds, at Internet scale: a prefix is one 32-bit
+// word in a PrefixWordMap, naming an interned *kind* — everything of a
+// kernel route but its prefix (table rank, metric, type, protocol, paths or
+// next-hop object, ...). A BGP peer's routes share a handful of kinds (one
+// gateway, or zebra's one object per peer), so a full table costs ~10-12 B
+// per IPv4 route, not the ~850 of a parsed message per prefix in node maps.
+//
+// A prefix holding several kernel routes (local and main, two metrics, an
+// `ip route append`, IPv6 same-metric routes of different kinds) is rare and
+// kept whole in a side map. KernelTable works on one prefix's routes as a
+// plain map (Take ... Put), whichever way they are stored.
+//
+// Each kind's output — what the device is given for a route of that kind —
+// is cached in it (KernelTable computes it): the dedupe of an update and the
+// re-evaluation after a link or next-hop object change are per kind, and a
+// walk of the words finds the prefixes of the kinds that changed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/ip.h"
+#include "common/prefix_word_map.h"
+#include "rib/route.h"
+#include "sources/netlink/netlink_route.h"
+
+namespace fibnic {
+
+// (table rank, priority, tos, next-hop object, path identity, IPv4
+// identity): see KernelTable::KeyOf.
+using KernelRouteKey = std::tuple<int, uint32_t, uint8_t, uint32_t, std::optional<IpAddr>, uint32_t, uint64_t>;
+
+struct KernelRouteEntry {
+  NlRoute route;
+  uint64_t gen = 0;
+  // IPv6: routes of one prefix and metric that are not one multipath route
+  // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
+  // the device cannot tell which, so the prefix punts while there are two.
+  bool several = false;
+  // IPv4: the route's place among those of its rank — the kernel's order,
+  // which `ip route replace` and a plain `ip route del` act on (the first).
+  // A prefix's only route has none (0).
+  int64_t order = 0;
+};
+using KernelRouteEntries = std::map<KernelRouteKey, KernelRouteEntry>;
+
+class KernelRoutes {
+ public:
+  struct Kind {
+    NlRoute route;  // its prefix: the family's zero prefix
+    int rank = 0;
+    KernelRouteKey key;
+    uint32_t users = 0;  // routes naming it; 0 = free
+    // The device's paths for a route of this kind as last computed (by
+    // Output or Recompute): what its routes were last given.
+    std::vector<NextHop> out;
+    bool out_known = false;
+  };
+  using KeyFn = KernelRouteKey (*)(int rank, const NlRoute& r);
+  // kind_changes(route, +1 / -1): a kind is made / freed (gateway counts).
+  KernelRoutes(KeyFn key_of, std::function<void(const NlRoute&, int delta)> kind_changes);
+
+  size_t size() const { return words_.size(); }  // prefixes held
+  bool Has(const Prefix& p) const { return words_.Find(p).has_value(); }
+  // A copy of p's routes (each entry's gen: `gen` if the route was seen in
+  // the current dump, else 0).
+  KernelRouteEntries Get(const Prefix& p, uint64_t gen) const;
+  // The same, and they leave the table until Put, which must follow (with
+  // what is left of them, maybe nothing): the kinds they named are released
+  // only then, so a route taken and put back unchanged keeps its kind (and
+  // its gateways stay counted, never asked to be resolved again).
+  KernelRouteEntries Take(const Prefix& p, uint64_t gen);
+  void Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen);
+  // p's kind when it holds exactly one route (not `several`), else nullopt.
+  std::optional<uint32_t> Single(const Prefix& p) const;
+  const Kind& kind(uint32_t id) const { return kinds_[id]; }
+
+  // The output of kind `id`, computed by `compute` the first time.
+  const std::vector<NextHop>& Output(uint32_t id, const std::function<std::vector<NextHop>(const Kind&)>& compute);
+  // Recomputes the cached outputs of the kinds `pick` selects; returns the
+  // ids of those whose output changed (or was not cached).
+  std::vector<uint32_t> Recompute(const std::function<bool(const Kind&)>& pick,
+                                  const std::function<std::vector<NextHop>(const Kind&)>& compute);
+
+  // The prefixes with a route whose kind `pick(id, kind)` selects (one walk;
+  // `pick` is asked once per kind).
+  std::vector<Prefix> PrefixesOf(const std::function<bool(uint32_t id, const Kind&)>& pick) const;
+  // Every prefix held.
+  std::vector<Prefix> Prefixes() const;
+  // Every held prefix with a route not seen at generation `gen` (a sweep).
+  std::vector<Prefix> Unseen(uint64_t gen) const;
+  // A dump begins: no route was seen in it yet.
+  void ClearSeen();
+
+  size_t kinds() const { return index_.size(); }
+  size_t memory() const;
+
+ private:
+  // The word: bit 7 seen in the current dump, bits 8-31 the kind (kMulti:
+  // the prefix's routes are in side_).
+  static constexpr uint32_t kSeenBit = 1u << 7;
+  static constexpr int kKindShift = 8;
+  static constexpr uint32_t kMulti = (1u << 24) - 1;
+  struct Held {
+    uint32_t kind = 0;
+    uint64_t gen = 0;
+    bool several = false;
+    int64_t order = 0;
+  };
+  void PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen);
+  uint32_t Intern(const NlRoute& r, int rank);
+  void Release(uint32_t id);
+  static uint64_t HashOf(const NlRoute& r, int rank);
+  static bool Same(const Kind& k, const NlRoute& r, int rank);
+  KernelRouteEntry EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, bool several, int64_t order) const;
+  template <typename Fn>
+  void ForEachKindOf(uint32_t word, const Prefix& p, Fn&& fn) const;
+
+  KeyFn key_of_;
+  std::function<void(const NlRoute&, int)> kind_changes_;
+  PrefixWordMap words_;
+  std::unordered_map<Prefix, std::vector<Held>> side_;
+  std::vector<uint32_t> taken_;  // kinds of the routes taken, released at the Put
+  std::vector<Kind> kinds_;
+  std::vector<uint32_t> free_;
+  std::unordered_multimap<uint64_t, uint32_t> index_;  // hash of a kind → its id
+  uint32_t last_ = 0;                                  // the kind interned last (a peer's routes come in runs)
+};
+
+}  // namespace fibnic
