@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The FIBNIC lab: a router whose four wire ports belong to a software FIBNIC
-# (fibnic-emu), with real FRR (zebra -M dplane_fpm_nl + bgpd) and fibnicd on
-# its host side, three BGP peers (bird2) announcing the real Internet table
+# (fibnic-emu), with real FRR (zebra -M dplane_fpm_nl + bgpd) — or BIRD 2
+# (--router bird) — and fibnicd on its host side, three BGP peers (bird2)
+# announcing the real Internet table
 # split between them (IPv4 and IPv6), and a host behind each peer whose probe
 # traffic crosses the router — in the "hardware" when the FIBNIC holds the
 # route, through the host kernel when it punts. Everything lives in network
@@ -12,16 +13,24 @@
 # and `down` removes those alone — so two labs with different names (a test
 # beside a bench, or beside your own) run side by side.
 #
-#   lab/lab.sh [run] [--routes N] [--code-bits 2|4] [--web-port P]
+#   lab/lab.sh [run] [--routes N] [--code-bits 2|4] [--web-port P] [--router frr|bird]
 #        up, wait for Ctrl-C, print counters every few seconds, tear down
 #   lab/lab.sh up [...]      build it and return (state in $LAB_DIR)
 #   lab/lab.sh down          tear it down
 #   lab/lab.sh status        counters and convergence, once
 #   lab/lab.sh peer start|stop K   start or stop BGP peer K (bird2)
-#   lab/lab.sh restart fibnicd|zebra|bgpd [--kill]
+#   lab/lab.sh restart fibnicd|zebra|bgpd|bird [--kill]
 #                            stop a daemon (SIGTERM, or SIGKILL: a crash) and
 #                            start it again as up did, its log appended (zebra:
-#                            bgpd restarts with it, as under watchfrr)
+#                            bgpd restarts with it, as under watchfrr; bird:
+#                            the router's BIRD, with --router bird)
+#   --router frr|bird        the router's routing daemon. frr (the default):
+#                            zebra -M dplane_fpm_nl + bgpd, fibnicd on FPM and
+#                            the kernel. bird: BIRD 2 with the same BGP
+#                            sessions (both families), its kernel protocol
+#                            writing the routes into the router's main table
+#                            (proto bird), fibnicd on the kernel alone (FPM
+#                            off; bench/bird)
 #   LAB_NAME=NAME            the instance (letters, digits, '-'; default lab,
 #                            or the last part of LAB_DIR without "fibnic-")
 #   --wire card|direct       card (the default once build/bin/fibnic-emu exists):
@@ -33,7 +42,7 @@
 #   lab-h<k> (198.18.k.2, fd10:k::2)
 #     └ lab-p<k> bird2 AS 6510k, 10.k.0.1 / fd00:k::1 ── wire w<k> ─┐
 #                                                              lab-emu: fibnic-emu
-#                                      host-facing e<k> ─── h<k> lab-r: kernel, FRR, fibnicd
+#                                      host-facing e<k> ─── h<k> lab-r: kernel, FRR (or BIRD), fibnicd
 # Port k of the FIBNIC is the wire w<k>; its host side is h<k> in lab-r
 # (10.k.0.2, fd00:k::2), whose MAC is the port's MAC.
 set -euo pipefail
@@ -59,6 +68,7 @@ web_port=8080
 # all the same).
 wire=direct
 [ -x "$bin/fibnic-emu" ] && wire=card
+router=frr
 
 cmd=run
 case "${1:-}" in run | up | down | status | peer | restart) cmd=$1; shift ;; esac
@@ -78,11 +88,13 @@ while [ $# -gt 0 ]; do
     --code-bits) code_bits=$2; shift 2 ;;
     --web-port) web_port=$2; shift 2 ;;
     --wire) wire=$2; shift 2 ;;
+    --router) router=$2; shift 2 ;;
     *) echo "lab.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
 case "$code_bits" in 2 | 4) ;; *) echo "lab.sh: --code-bits must be 2 or 4" >&2; exit 2 ;; esac
 case "$wire" in card | direct) ;; *) echo "lab.sh: --wire must be card or direct" >&2; exit 2 ;; esac
+case "$router" in frr | bird) ;; *) echo "lab.sh: --router must be frr or bird" >&2; exit 2 ;; esac
 [[ "$routes" =~ ^[0-9]+$ ]] || { echo "lab.sh: --routes must be a number (0 = the whole table)" >&2; exit 2; }
 
 say() { echo "lab: $*"; }
@@ -162,7 +174,9 @@ check_tools() {
   local missing=()
   for t in "$bin/fibnicd" "$bin/fibnicctl"; do [ -x "$t" ] || missing+=("$t"); done
   [ "$wire" = card ] && { [ -x "$bin/fibnic-emu" ] || missing+=("$bin/fibnic-emu"); command -v ethtool >/dev/null || missing+=(ethtool); }
-  for t in /usr/lib/frr/zebra /usr/lib/frr/bgpd bird birdc socat; do command -v "$t" >/dev/null || missing+=("$t"); done
+  local daemons=(/usr/lib/frr/zebra /usr/lib/frr/bgpd)
+  [ "$router" = bird ] && daemons=()
+  for t in "${daemons[@]}" bird birdc socat; do command -v "$t" >/dev/null || missing+=("$t"); done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "lab: missing ${missing[*]} (run scripts/run.sh, which installs and builds everything)" >&2
     exit 1
@@ -251,19 +265,63 @@ router_conf() {
   echo " exit-address-family"
 }
 
+# --router bird: BIRD 2 on the router, the same sessions as router_conf's
+# (AS 65000, router id 10.255.0.1; one session a family a peer, each
+# carrying its own family). The kernel protocols export every best route
+# into the main table (proto bird, which fibnicd's kernel source reads like
+# any other); `merge paths` installs equal routes from several peers as one
+# multipath route, as zebra does (the split table gives each prefix one peer).
+router_bird_conf() {
+  cat <<BIRD
+router id 10.255.0.1;
+log stderr { info, remote, warning, error, auth, fatal, bug };
+protocol device {}
+protocol kernel kernel4 {
+  ipv4 { import none; export all; };
+  merge paths yes;
+}
+protocol kernel kernel6 {
+  ipv6 { import none; export all; };
+  merge paths yes;
+}
+BIRD
+  for k in $(seq 0 $((peers - 1))); do
+    cat <<BIRD
+protocol bgp peer${k}v4 {
+  local 10.$k.0.2 as 65000;
+  neighbor 10.$k.0.1 as $((65100 + k));
+  connect retry time 1;
+  ipv4 { import all; export none; };
+}
+protocol bgp peer${k}v6 {
+  local fd00:$k::2 as 65000;
+  neighbor fd00:$k::1 as $((65100 + k));
+  connect retry time 1;
+  ipv6 { import all; export none; };
+}
+BIRD
+  done
+}
+
 fibnicd_conf() {
+  if [ "$router" = bird ]; then
+    echo "# The lab's fibnicd: the emulated FIBNIC's BAR file, the kernel alone (BIRD's kernel protocol writes the BGP routes; no FPM)."
+  else
+    echo "# The lab's fibnicd: the emulated FIBNIC's BAR file, FRR over FPM plus the kernel."
+  fi
   cat <<YAML
-# The lab's fibnicd: the emulated FIBNIC's BAR file, FRR over FPM plus the kernel.
 device: {backend: file, path: $LAB_DIR/bar0.img, code_bits: $code_bits}
 ports:
 YAML
   for k in $(seq 0 $((peers - 1))); do echo "  - {interface: h$k, port: $k}"; done
-  cat <<YAML
-sources:
-  kernel: {enabled: true, tables: [255, 254]}
-  fpm: {enabled: true, listen: 127.0.0.1:2620}
-web: {listen: 127.0.0.1:8080}
-YAML
+  echo "sources:"
+  echo "  kernel: {enabled: true, tables: [255, 254]}"
+  if [ "$router" = bird ]; then
+    echo "  fpm: {enabled: false}"
+  else
+    echo "  fpm: {enabled: true, listen: 127.0.0.1:2620}"
+  fi
+  echo "web: {listen: 127.0.0.1:8080}"
 }
 
 start_fibnicd() {
@@ -287,6 +345,13 @@ start_bgpd() {
   wait_for 15 "bgpd" test -S "$LAB_DIR/frr/bgpd.vty"
 }
 
+# The router's BIRD (--router bird): in the foreground, its log (stderr) in bird.log.
+start_bird() {
+  rm -f "$LAB_DIR/bird.ctl"
+  spawn bird ip netns exec $LAB_NAME-r bird -f -c "$LAB_DIR/bird.conf" -s "$LAB_DIR/bird.ctl"
+  wait_for 15 "bird" test -S "$LAB_DIR/bird.ctl"
+}
+
 stop_daemon() {  # stop_daemon NAME SIGNAL: and wait for it to be gone
   local pid
   pid=$(cat "$LAB_DIR/$1.pid")
@@ -297,11 +362,14 @@ stop_daemon() {  # stop_daemon NAME SIGNAL: and wait for it to be gone
   return 0
 }
 
-# restart fibnicd|zebra|bgpd. zebra: as watchfrr does when zebra fails, every
+# restart fibnicd|zebra|bgpd|bird. zebra: as watchfrr does when zebra fails, every
 # FRR daemon restarts (bgpd on its own does not give a new zebra back all of
 # its routes): zebra stops (restart_signal), then bgpd, zebra starts, then bgpd.
+# bird: the router's BIRD (--router bird); SIGTERM removes its routes from the
+# kernel as it stops, SIGKILL leaves them for the new BIRD's first scan.
 restart() {
-  case "$1" in fibnicd | zebra | bgpd) ;; *) echo "lab.sh: restart fibnicd|zebra|bgpd [--kill]" >&2; exit 2 ;; esac
+  case "$1" in fibnicd | zebra | bgpd | bird) ;; *) echo "lab.sh: restart fibnicd|zebra|bgpd|bird [--kill]" >&2; exit 2 ;; esac
+  [ -f "$LAB_DIR/$1.pid" ] || { echo "lab.sh: this lab runs no $1 (zebra and bgpd: --router frr; bird: --router bird)" >&2; exit 2; }
   stop_daemon "$1" "$restart_signal"
   [ "$1" = zebra ] && stop_daemon bgpd TERM
   "start_$1"
@@ -313,8 +381,12 @@ up() {
   check_tools
   [ "$(id -u)" -eq 0 ] || { echo "lab: needs root (network namespaces)" >&2; exit 1; }
   down
-  mkdir -p "$LAB_DIR/frr"
-  chown frr:frr "$LAB_DIR/frr"
+  if [ "$router" = frr ]; then
+    mkdir -p "$LAB_DIR/frr"
+    chown frr:frr "$LAB_DIR/frr"
+  else
+    mkdir -p "$LAB_DIR"
+  fi
   : >"$LAB_DIR/netns"
   : >"$LAB_DIR/procs"
   say "splitting the real table between $peers peers${routes:+ (limit $routes)}"
@@ -382,11 +454,17 @@ up() {
     wait_for 10 "fibnic-emu" grep -q "forwarding" "$LAB_DIR/emu.log"
   fi
 
-  say "starting FRR (zebra -M dplane_fpm_nl, bgpd) on the router"
-  router_conf >"$LAB_DIR/frr/frr.conf"
-  chown frr:frr "$LAB_DIR/frr/frr.conf"
-  start_zebra
-  start_bgpd
+  if [ "$router" = frr ]; then
+    say "starting FRR (zebra -M dplane_fpm_nl, bgpd) on the router"
+    router_conf >"$LAB_DIR/frr/frr.conf"
+    chown frr:frr "$LAB_DIR/frr/frr.conf"
+    start_zebra
+    start_bgpd
+  else
+    say "starting BIRD on the router (BGP to the peers, kernel protocols into the main table)"
+    router_bird_conf >"$LAB_DIR/bird.conf"
+    start_bird
+  fi
 
   for k in $(seq 0 $((peers - 1))); do peer_conf $k >"$LAB_DIR/p$k-bird.conf"; done
   if [ "${LAB_START_PEERS:-1}" = 1 ]; then
@@ -403,12 +481,15 @@ up() {
     EXEC:"ip netns exec $LAB_NAME-r socat STDIO TCP\:127.0.0.1\:8080"
   local how="packets cross the software FIBNIC (fibnic-emu)"
   [ "$wire" = direct ] && how="no card (fibnic-emu not built): the router's kernel forwards, the BAR shows what the FIBNIC would hold"
+  local from="FRR (BGP from 3 peers) and the kernel" bgp="vtysh --vty_socket $LAB_DIR/frr -c 'show bgp summary'"
+  [ "$router" = bird ] && from="the kernel, where BIRD's kernel protocol installs BGP from 3 peers" &&
+    bgp="birdc -s $LAB_DIR/bird.ctl show protocols"
   cat <<MSG
-lab: up. The FIBNIC's routes come from FRR (BGP from 3 peers) and the kernel; $how.
+lab: up. The FIBNIC's routes come from $from; $how.
   dashboard : http://127.0.0.1:$web_port/
   status    : $bin/fibnicctl --server 127.0.0.1:$web_port status
   a lookup  : $bin/fibnicctl --server 127.0.0.1:$web_port lookup 198.18.1.2
-  BGP       : vtysh --vty_socket $LAB_DIR/frr -c 'show bgp summary'
+  BGP       : $bgp
   counters  : $([ "$LAB_NAME" = lab ] || echo "LAB_NAME=$LAB_NAME ")$0 status      (state and logs in $LAB_DIR)
   namespaces: $LAB_NAME-r (router), $LAB_NAME-p0..2 (peers), $LAB_NAME-h0..2 (hosts)$([ "$wire" = card ] && echo ", $LAB_NAME-emu (card)")
 MSG

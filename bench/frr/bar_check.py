@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""End-of-phase check for bench/frr: the first address of every prefix the
-peers announce (the lab's table.txt: what the kernel holds and what it may
-have dropped) — or of a random SAMPLE of them (FRR_BENCH_CHECK_SEED replays
-one) — and each peer host's address, decoded from the BAR and asked of the
+"""End-of-phase check for bench/frr and bench/bird: the first address of
+every prefix the peers announce (the lab's table.txt: what the kernel holds
+and what it may have dropped) — or of a random SAMPLE of them
+(BENCH_CHECK_SEED, or FRR_BENCH_CHECK_SEED, replays one) — and each peer
+host's address, decoded from the BAR and asked of the
 kernel (fib_compare.py). Prints one JSON line:
   {"checked": N, "of": ALL, "seed": S, "forwarded": F, "misforwarded": M, "examples": [...], "seconds": S}
   bar_check.py NS KDIFF_BAR BAR_FILE TABLE_TXT SAMPLE IFNAME=PORT...   (SAMPLE 0: every prefix)
@@ -19,7 +20,8 @@ from fib_compare import FibCompare, first_address
 def main():
     ns, bar_tool, bar_path, table, sample = sys.argv[1:6]
     ports = {n: int(p) for n, p in (a.split("=") for a in sys.argv[6:])}
-    seed = int(os.environ.get("FRR_BENCH_CHECK_SEED") or random.SystemRandom().randrange(1 << 32))
+    seed = int(os.environ.get("BENCH_CHECK_SEED") or os.environ.get("FRR_BENCH_CHECK_SEED")
+               or random.SystemRandom().randrange(1 << 32))
     t0 = time.monotonic()
     addrs = set()
     with open(table) as f:

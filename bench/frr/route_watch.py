@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Watches a namespace's kernel FIB and fibnicd side by side, for bench/frr.
+"""Watches a namespace's kernel FIB and fibnicd side by side, for bench/frr
+and bench/bird.
 
 Run inside the router's namespace, one phase at a time. Kernel: an rtnetlink
-socket subscribed to IPv4/IPv6 route events counts zebra's route changes
-(rtm_protocol BGP) and stamps the last one (or the last next-hop object
+socket subscribed to IPv4/IPv6 route events counts the routing daemon's route
+changes (rtm_protocol --proto: bgp for zebra's BGP routes, bird for BIRD's
+kernel protocol) and stamps the last one (or the last next-hop object
 change). Device: the BAR's GENERATION,
 read from the image file (kdiff_bar), stamps the last batch written. While
 the phase runs:
@@ -22,8 +24,12 @@ the phase runs:
 The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
 --no-kernel, after the command returned), the kernel holds at least
---min-kernel-routes and at most --max-kernel-routes BGP routes, and fibnicd's FPM source is
-connected with nothing stale pending; or at --limit. Prints one JSON line,
+--min-kernel-routes and at most --max-kernel-routes of --proto's routes, and
+fibnicd's --source has settled (fpm: zebra connected with nothing stale
+pending; kernel: not dumping); or at --limit. swept: the routes and
+neighbours the kernel source's re-dumps removed (their deletion events were
+lost: the device held them until the dump), no groups (the kernel's next-hop
+objects go with their events). Prints one JSON line,
 times relative to the start of the watch (the event that starts the phase).
 """
 import argparse
@@ -43,7 +49,9 @@ RTM_NEWROUTE, RTM_DELROUTE = 24, 25
 RTM_NEWNEXTHOP, RTM_DELNEXTHOP = 104, 105
 RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP = 7, 11, 32
 SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 270, 1
-RTPROT_BGP, RTA_DST = 186, 1
+RTA_DST = 1
+# rtm_protocol by name (iproute2's rt_protos): the routing daemon whose routes are watched.
+PROTOCOLS = {"bgp": 186, "bird": 12, "zebra": 11, "static": 4, "boot": 3}
 SAMPLE = 2000
 
 
@@ -61,17 +69,24 @@ class ApiPoller(threading.Thread):
         self.loop_late, self.late_since, self.loop_worst = 0, None, 0.0
         # Routes the kernel source's re-dumps swept (their events were lost:
         # the device held them until the dump); swept_groups stays 0 (the
-        # kernel's next-hop objects go with their events).
+        # kernel's next-hop objects go with their events). From the source's
+        # own counter as last seen, kept across the reset of self.last when
+        # the phase's command returns; 0 once fibnicd refused a connection (a
+        # new process counts from 0).
         self.swept_routes, self.swept_groups = 0, 0
+        self.kernel_swept = None
         self.last, self.since = None, None  # the last answer; when the outstanding request was sent
 
     def outstanding(self):
         s = self.since
         return 0.0 if s is None else time.monotonic() - s
 
-    def count_sweep(self, was, now):
-        if was and now:
-            self.swept_routes += max(0, now.get("swept", 0) - was.get("swept", 0))
+    def count_sweep(self, kernel):
+        n = kernel.get("swept")
+        if n is not None:
+            if self.kernel_swept is not None and n > self.kernel_swept:
+                self.swept_routes += n - self.kernel_swept
+            self.kernel_swept = n
 
     def run(self):
         while not self.stop:
@@ -87,16 +102,18 @@ class ApiPoller(threading.Thread):
                     self.loop_worst = max(self.loop_worst, time.monotonic() - self.late_since)
                 else:
                     self.late_since = None
-                    self.count_sweep(kernel_of(self.last), kernel_of(body))
+                    self.count_sweep(source_of(body, "kernel"))
                     self.last = body
             except ConnectionRefusedError:
                 self.down += 1
+                self.kernel_swept = 0 if self.kernel_swept is not None else None
             except (socket.timeout, TimeoutError):
                 self.worst = max(self.worst, time.monotonic() - t0)
                 self.timeouts += 1
             except (OSError, ValueError) as e:
                 if isinstance(getattr(e, "reason", None), ConnectionRefusedError):
                     self.down += 1
+                    self.kernel_swept = 0 if self.kernel_swept is not None else None
                 else:
                     self.worst = max(self.worst, time.monotonic() - t0)
                     self.timeouts += 1
@@ -104,18 +121,23 @@ class ApiPoller(threading.Thread):
             time.sleep(0.1)
 
 
-def fpm_of(status):
-    return (status or {}).get("sources", {}).get("fpm", {})
+def source_of(status, name="fpm"):
+    return (status or {}).get("sources", {}).get(name, {})
 
 
-def kernel_of(status):
-    return (status or {}).get("sources", {}).get("kernel", {})
+def settled(status, name):
+    """fibnicd's source has caught up: FPM connected with nothing stale
+    pending, or the kernel source not in a dump."""
+    s = source_of(status, name)
+    if name == "kernel":
+        return status is not None and not s.get("dumping", False)
+    return status is not None and s.get("connected", True) and not s.get("stale_pending", 0)
 
 
-def kernel_bgp_routes():
+def kernel_routes(proto):
     n = 0
     for fam in ("-4", "-6"):
-        out = subprocess.run(["ip", fam, "route", "show", "proto", "bgp"], capture_output=True, text=True).stdout
+        out = subprocess.run(["ip", fam, "route", "show", "proto", str(proto)], capture_output=True, text=True).stdout
         n += out.count("\n")
     return n
 
@@ -135,10 +157,10 @@ def dst_of(data, off, length):
     return None
 
 
-def drain(s, changed, spans, kernel_last, counts=None):
+def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"]):
     """Reads every pending route event: stamps changed[first address] (what
     is sampled) and spans[(first address, length)] (what last_change() asks),
-    and returns the time of the last change of zebra's routes or objects."""
+    and returns the time of the last change of proto's routes or of objects."""
     try:
         while True:
             data = s.recv(1 << 20)
@@ -150,7 +172,7 @@ def drain(s, changed, spans, kernel_last, counts=None):
                     break
                 # struct rtmsg after the 16-byte header: family, dst_len, src_len, tos, table, protocol
                 if mtype in (RTM_NEWROUTE, RTM_DELROUTE) and off + 28 <= len(data):
-                    if data[off + 16 + 5] == RTPROT_BGP:
+                    if data[off + 16 + 5] == proto:
                         if counts is not None:
                             counts["events"] += 1
                         kernel_last = t
@@ -205,11 +227,16 @@ def main():
     ap.add_argument("--no-kernel", action="store_true", help="the phase changes nothing in the kernel")
     ap.add_argument("--min-kernel-routes", type=int, default=0)
     ap.add_argument("--max-kernel-routes", type=int, default=-1,
-                    help="BGP routes the kernel holds at most once the phase is over (a loaded zebra may pause longer than --quiet)")
+                    help="--proto routes the kernel holds at most once the phase is over (a loaded zebra may pause longer than --quiet)")
+    ap.add_argument("--proto", default="bgp",
+                    help="rtm_protocol of the routes watched and counted, a name (bgp, bird, ...) or a number")
+    ap.add_argument("--source", default="fpm", choices=("fpm", "kernel"),
+                    help="what fibnicd must have settled: fpm (zebra connected, nothing stale) or kernel (no dump)")
     ap.add_argument("--pid-file", help="fibnicd's pid, for the stack dump")
     ap.add_argument("--stall-bound", type=float, default=10.0)
     ap.add_argument("--stall-dump", default="/dev/null")
     a = ap.parse_args()
+    proto = int(a.proto) if a.proto.isdigit() else PROTOCOLS[a.proto]
 
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
     s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE: a full table arrives in bursts
@@ -237,7 +264,7 @@ def main():
     while True:
         now = time.monotonic()
         try:
-            kernel_last = drain(s, changed, spans, kernel_last, counts)
+            kernel_last = drain(s, changed, spans, kernel_last, counts, proto)
         except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
             overruns += 1
         if now >= next_gen:
@@ -251,7 +278,10 @@ def main():
             addrs = list(wrong) + random.sample(list(changed), min(SAMPLE, len(changed)))
             mf_checked += len(addrs)
             found = cmp.misforwarded(addrs)
-            kernel_last = drain(s, changed, spans, kernel_last)  # changes made while we looked
+            try:  # changes made while we looked: counted like the others
+                kernel_last = drain(s, changed, spans, kernel_last, counts, proto)
+            except OSError:
+                overruns += 1
             t = time.monotonic()
             wrong = set()
             for addr, dev in found:
@@ -271,15 +301,14 @@ def main():
             stack_dump(a.pid_file, a.stall_dump)
         if run_end is None and runner.poll() is not None:
             run_end, api.last = now, None  # a restarted daemon: only its own answers count
-        fpm = fpm_of(api.last)
-        fpm_settled = api.last is not None and fpm.get("connected", True) and not fpm.get("stale_pending", 0)
-        if run_end is not None and settled_at is None and fpm_settled:
+        source_settled = settled(api.last, a.source)
+        if run_end is not None and settled_at is None and source_settled:
             settled_at = now
         begun = kernel_last is not None or a.no_kernel
         stamps = [t for t in (kernel_last, device_last, run_end) if t is not None]
         if begun and run_end is not None and now - max(stamps) >= a.quiet:
-            if fpm_settled and now >= next_count:
-                n = kernel_bgp_routes() if a.min_kernel_routes > 0 or a.max_kernel_routes >= 0 else 0
+            if source_settled and now >= next_count:
+                n = kernel_routes(proto) if a.min_kernel_routes > 0 or a.max_kernel_routes >= 0 else 0
                 if n >= a.min_kernel_routes and (a.max_kernel_routes < 0 or n <= a.max_kernel_routes):
                     break
                 next_count = time.monotonic() + 2
@@ -299,7 +328,7 @@ def main():
                       "api_refused": api.down, "stall_dump": dumped,
                       "mf_destinations": len(mf_seen), "mf_max_age_s": round(mf_max_age, 3), "mf_checked": mf_checked,
                       "mf_examples": mf_examples, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,
-                      "fpm": fpm_of(end_status)}))
+                      a.source: source_of(end_status, a.source)}))
     cmp.close()
 
 
