@@ -118,6 +118,19 @@ add_ns() {
   ip netns add "$1"
 }
 
+# Whether the lab recorded in $LAB_DIR still runs: a process it started, or
+# a namespace it made.
+live() {
+  local name pid start n
+  if [ -f "$LAB_DIR/procs" ]; then
+    while read -r name pid start; do ours "$pid" "$start" && return 0; done <"$LAB_DIR/procs"
+  fi
+  if [ -f "$LAB_DIR/netns" ]; then
+    while read -r n; do ip netns list | awk '{print $1}' | grep -qxF "$n" && return 0; done <"$LAB_DIR/netns"
+  fi
+  return 1
+}
+
 down() {
   [ -d "$LAB_DIR" ] || return 0
   local name pid start alive=() n
@@ -380,6 +393,12 @@ restart() {
 up() {
   check_tools
   [ "$(id -u)" -eq 0 ] || { echo "lab: needs root (network namespaces)" >&2; exit 1; }
+  # A lab already running under this name is left alone (`up` never takes
+  # down a lab it did not make); what a dead one left behind is cleared.
+  if live; then
+    echo "lab: '$LAB_NAME' is up ($LAB_DIR): take it down first (lab/lab.sh down) or set another LAB_NAME" >&2
+    exit 1
+  fi
   down
   if [ "$router" = frr ]; then
     mkdir -p "$LAB_DIR/frr"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two labs side by side (root; ctest label "integration"): each lab owns only
 # the namespaces and processes it made. Lab A and lab B come up together; a
-# third asking for A's name is refused and harms nothing; a bystander
+# third asking for A's name (with its own folder, or A's) is refused and
+# harms nothing; a bystander
 # namespace named like a lab's and a process whose command line reads like
 # A's card (what a pattern kill would hit) stay untouched; taking A down
 # leaves B's namespaces, daemons and BGP sessions as they were.
@@ -63,6 +64,18 @@ grep -q "not this lab's" /tmp/lab-pair-$$.out || fail "the refusal does not say 
 rm -f /tmp/lab-pair-$$.out
 ns_exists "$a-r" || fail "the refused lab deleted $a-r"
 [ "$(sessions_up "$a")" -ge 3 ] || fail "the refused lab broke lab $a's BGP sessions"
+# `up` again with A's name and folder (a second run of the same command) is
+# refused too, before it touches anything: `up` once began by taking down
+# whatever lab the folder recorded, so a bench run beside another tore the
+# other's lab down.
+again=0
+LAB_NAME=$a LAB_DIR=/run/fibnic-$a "$lab" up --routes 10 --web-port 18486 --wire direct >/tmp/lab-pair-$$.out 2>&1 ||
+  again=$?
+[ "$again" != 0 ] || fail "up over the running lab $a did not refuse"
+grep -q "is up" /tmp/lab-pair-$$.out || fail "the refusal does not say why: $(tail -n 2 /tmp/lab-pair-$$.out)"
+rm -f /tmp/lab-pair-$$.out
+ns_exists "$a-r" || fail "up over the running lab $a deleted $a-r"
+[ "$(sessions_up "$a")" -ge 3 ] || fail "up over the running lab $a broke its BGP sessions"
 
 start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
 alive_b() {  # lab B's recorded processes that are still the ones it started
