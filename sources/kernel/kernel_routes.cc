@@ -226,6 +226,14 @@ std::vector<Prefix> KernelRoutes::Unseen(uint64_t gen) const {
   return out;
 }
 
+size_t KernelRoutes::UnseenFrom(size_t cursor, size_t max, uint64_t gen, std::vector<Prefix>& out) {
+  return words_.Walk(cursor, max, [&](const Prefix& p, uint32_t& w) {
+    bool unseen = false;
+    ForEachKindOf(w, p, [&](uint32_t, bool seen, uint64_t g) { unseen |= (w >> kKindShift) == kMulti ? g != gen : !seen; });
+    if (unseen) out.push_back(p);
+  });
+}
+
 void KernelRoutes::ClearSeen() {
   words_.ForEach([](const Prefix&, uint32_t& w) { w &= ~kSeenBit; });
 }

@@ -99,6 +99,9 @@ class KernelRoutes {
   std::vector<Prefix> Prefixes() const;
   // Every held prefix with a route not seen at generation `gen` (a sweep).
   std::vector<Prefix> Unseen(uint64_t gen) const;
+  // The same for the next `max` prefixes from `cursor` on (0 = the start);
+  // returns where the next call goes on, 0 once the walk is through.
+  size_t UnseenFrom(size_t cursor, size_t max, uint64_t gen, std::vector<Prefix>& out);
   // A dump begins: no route was seen in it yet.
   void ClearSeen();
 

@@ -324,7 +324,29 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     // take, until the re-dump, an interface's last IPv4 address (its routes
     // fall to their cover) or zebra's objects through a link (for good). So
     // nothing is swept: the re-dump that follows sweeps.
-    const size_t swept = interrupted ? 0 : table.EndResync();
+    if (interrupted) {
+      DumpOver(0);
+      return;
+    }
+    table.BeginSweep();
+    SweepSome();
+  }
+
+  // The sweep after a dump, kSweepStep routes a turn of the loop (status
+  // queries and the FPM replies are served in between); events stay held
+  // until it is over, as during the dump.
+  static constexpr size_t kSweepStep = 16384;
+  void SweepSome() {
+    if (!table.SweepStep(kSweepStep)) {
+      asio::post(ev_fd.get_executor(), [self = shared_from_this()] {
+        if (self->running) self->SweepSome();
+      });
+      return;
+    }
+    DumpOver(table.EndSweep());
+  }
+
+  void DumpOver(size_t swept) {
     if (first_dump_done && swept != 0) Log("resync removed " + std::to_string(swept) + " stale routes/neighbours");
     first_dump_done = true;
     dumping = false;

@@ -529,26 +529,51 @@ void KernelTable::BeginResync() {
 }
 
 size_t KernelTable::EndResync() {
-  size_t swept = 0;
-  bool links_changed = false;
+  BeginSweep();
+  while (!SweepStep(SIZE_MAX)) {
+  }
+  return EndSweep();
+}
+
+void KernelTable::BeginSweep() {
+  sweep_ = Sweep{};
   for (auto it = link_gen_.begin(); it != link_gen_.end();) {
     if (it->second == gen_) {
       ++it;
       continue;
     }
-    links_changed |= ports_.RemoveLink(it->first);
-    links_changed |= no_carrier_.erase(it->first) != 0;
+    sweep_.links_changed |= ports_.RemoveLink(it->first);
+    sweep_.links_changed |= no_carrier_.erase(it->first) != 0;
     vrf_.ForgetLink(it->first);
     admin_down_.erase(it->first);
     v4_addrs_.erase(it->first);
     it = link_gen_.erase(it);
   }
-  links_changed |= UpdateContext();
-  for (const Prefix& p : routes_.Unseen(gen_)) {
+  sweep_.links_changed |= UpdateContext();
+}
+
+// The routes the dump did not show, a slice at a time: the walk goes on
+// from where the last step stopped; routes a step's removals moved behind
+// its cursor are found by one more walk of what is left, at the end.
+bool KernelTable::SweepStep(size_t max) {
+  std::vector<Prefix> unseen;
+  if (!sweep_.last_pass) {
+    sweep_.cursor = routes_.UnseenFrom(sweep_.cursor, max, gen_, unseen);
+    if (sweep_.cursor == 0) sweep_.last_pass = true;
+  } else {
+    unseen = routes_.Unseen(gen_);
+    if (unseen.size() > max) unseen.resize(max);
+  }
+  for (const Prefix& p : unseen) {
     ChangeRoutes(p, [&](Entries& entries) {
-      swept += std::erase_if(entries, [&](const auto& e) { return e.second.gen != gen_; });
+      sweep_.swept += std::erase_if(entries, [&](const auto& e) { return e.second.gen != gen_; });
     });
   }
+  return sweep_.last_pass && unseen.empty();
+}
+
+size_t KernelTable::EndSweep() {
+  size_t swept = sweep_.swept;
   std::vector<Prefix> touched;
   for (const Prefix& p : SweepObjects()) touched.push_back(p);
   SweepAddrs();
@@ -560,7 +585,7 @@ size_t KernelTable::EndResync() {
   }
   for (const NeighKey& k : gone) neighs_.erase(k);
   swept += gone.size();
-  if (links_changed) {
+  if (sweep_.links_changed) {
     ReevaluateAll();
   } else {
     for (const Prefix& p : touched) EmitRoute(p);

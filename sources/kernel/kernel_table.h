@@ -82,6 +82,13 @@ class KernelTable {
   void BeginResync();
   // Returns what was swept.
   size_t EndResync();
+  // The same in steps, so that sweeping a million routes never holds the
+  // event loop (KernelSource): BeginSweep, SweepStep(max) — at most `max`
+  // routes looked at or swept — until it returns true, then EndSweep (the
+  // objects, addresses, rules and neighbours; returns what was swept).
+  void BeginSweep();
+  bool SweepStep(size_t max);
+  size_t EndSweep();
   // A dump the kernel marked interrupted (NLM_F_DUMP_INTR) ends without a
   // sweep — it may have missed what the kernel holds — by not calling
   // EndResync: the next dump's sweeps.
@@ -176,6 +183,12 @@ class KernelTable {
   uint64_t gen_ = 1;
   int64_t last_order_ = 0;  // Entry::order of the last route placed at the end
   KernelRoutes routes_;
+  struct Sweep {  // the sweep in progress (BeginSweep .. EndSweep)
+    bool links_changed = false;
+    size_t swept = 0;
+    size_t cursor = 0;
+    bool last_pass = false;
+  } sweep_;
   // The prefixes whose output given to the RIB is not their single route
   // kind's cached output (nothing at all for a prefix not held): several
   // routes, a policy rule or VRF context overriding it. Everything else's is
