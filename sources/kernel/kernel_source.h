@@ -42,7 +42,10 @@ struct KernelSourceConfig {
   std::set<uint8_t> ignore_protocols;  // KernelTableOptions::ignore_protocols
   bool resolve_gateways = true;
   std::chrono::milliseconds resolve_retry{5000};
-  int rcvbuf_bytes = 32 << 20;  // event socket receive buffer (SO_RCVBUFFORCE when root)
+  // Event socket receive buffer (SO_RCVBUFFORCE when root). A restarted
+  // zebra's sweep and re-install of a full table on a busy 2-core host
+  // overran 32 MiB (bench/frr); the kernel charges it only while events wait.
+  int rcvbuf_bytes = 128 << 20;
   std::function<void(const std::string&)> log;  // default: stderr
 };
 
