@@ -4,21 +4,26 @@
 // Ping-pong, 4 bytes, the thesis's method (§4.3): the pinger stores a
 // sequence number into the peer's memory and waits until the peer's answer
 // lands in its own; the ponger waits for each number and stores it back.
-//   ipnuma_bench ipnuma-ping|ipnuma-pong PAGES_FILE TX_OFFSET POOL_FILE RX_OFFSET N [WAIT]
-//       a store is ipnuma_write (libipnuma) at BAR2 TX_OFFSET, which pages
-//       map onto the peer's export; the answer is polled in this host's
-//       memory (its pool file) at RX_OFFSET, where the peer's NIC writes it.
-//       WAIT: spin (default) polls without pause; yield gives the core away
-//       between looks (for a machine with fewer cores than busy processes).
-//   ipnuma_bench udp-ping|tcp-ping ADDR PORT N      (udp-pong|tcp-pong PORT N)
-//       the same through sockets: blocking send/recv, TCP with TCP_NODELAY.
+//   ipnuma_bench ipnuma-ping|ipnuma-pong PAGES_FILE TX_OFFSET POOL_FILE RX_OFFSET N [OPTION...]
+//       a store is libipnuma's at BAR2 TX_OFFSET, which pages map onto the
+//       peer's export; the answer is polled in this host's memory (its pool
+//       file) at RX_OFFSET, where the peer's NIC writes it. Options:
+//         posted  ipnuma_write_posted, as a CPU store is (one flush at the
+//                 end checks them all); else ipnuma_write, acknowledged
+//         yield   give the core away between looks at memory (for a
+//                 machine with fewer cores than busy processes); else spin
+//         busy    the acknowledged write's answer is busy-polled
+//   ipnuma_bench udp-ping|tcp-ping ADDR PORT N [spin]   (udp-pong|tcp-pong PORT N [spin])
+//       the same through sockets: blocking send/recv, TCP with TCP_NODELAY;
+//       spin (UDP): non-blocking receive asked again at once, no sleep.
 // Each ping prints {"n", "median_us", "mean_us", "p99_us", "min_us", "max_us"}
 // over N timed round trips after N/10 (at most 1000) untimed ones.
 //
 // Write throughput, SIZE bytes per write, until BYTES are in the peer's memory:
-//   ipnuma_bench ipnuma-stream PAGES_FILE TX_OFFSET SPAN SIZE BYTES
+//   ipnuma_bench ipnuma-stream PAGES_FILE TX_OFFSET SPAN SIZE BYTES [posted]
 //       ipnuma_write after ipnuma_write over [TX_OFFSET, TX_OFFSET+SPAN):
-//       each returns once the peer's NIC acknowledged it (in its memory).
+//       each returns once the peer's NIC acknowledged it (in its memory);
+//       posted: ipnuma_write_posted, and one ipnuma_flush at the end.
 //   ipnuma_bench tcp-stream ADDR PORT SIZE BYTES    (tcp-sink PORT)
 //       send() of SIZE bytes each; the sink answers one byte once it has all
 //       BYTES, so both end when the data is in the peer's memory.
@@ -68,13 +73,20 @@ uint64_t Num(const char* s) {
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-void PrintLatency(std::vector<double>& rtt) {
+double Median(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// store: how long each round trip's store call took (IP-NUMA), else empty.
+void PrintLatency(std::vector<double>& rtt, std::vector<double> store = {}) {
   std::sort(rtt.begin(), rtt.end());
   const size_t n = rtt.size();
   const double mean = std::accumulate(rtt.begin(), rtt.end(), 0.0) / static_cast<double>(n);
   std::printf("{\"n\": %zu, \"median_us\": %.3f, \"mean_us\": %.3f, \"p99_us\": %.3f, \"min_us\": %.3f, "
-              "\"max_us\": %.3f}\n",
-              n, rtt[n / 2], mean, rtt[std::min(n - 1, n * 99 / 100)], rtt.front(), rtt.back());
+              "\"max_us\": %.3f, \"store_median_us\": %.3f}\n",
+              n, rtt[n / 2], mean, rtt[std::min(n - 1, n * 99 / 100)], rtt.front(), rtt.back(), Median(store));
 }
 
 void PrintThroughput(uint64_t size, uint64_t bytes, Clock::duration d) {
@@ -109,19 +121,24 @@ Mapped MapWord(const char* pool_file, uint64_t offset) {
   return {reinterpret_cast<volatile uint32_t*>(static_cast<uint8_t*>(m) + offset)};
 }
 
-enum class Wait { kSpin, kYield };
+struct PingOptions {
+  bool posted = false, yield = false;
+};
 
-void AwaitWord(const Mapped& m, uint32_t want, Wait wait) {
+void AwaitWord(const Mapped& m, uint32_t want, const PingOptions& o) {
   while (__atomic_load_n(m.word, __ATOMIC_ACQUIRE) != want) {
-    if (wait == Wait::kYield) sched_yield();
+    if (o.yield) sched_yield();
     else __builtin_ia32_pause();
   }
 }
 
-void Store(ipnuma_client* c, uint64_t offset, uint32_t v) {
-  if (int rc = ipnuma_write(c, offset, &v, sizeof v); rc != 0) {
-    Die("ipnuma_write: " + std::string(std::strerror(-rc)) + ": " + ipnuma_last_error(c));
-  }
+void Check(ipnuma_client* c, const char* what, int rc) {
+  if (rc != 0) Die(std::string(what) + ": " + std::strerror(-rc) + ": " + ipnuma_last_error(c));
+}
+
+void Store(ipnuma_client* c, uint64_t offset, uint32_t v, const PingOptions& o) {
+  if (o.posted) Check(c, "ipnuma_write_posted", ipnuma_write_posted(c, offset, &v, sizeof v));
+  else Check(c, "ipnuma_write", ipnuma_write(c, offset, &v, sizeof v));
 }
 
 ipnuma_client* OpenClient(const char* pages) {
@@ -135,18 +152,22 @@ int IpnumaPingPong(bool ping, char** a, int extra) {
   const uint64_t tx = Num(a[1]);
   const Mapped rx = MapWord(a[2], Num(a[3]));
   const size_t n = Num(a[4]);
-  Wait wait = Wait::kSpin;
-  if (extra > 0) {
-    if (std::string(a[5]) == "yield") wait = Wait::kYield;
-    else if (std::string(a[5]) != "spin") Die(std::string("WAIT is spin or yield, not ") + a[5]);
+  PingOptions o;
+  for (int i = 0; i < extra; ++i) {
+    const std::string opt = a[5 + i];
+    if (opt == "posted") o.posted = true;
+    else if (opt == "yield") o.yield = true;
+    else if (opt == "busy") ipnuma_set_busy_poll(c, 1);
+    else if (opt != "spin" && opt != "acked") Die("unknown option " + opt);
   }
   // Our own memory starts at 0: a number left from an earlier run would be
   // taken for an answer. The ponger clears before saying it is ready, the
   // pinger before its first store.
   __atomic_store_n(rx.word, 0u, __ATOMIC_RELEASE);
   const size_t warm = Warmup(n), total = warm + n;
-  std::vector<double> rtt;
+  std::vector<double> rtt, store;
   rtt.reserve(n);
+  store.reserve(n);
   if (!ping) {
     std::printf("ready\n");
     std::fflush(stdout);
@@ -155,22 +176,28 @@ int IpnumaPingPong(bool ping, char** a, int extra) {
     const uint32_t seq = static_cast<uint32_t>(i + 1);
     if (ping) {
       const auto t0 = Clock::now();
-      Store(c, tx, seq);
-      AwaitWord(rx, seq, wait);
-      if (i >= warm) rtt.push_back(Us(Clock::now() - t0));
+      Store(c, tx, seq, o);
+      const auto t1 = Clock::now();
+      AwaitWord(rx, seq, o);
+      if (i >= warm) {
+        rtt.push_back(Us(Clock::now() - t0));
+        store.push_back(Us(t1 - t0));
+      }
     } else {
-      AwaitWord(rx, seq, wait);
-      Store(c, tx, seq);
+      AwaitWord(rx, seq, o);
+      Store(c, tx, seq, o);
     }
   }
-  if (ping) PrintLatency(rtt);
+  Check(c, "ipnuma_flush", ipnuma_flush(c));
+  if (ping) PrintLatency(rtt, std::move(store));
   ipnuma_close(c);
   return 0;
 }
 
-int IpnumaStream(char** a) {
+int IpnumaStream(char** a, bool posted) {
   ipnuma_client* c = OpenClient(a[0]);
   const uint64_t base = Num(a[1]), span = Num(a[2]), size = Num(a[3]), bytes = Num(a[4]);
+
   if (size == 0 || size > span) Die("SIZE must be 1..SPAN");
   std::vector<uint8_t> buf(size);
   for (size_t i = 0; i < size; ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
@@ -179,11 +206,11 @@ int IpnumaStream(char** a) {
   const auto t0 = Clock::now();
   for (uint64_t i = 0; i < writes; ++i) {
     if (off + size > span) off = 0;
-    if (int rc = ipnuma_write(c, base + off, buf.data(), size); rc != 0) {
-      Die("ipnuma_write: " + std::string(std::strerror(-rc)) + ": " + ipnuma_last_error(c));
-    }
+    if (posted) Check(c, "ipnuma_write_posted", ipnuma_write_posted(c, base + off, buf.data(), size));
+    else Check(c, "ipnuma_write", ipnuma_write(c, base + off, buf.data(), size));
     off += size;
   }
+  Check(c, "ipnuma_flush", ipnuma_flush(c));
   PrintThroughput(size, writes * size, Clock::now() - t0);
   ipnuma_close(c);
   return 0;
@@ -246,19 +273,20 @@ void SendAll(int fd, const void* p, size_t len) {
   }
 }
 
-// Receives exactly len bytes (TCP) or one datagram of len bytes (UDP).
-void RecvAll(int fd, void* p, size_t len) {
+// Receives exactly len bytes (TCP) or one datagram of len bytes (UDP);
+// spin: asks again at once instead of sleeping until data comes.
+void RecvAll(int fd, void* p, size_t len, bool spin = false) {
   auto* b = static_cast<uint8_t*>(p);
   while (len > 0) {
-    const ssize_t n = ::recv(fd, b, len, 0);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = ::recv(fd, b, len, spin ? MSG_DONTWAIT : 0);
+    if (n < 0 && (errno == EINTR || (spin && errno == EAGAIN))) continue;
     if (n <= 0) Die(n == 0 ? "peer closed" : std::string("recv: ") + std::strerror(errno));
     b += n;
     len -= static_cast<size_t>(n);
   }
 }
 
-int SocketPingPong(int fd, bool ping, size_t n) {
+int SocketPingPong(int fd, bool ping, size_t n, bool spin = false) {
   const size_t warm = Warmup(n), total = warm + n;
   std::vector<double> rtt;
   rtt.reserve(n);
@@ -267,10 +295,10 @@ int SocketPingPong(int fd, bool ping, size_t n) {
     if (ping) {
       const auto t0 = Clock::now();
       SendAll(fd, &seq, sizeof seq);
-      RecvAll(fd, &got, sizeof got);
+      RecvAll(fd, &got, sizeof got, spin);
       if (i >= warm) rtt.push_back(Us(Clock::now() - t0));
     } else {
-      RecvAll(fd, &got, sizeof got);
+      RecvAll(fd, &got, sizeof got, spin);
       SendAll(fd, &got, sizeof got);
     }
     if (got != seq) Die("ping-pong out of step: sent " + std::to_string(seq) + ", got " + std::to_string(got));
@@ -280,13 +308,13 @@ int SocketPingPong(int fd, bool ping, size_t n) {
   return 0;
 }
 
-int UdpPing(const char* ip, uint64_t port, size_t n) {
+int UdpPing(const char* ip, uint64_t port, size_t n, bool spin) {
   const int fd = Socket(SOCK_DGRAM);
   Connect(fd, ip, port);
-  return SocketPingPong(fd, true, n);
+  return SocketPingPong(fd, true, n, spin);
 }
 
-int UdpPong(uint64_t port, size_t n) {
+int UdpPong(uint64_t port, size_t n, bool spin) {
   const int fd = Socket(SOCK_DGRAM);
   Bind(fd, port);
   std::printf("ready\n");
@@ -303,7 +331,7 @@ int UdpPong(uint64_t port, size_t n) {
   const size_t total = Warmup(n) + n;
   for (size_t i = 1; i < total; ++i) {
     uint32_t v = 0;
-    RecvAll(fd, &v, sizeof v);
+    RecvAll(fd, &v, sizeof v, spin);
     SendAll(fd, &v, sizeof v);
   }
   ::close(fd);
@@ -349,9 +377,10 @@ int TcpSink(uint64_t port) {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: ipnuma_bench ipnuma-ping|ipnuma-pong PAGES_FILE TX_OFFSET POOL_FILE RX_OFFSET N [spin|yield]\n"
-               "       ipnuma_bench ipnuma-stream PAGES_FILE TX_OFFSET SPAN SIZE BYTES\n"
-               "       ipnuma_bench udp-ping|tcp-ping ADDR PORT N | udp-pong|tcp-pong PORT N\n"
+               "usage: ipnuma_bench ipnuma-ping|ipnuma-pong PAGES_FILE TX_OFFSET POOL_FILE RX_OFFSET N "
+               "[posted] [yield] [busy]\n"
+               "       ipnuma_bench ipnuma-stream PAGES_FILE TX_OFFSET SPAN SIZE BYTES [posted]\n"
+               "       ipnuma_bench udp-ping|tcp-ping ADDR PORT N [spin] | udp-pong|tcp-pong PORT N [spin]\n"
                "       ipnuma_bench tcp-stream ADDR PORT SIZE BYTES | tcp-sink PORT\n");
   std::exit(2);
 }
@@ -363,12 +392,13 @@ int main(int argc, char** argv) {
   const std::string mode = argv[1];
   char** a = argv + 2;
   const int n = argc - 2;
-  if ((mode == "ipnuma-ping" || mode == "ipnuma-pong") && (n == 5 || n == 6)) {
+  if ((mode == "ipnuma-ping" || mode == "ipnuma-pong") && n >= 5) {
     return IpnumaPingPong(mode == "ipnuma-ping", a, n - 5);
   }
-  if (mode == "ipnuma-stream" && n == 5) return IpnumaStream(a);
-  if (mode == "udp-ping" && n == 3) return UdpPing(a[0], Num(a[1]), Num(a[2]));
-  if (mode == "udp-pong" && n == 2) return UdpPong(Num(a[0]), Num(a[1]));
+  if (mode == "ipnuma-stream" && (n == 5 || (n == 6 && std::string(a[5]) == "posted"))) return IpnumaStream(a, n == 6);
+  const bool spin = n > 0 && std::string(a[n - 1]) == "spin";
+  if (mode == "udp-ping" && n == 3 + spin) return UdpPing(a[0], Num(a[1]), Num(a[2]), spin);
+  if (mode == "udp-pong" && n == 2 + spin) return UdpPong(Num(a[0]), Num(a[1]), spin);
   if (mode == "tcp-ping" && n == 3) {
     const int fd = Socket(SOCK_STREAM);
     Connect(fd, a[0], Num(a[1]));

@@ -203,6 +203,17 @@ exports:
         for h in ("a", "b"):
             wait_for(f"ipnuma-emu {h}'s doorbell", lambda h=h: os.path.exists(self.path(f"{h}.pages.sock")))
 
+    def stop_emus(self):
+        """Stops both emulators (a NIC reset each: restarted together, no
+        receiver holds a stream the other's new one would collide with)."""
+        for name, p in list(self.procs):
+            if name.startswith("emu-"):
+                stop(p)
+                self.procs.remove((name, p))
+
+    def emu_pid(self, h):
+        return next(p.pid for name, p in self.procs if name == f"emu-{h}")
+
     def ctl(self, h):
         return ["ip", "netns", "exec", self.ns[h], os.path.join(self.bin, "ipnumactl"), "--api", "127.0.0.1:7471",
                 "--token-file", self.path(f"{h}.token")]
