@@ -71,7 +71,7 @@ def setup(hosts):
         hosts.write_config(h, f"  - {{name: rx, base: {POOL_BASE[h] + EXPORT_OFF:#x}, length: {EXPORT_LEN:#x}, "
                               f"allow: {NIC_IP[peer]}/32}}\n", local_extra=", max_payload: 1024")
         hosts.start_ipnumad(h)
-    hosts.start_emus(*EMU_ARGS)
+    hosts.start_emus()
     for h in ("a", "b"):
         hosts.wait_api(h)
     for h in ("a", "b"):
