@@ -19,6 +19,7 @@ struct ipnuma_client {
   int sock = -1;
   uint8_t* pages = nullptr;
   size_t pages_size = 0;
+  bool busy_poll = false;
   std::string error;
 };
 
@@ -47,8 +48,7 @@ int Fail(ipnuma_client* c, int err, const std::string& why) {
   return err;
 }
 
-// One doorbell and its answer.
-int Ring(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
+int Send(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
   DoorbellRequest req;
   req.op = static_cast<uint32_t>(op);
   req.offset = offset;
@@ -56,11 +56,17 @@ int Ring(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
   if (::send(c->sock, &req, sizeof req, MSG_NOSIGNAL) != sizeof req) {
     return Fail(c, -EIO, std::string("doorbell: ") + std::strerror(errno));
   }
+  return 0;
+}
+
+// One doorbell and its answer.
+int Ring(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
+  if (int rc = Send(c, op, offset, length); rc != 0) return rc;
   DoorbellAnswer ans;
   ssize_t got;
   do {
-    got = ::recv(c->sock, &ans, sizeof ans, 0);
-  } while (got < 0 && errno == EINTR);
+    got = ::recv(c->sock, &ans, sizeof ans, c->busy_poll ? MSG_DONTWAIT : 0);
+  } while (got < 0 && (errno == EINTR || (c->busy_poll && errno == EAGAIN)));
   if (got != sizeof ans) return Fail(c, -EIO, "doorbell: ipnuma-emu did not answer");
   ans.message[sizeof ans.message - 1] = '\0';
   c->error = ans.message;
@@ -72,6 +78,22 @@ int CheckRange(ipnuma_client* c, uint64_t offset, size_t len) {
     return Fail(c, -EINVAL, "BAR2 range is outside the page region of " + std::to_string(c->pages_size) + " bytes");
   }
   c->error.clear();
+  return 0;
+}
+
+// Copies into BAR2 and rings, in pieces the emulator queues at once; a
+// posted write's doorbell is not answered.
+int StoreAndRing(ipnuma_client* c, DoorbellOp op, uint64_t page_offset, const void* data, size_t len) {
+  if (int rc = CheckRange(c, page_offset, len); rc != 0) return rc;
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < len;) {
+    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
+    std::memcpy(c->pages + page_offset + done, bytes + done, n);
+    const int rc = op == DoorbellOp::kWritePosted ? Send(c, op, page_offset + done, n)
+                                                   : Ring(c, op, page_offset + done, n);
+    if (rc != 0) return rc;
+    done += n;
+  }
   return 0;
 }
 
@@ -122,16 +144,16 @@ void ipnuma_close(ipnuma_client* c) {
 }
 
 int ipnuma_write(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len) {
-  if (int rc = CheckRange(c, page_offset, len); rc != 0) return rc;
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (size_t done = 0; done < len;) {
-    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
-    std::memcpy(c->pages + page_offset + done, bytes + done, n);
-    if (int rc = Ring(c, DoorbellOp::kWrite, page_offset + done, n); rc != 0) return rc;
-    done += n;
-  }
-  return 0;
+  return StoreAndRing(c, DoorbellOp::kWrite, page_offset, data, len);
 }
+
+int ipnuma_write_posted(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len) {
+  return StoreAndRing(c, DoorbellOp::kWritePosted, page_offset, data, len);
+}
+
+int ipnuma_flush(ipnuma_client* c) { return Ring(c, DoorbellOp::kFlush, 0, 0); }
+
+void ipnuma_set_busy_poll(ipnuma_client* c, int on) { c->busy_poll = on != 0; }
 
 int ipnuma_read(ipnuma_client* c, uint64_t page_offset, void* data, size_t len) {
   if (int rc = CheckRange(c, page_offset, len); rc != 0) return rc;

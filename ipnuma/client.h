@@ -38,6 +38,18 @@ void ipnuma_close(ipnuma_client* c);
 
 int ipnuma_write(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len);
 int ipnuma_read(ipnuma_client* c, uint64_t page_offset, void* data, size_t len);
+/* A posted write, as a CPU store to BAR2 is: the bytes go out in order with
+ * c's other writes, and the call returns once the emulator has the doorbell,
+ * not waiting for the peer. Returns -EINVAL or -EIO only; how the write went
+ * is told by the next ipnuma_flush (and, as for the hardware, PEER_STATE and
+ * the counters). */
+int ipnuma_write_posted(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len);
+/* Waits until every write so far is acknowledged, refused or discarded;
+ * returns the first refusal of c's posted writes since the last flush, or 0. */
+int ipnuma_flush(ipnuma_client* c);
+/* on != 0: waits for answers by polling the doorbell without sleeping (a
+ * core kept busy, no wake-up to wait for); 0, the default: sleeps in recv. */
+void ipnuma_set_busy_poll(ipnuma_client* c, int on);
 /* Writes 1 to PEER_STATE[pcid] bit0: the stream to that peer restarts (a new
  * epoch), so writes go out again after the peer was down. */
 int ipnuma_reset_peer(ipnuma_client* c, uint16_t pcid);

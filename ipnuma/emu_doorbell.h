@@ -14,6 +14,13 @@ enum class DoorbellOp : uint32_t {
   kWrite = 1,      // send BAR2 [offset, offset+length) as it is now
   kRead = 2,       // load [offset, offset+length); the data is in BAR2 when answered
   kResetPeer = 3,  // PEER_STATE[offset] bit0 written 1: reset that PC ID's stream
+  // A posted write, as a CPU store to BAR2 is: sent like kWrite, never
+  // answered on its own. Its refusal (the first since the last kFlush) is
+  // kept for the connection's next kFlush.
+  kWritePosted = 4,
+  // Answered once every packet queued so far is acknowledged, refused or
+  // discarded, with the first refusal of the posted writes before it.
+  kFlush = 5,
 };
 
 struct DoorbellRequest {

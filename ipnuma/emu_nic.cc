@@ -188,20 +188,38 @@ void EmuNic::Ring(int client, const DoorbellRequest& r) {
     done_.push_back({client, w.status});
     return;
   }
-  if ((op != DoorbellOp::kWrite && op != DoorbellOp::kRead) || r.length == 0 || r.length > kDoorbellMaxLength ||
-      r.offset > pages_->size() || r.length > pages_->size() - r.offset) {
-    done_.push_back({client, InvalidArgument("doorbell op " + std::to_string(r.op) + " at BAR2 " + Hex(r.offset) +
-                                             " +" + std::to_string(r.length) + " is outside the page region")});
+  if (op == DoorbellOp::kFlush) {
+    waiting_.push_back(std::move(w));  // TakeDone answers it once the queues are empty
     return;
   }
-  w.status = op == DoorbellOp::kWrite ? sender_.Store(r.offset, pages_->bytes().subspan(r.offset, r.length))
-                                      : sender_.Load(r.offset, r.length);
+  const bool write = op == DoorbellOp::kWrite || op == DoorbellOp::kWritePosted;
+  w.posted = op == DoorbellOp::kWritePosted;
+  auto finish = [&](Status st) {
+    if (w.posted) FoldPosted(client, std::move(st));
+    else done_.push_back({client, std::move(st)});
+  };
+  if ((!write && op != DoorbellOp::kRead) || r.length == 0 || r.length > kDoorbellMaxLength ||
+      r.offset > pages_->size() || r.length > pages_->size() - r.offset) {
+    finish(InvalidArgument("doorbell op " + std::to_string(r.op) + " at BAR2 " + Hex(r.offset) + " +" +
+                           std::to_string(r.length) + " is outside the page region"));
+    return;
+  }
+  w.status = write ? sender_.Store(r.offset, pages_->bytes().subspan(r.offset, r.length))
+                   : sender_.Load(r.offset, r.length);
   // Nothing queued (every piece refused): the answer need not wait.
   if (sender_.Outstanding() == before) {
-    done_.push_back({client, w.status});
+    finish(std::move(w.status));
     return;
   }
   waiting_.push_back(std::move(w));
+}
+
+void EmuNic::FoldPosted(int client, Status status) {
+  if (status.ok()) return;
+  for (const DoorbellDone& p : posted_) {
+    if (p.client == client) return;  // the first refusal is the one kept
+  }
+  posted_.push_back({client, std::move(status)});
 }
 
 std::vector<DoorbellDone> EmuNic::TakeDone() {
@@ -209,7 +227,21 @@ std::vector<DoorbellDone> EmuNic::TakeDone() {
   // per-request completion, so "nothing left" is "the queues are empty":
   // exact for one writer at a time, later than needed for several.
   if (sender_.Outstanding() == 0) {
-    for (DoorbellWaiter& w : waiting_) done_.push_back({w.client, std::move(w.status)});
+    // Posted writes first: a flush released with them reports their refusals.
+    for (DoorbellWaiter& w : waiting_) {
+      if (w.posted) FoldPosted(w.client, std::move(w.status));
+    }
+    for (DoorbellWaiter& w : waiting_) {
+      if (w.posted) continue;
+      if (static_cast<DoorbellOp>(w.request.op) == DoorbellOp::kFlush) {
+        auto it = std::find_if(posted_.begin(), posted_.end(), [&](const DoorbellDone& p) { return p.client == w.client; });
+        if (it != posted_.end()) {
+          w.status = std::move(it->status);
+          posted_.erase(it);
+        }
+      }
+      done_.push_back({w.client, std::move(w.status)});
+    }
     waiting_.clear();
   }
   return std::exchange(done_, {});
@@ -218,6 +250,7 @@ std::vector<DoorbellDone> EmuNic::TakeDone() {
 void EmuNic::Forget(int client) {
   std::erase_if(waiting_, [client](const DoorbellWaiter& w) { return w.client == client; });
   std::erase_if(done_, [client](const DoorbellDone& d) { return d.client == client; });
+  std::erase_if(posted_, [client](const DoorbellDone& d) { return d.client == client; });
 }
 
 void EmuNic::Publish(bool all_peer_state) {

@@ -44,6 +44,7 @@ struct DoorbellWaiter {
   int client = -1;  // the program's handle for the asking connection
   DoorbellRequest request;
   Status status;    // the first refusal met so far
+  bool posted = false;  // kWritePosted: folded into posted_ when done, not answered
 };
 
 struct DoorbellDone {
@@ -72,7 +73,7 @@ class EmuNic {
   // discarded.
   void Ring(int client, const DoorbellRequest& request);
   std::vector<DoorbellDone> TakeDone();
-  // Forgets a client's waiting doorbells (its connection closed).
+  // Forgets a client's waiting doorbells and posted refusals (its connection closed).
   void Forget(int client);
   bool Busy() const { return sender_.Outstanding() > 0 || !waiting_.empty(); }
 
@@ -88,6 +89,8 @@ class EmuNic {
   void Send(uint32_t dst_ip, const MacAddr& dst_mac, uint16_t dst_port, std::span<const uint8_t> payload,
             std::vector<std::vector<uint8_t>>& out);
   void TakeEvents();
+  // Keeps the first refusal of a client's posted writes for its next flush.
+  void FoldPosted(int client, Status status);
 
   std::unique_ptr<MappedFile> bar0_, pages_, pool_;
   ipnuma_regs::Caps caps_;
@@ -96,6 +99,7 @@ class EmuNic {
   ipnuma_model::NicCounters own_;  // what only the framing sees: broken frames
   std::vector<DoorbellWaiter> waiting_;
   std::vector<DoorbellDone> done_;
+  std::vector<DoorbellDone> posted_;  // per client: the first refusal of its posted writes since its last flush
   uint16_t ip_id_ = 0;
   uint64_t peer_state_changes_ = 0;  // resets done here; with peers_down, when PEER_STATE moved
   uint64_t peer_state_published_ = ~uint64_t{0};

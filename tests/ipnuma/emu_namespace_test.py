@@ -13,139 +13,25 @@ Everything is named after this process's pid and removed by that name only.
 import os
 import random
 import shutil
-import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORMED, TX_PEER_DOWN_REFUSED, TX_UNMAPPED,
+                          TX_WRITES, OFF_EPOCH_BASE, OFF_MAX_PAYLOAD, OFF_PEER_STATE, PEERS_DOWN, TwoHosts, counter, ext,
+                          in_ns, page_pcid, sh, stop, u64, wait_for)
+
 BIN, TBIN = sys.argv[1], sys.argv[2]
-PID = os.getpid()
-NS_A, NS_B, NS_W = f"ipe{PID}a", f"ipe{PID}b", f"ipe{PID}w"
-VA, VB, WA, WB = f"ia{PID}", f"ib{PID}", f"wa{PID}", f"wb{PID}"  # host ends, wire ends
-BRIDGE = f"br{PID}"
-PORT = 4790
-POOL_A, POOL_B = 0x100000000, 0x200000000
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
 PAGES = 64
-
-# BAR0 offsets (device/ipnuma_regs.h; docs/contract/IPNUMA.md).
-OFF_COUNTERS, OFF_EXT, OFF_PEER_STATE, OFF_REGION, OFF_PAGEMAP = 0x100, 0x200, 0x4000, 0x20000, 0x100000
-TX_WRITES, RX_WRITES, RX_DENIED, RETRANSMITS = 0, 1, 2, 3
-OFF_MAX_PAYLOAD, OFF_RETRY_LIMIT, OFF_EPOCH_BASE = 0x40, 0x44, 0x48
-TX_UNMAPPED, TX_PEER_DOWN_REFUSED, PEERS_DOWN, RX_MALFORMED = 0, 1, 6, 7
 EACCES, ENXIO, EHOSTDOWN = 13, 6, 112
 
-created_ns = []
-procs = []
-work = tempfile.mkdtemp(prefix=f"ipnuma-emu-ns-{PID}-")
-
-
-def sh(*cmd, check=True):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
-    return r
-
-
-def in_ns(ns, *cmd, check=True):
-    return sh("ip", "netns", "exec", ns, *cmd, check=check)
-
-
-def start(name, ns, *cmd):
-    log = open(os.path.join(work, name + ".log"), "w")
-    p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=log, stderr=subprocess.STDOUT)
-    procs.append((name, p))
-    return p
-
-
-def stop(p):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-def wait_for(what, cond, timeout=20.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def u64(path, off):
-    with open(path, "rb") as f:
-        f.seek(off)
-        return struct.unpack("<Q", f.read(8))[0]
-
-
-def counter(bar, k):
-    return u64(bar, OFF_COUNTERS + 8 * k)
-
-
-def ext(bar, k):
-    return u64(bar, OFF_EXT + 8 * k)
-
-
-def page_pcid(bar, page):
-    return u64(bar, OFF_PAGEMAP + 8 * page) >> 48
-
-
-def config(me, peer, nic_ip, mac, mgmt_ip, peer_nic_ip, peer_mac, peer_mgmt, pool_base, exports, wire=""):
-    d = work
-    return f"""device: {{kind: file, path: {d}/{me}.bar, model: {{pages: {PAGES}, pcid_entries: 16, region_entries: 8}}}}
-local: {{address: {nic_ip}, netmask: 255.255.255.0, gateway: 10.232.0.254, mac: '{mac}', udp_port: {PORT}, retransmit_timeout: 20us{wire}}}
-pool: {{kind: file, path: {d}/{me}.pool, base: {pool_base:#x}}}
-neighbours: {{source: static, static: [{{address: {peer_nic_ip}, mac: '{peer_mac}'}}]}}
-api: {{listen: '127.0.0.1:7471', token_file: {d}/{me}.token}}
-peer_api: {{listen: '{mgmt_ip}:7470', timeout: 1s}}
-reconcile_interval: 200ms
-peers:
-  - {{name: {peer}, address: {peer_nic_ip}, api: '{peer_mgmt}:7470', secret_file: {d}/ab.secret}}
-exports:
-{exports}"""
-
-
-def secret(path, text):
-    with open(path, "w") as f:
-        f.write(text + "\n")
-    os.chmod(path, 0o600)
-
-
-def setup_network():
-    for ns in (NS_A, NS_B, NS_W):
-        sh("ip", "netns", "add", ns)
-        created_ns.append(ns)
-        in_ns(ns, "ip", "link", "set", "lo", "up")
-    in_ns(NS_W, "ip", "link", "add", BRIDGE, "type", "bridge")
-    in_ns(NS_W, "ip", "link", "set", BRIDGE, "up")
-    for host_if, wire_if, ns, mgmt in ((VA, WA, NS_A, "10.231.0.1/24"), (VB, WB, NS_B, "10.231.0.2/24")):
-        in_ns(NS_W, "ip", "link", "add", wire_if, "type", "veth", "peer", "name", host_if)
-        in_ns(NS_W, "ip", "link", "set", host_if, "netns", ns)
-        in_ns(NS_W, "ip", "link", "set", wire_if, "master", BRIDGE, "up")
-        in_ns(ns, "ip", "addr", "add", mgmt, "dev", host_if)
-        in_ns(ns, "ip", "link", "set", host_if, "up")
-
-
-def set_loss(percent):
-    """Drops that share of IP-NUMA frames both ways on A's wire end (the
-    bridge's port): ingress is A's requests, egress B's answers."""
-    in_ns(NS_W, "nft", "delete", "table", "netdev", "ipeloss", check=False)
-    if percent == 0:
-        return
-    rules = f"""table netdev ipeloss {{
-  chain in {{ type filter hook ingress device {WA} priority 0; udp dport {PORT} numgen random mod 100 < {percent} drop; }}
-  chain out {{ type filter hook egress device {WA} priority 0; udp dport {PORT} numgen random mod 100 < {percent} drop; }}
-}}"""
-    r = subprocess.run(["ip", "netns", "exec", NS_W, "nft", "-f", "-"], input=rules, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("nft: " + r.stderr)
+hosts = TwoHosts(BIN, "ipe", wire="bridge", pages=PAGES)
+work = hosts.work
+NS_A, NS_B = hosts.ns["a"], hosts.ns["b"]
+VA, VB = hosts.iface["a"], hosts.iface["b"]
 
 
 def checksum(b):
@@ -191,7 +77,7 @@ class Writer:
     def __init__(self, pages):
         self.p = subprocess.Popen([os.path.join(TBIN, "ipnuma_emu_writer"), pages], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
-        procs.append(("writer", self.p))
+        hosts.track("writer", self.p)
 
     def cmd(self, line):
         self.p.stdin.write(line + "\n")
@@ -207,17 +93,22 @@ class Writer:
         return self.cmd(f"w {off} {data.hex()}")
 
 
-def random_writes(rng, writer, oracle, n, label):
+def random_writes(rng, writer, oracle, n, label, posted=False):
+    """posted: ipnuma_write_posted each, one flush at the end (later writes
+    overlap earlier ones still in flight: they must land in order)."""
     t0 = time.time()
     total = 0
     for i in range(n):
         size = min(65536, int(2 ** rng.uniform(0, 16)))  # 1 B .. 64 KiB, mostly small
         off = rng.randrange(0, EXPORT_LEN - size + 1)
         data = rng.randbytes(size)
-        rc, msg = writer.write(off, data)
+        rc, msg = writer.cmd(f"{'p' if posted else 'w'} {off} {data.hex()}")
         assert rc == 0, f"{label}: write {i} ({size} B at {off:#x}) refused: {rc} {msg}"
         oracle[off:off + size] = data
         total += size
+    if posted:
+        rc, msg = writer.cmd("flush")
+        assert rc == 0, f"{label}: flush: {rc} {msg}"
     print(f"{label}: {n} writes, {total} bytes in {time.time() - t0:.2f} s", flush=True)
     return total
 
@@ -245,43 +136,19 @@ def main():
     print(f"seed {seed} (FIBSYNC_SEED={seed} replays it)", flush=True)
     rng = random.Random(seed)
 
-    setup_network()
-    secret(f"{work}/ab.secret", "0123456789abcdef0123456789abcdef-emu")
-    secret(f"{work}/a.token", "token-a")
-    secret(f"{work}/b.token", "token-b")
-    for h in ("a", "b"):
-        with open(f"{work}/{h}.pool", "wb") as f:
-            f.truncate(1 << 20)
-    mac_a, mac_b = "02:00:5e:10:00:01", "02:00:5e:10:00:02"
-
-    def config_a(wire=""):
-        with open(f"{work}/a.yaml", "w") as f:
-            f.write(config("a", "b", "10.232.0.1", mac_a, "10.231.0.1", "10.232.0.2", mac_b, "10.231.0.2", POOL_A, "",
-                           wire))
-    config_a()
-    with open(f"{work}/b.yaml", "w") as f:
-        f.write(config("b", "a", "10.232.0.2", mac_b, "10.231.0.2", "10.232.0.1", mac_a, "10.231.0.1", POOL_B,
-                       f"  - {{name: rx, base: {POOL_B + EXPORT_OFF:#x}, length: {EXPORT_LEN:#x}, allow: 10.232.0.1/32}}\n"))
-    bar_a, bar_b = f"{work}/a.bar", f"{work}/b.bar"
-    ipnumad = os.path.join(BIN, "ipnumad")
-    ipnumad_a = start("ipnumad-a", NS_A, ipnumad, "--config", f"{work}/a.yaml")
-    start("ipnumad-b", NS_B, ipnumad, "--config", f"{work}/b.yaml")
-    wait_for("both BAR files", lambda: os.path.exists(bar_a) and os.path.exists(bar_b))
-    for h, ns, iface, base in (("a", NS_A, VA, POOL_A), ("b", NS_B, VB, POOL_B)):
-        start(f"emu-{h}", ns, os.path.join(BIN, "ipnuma-emu"), "--bar", f"{work}/{h}.bar", "--pages",
-              f"{work}/{h}.pages", "--pool", f"{work}/{h}.pool", "--pool-base", hex(base), "--interface", iface)
-    for h in ("a", "b"):
-        wait_for(f"ipnuma-emu {h}'s doorbell", lambda h=h: os.path.exists(f"{work}/{h}.pages.sock"))
-
-    ctl_a = ["ip", "netns", "exec", NS_A, os.path.join(BIN, "ipnumactl"), "--api", "127.0.0.1:7471", "--token-file",
-             f"{work}/a.token"]
-    ctl_b = ["ip", "netns", "exec", NS_B, os.path.join(BIN, "ipnumactl"), "--api", "127.0.0.1:7471", "--token-file",
-             f"{work}/b.token"]
-    wait_for("ipnumad a's API", lambda: sh(*ctl_a, "status", check=False).returncode == 0)
-    wait_for("ipnumad b's API", lambda: sh(*ctl_b, "status", check=False).returncode == 0)
-    sh(*ctl_a, "map", "to-b", "b", "rx", "0", "0", str(PAGES))
-    wait_for("A's pages mapped to B", lambda: all(page_pcid(bar_a, p) != 0 for p in range(PAGES)))
-    pcid = page_pcid(bar_a, 0)
+    hosts.setup_network()
+    hosts.prepare_files()
+    hosts.write_config("a")
+    hosts.write_config("b", f"  - {{name: rx, base: {POOL_B + EXPORT_OFF:#x}, length: {EXPORT_LEN:#x}, "
+                            "allow: 10.232.0.1/32}\n")
+    bar_a, bar_b = hosts.bar("a"), hosts.bar("b")
+    ipnumad_a = hosts.start_ipnumad("a")
+    hosts.start_ipnumad("b")
+    hosts.start_emus()
+    ctl_b = hosts.ctl("b")
+    hosts.wait_api("a")
+    hosts.wait_api("b")
+    pcid = hosts.map("a", "to-b", "rx", 0, PAGES)
 
     writer = Writer(f"{work}/a.pages")
     oracle = bytearray(EXPORT_LEN)
@@ -296,16 +163,14 @@ def main():
     # them into the running NIC, which uses them from the next store on; the
     # NIC stayed enabled, so the epoch does not move.
     stop(ipnumad_a)
-    config_a(", max_payload: 1024, retry_limit: 4")
-    ipnumad_a = start("ipnumad-a1", NS_A, ipnumad, "--config", f"{work}/a.yaml")
+    hosts.write_config("a", local_extra=", max_payload: 1024, retry_limit: 4")
+    ipnumad_a = hosts.start_ipnumad("a", "ipnumad-a1")
     wait_for("A's new MAX_PAYLOAD", lambda: u64(bar_a, OFF_MAX_PAYLOAD) == 1024 | 4 << 32)
     assert u64(bar_a, OFF_EPOCH_BASE) & 0xFFFF == 1, "EPOCH_BASE moved while the NIC ran"
-    wait_for("ipnumad a's API", lambda: sh(*ctl_a, "status", check=False).returncode == 0)
+    hosts.wait_api("a")
     # A mapping made through the API lasts until the restart: made again.
     wait_for("A's pages unmapped by the restart", lambda: page_pcid(bar_a, 0) == 0)
-    sh(*ctl_a, "map", "to-b", "b", "rx", "0", "0", str(PAGES))
-    wait_for("A's pages mapped to B again", lambda: all(page_pcid(bar_a, p) != 0 for p in range(PAGES)))
-    pcid = page_pcid(bar_a, 0)
+    pcid = hosts.map("a", "to-b", "rx", 0, PAGES)
     tx0 = counter(bar_a, TX_WRITES)
     total = random_writes(rng, writer, oracle, 60, "no loss, 1 KiB packets")
     assert (counter(bar_a, TX_WRITES) - tx0) * 64 < total, "A's packets are not larger than 64 bytes"
@@ -321,17 +186,19 @@ def main():
     times.sort()
     print(f"8-byte write, call to answer: p50 {times[50] * 1e6:.0f} us, p90 {times[90] * 1e6:.0f} us", flush=True)
     check_pool(oracle, "no loss")
-    for percent, n in ((1, 150), (10, 20)):
-        set_loss(percent)
+    for percent, n in ((10, 20), (1, 150)):
+        hosts.set_loss(percent)
         retx0 = counter(bar_a, RETRANSMITS)
         random_writes(rng, writer, oracle, n, f"{percent} % loss")
         retx = counter(bar_a, RETRANSMITS) - retx0
         print(f"{percent} % loss: {retx} packets retransmitted", flush=True)
         assert retx > 0, f"{percent} % loss caused no retransmission"
         check_pool(oracle, f"{percent} % loss")
-    set_loss(0)
+    random_writes(rng, writer, oracle, 100, "1 % loss, posted", posted=True)
+    check_pool(oracle, "1 % loss, posted")
+    hosts.set_loss(0)
     assert ext(bar_b, RX_MALFORMED) == 0 and ext(bar_a, RX_MALFORMED) == 0, "frames counted malformed"
-    inject_malformed(mac_b)
+    inject_malformed(MAC["b"])
     wait_for("B counting the broken frames", lambda: ext(bar_b, RX_MALFORMED) == 2)
     check_pool(oracle, "after broken frames")
     rc, data = writer.cmd(f"r 4096 100")
@@ -366,7 +233,7 @@ def main():
     assert counter(bar_b, RX_DENIED) == denied0 + 1, "the denied write is not counted at B"
     check_pool(oracle, "after revoke")
     # A's ipnumad, back, learns of the revoke and unmaps: refused locally.
-    start("ipnumad-a2", NS_A, ipnumad, "--config", f"{work}/a.yaml")
+    hosts.start_ipnumad("a", "ipnumad-a2")
     wait_for("A's pages unmapped", lambda: page_pcid(bar_a, 0) == 0, timeout=30)
     rc, msg = writer.write(128, b"\x77" * 64)
     assert rc == ENXIO and ext(bar_a, TX_UNMAPPED) >= 1, f"write to an unmapped page: {rc} {msg}"
@@ -381,16 +248,7 @@ if __name__ == "__main__":
         rc = main()
     except Exception as e:  # noqa: BLE001 - the test's verdict, with the logs
         print(f"FAIL: {e}", flush=True)
-        for name in os.listdir(work):
-            if name.endswith(".log"):
-                with open(os.path.join(work, name)) as f:
-                    print(f"---- {name}\n{f.read()[-3000:]}")
+        hosts.dump_logs()
     finally:
-        for _, p in reversed(procs):
-            if p.stdin:
-                p.stdin.close()
-            stop(p)
-        for ns in created_ns:
-            sh("ip", "netns", "del", ns, check=False)
-        shutil.rmtree(work, ignore_errors=True)
+        hosts.close()
     sys.exit(rc)

@@ -146,9 +146,12 @@ class EmuPair : public ::testing::Test {
     }
     return Internal("no answer");
   }
-  Status Write(uint64_t off, std::span<const uint8_t> data, double loss = 0) {
+  void Ring(DoorbellOp op, uint64_t off, std::span<const uint8_t> data) {
     std::memcpy(a_.pages->data() + off, data.data(), data.size());
-    a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kWrite), static_cast<uint32_t>(data.size()), off});
+    a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(op), static_cast<uint32_t>(data.size()), off});
+  }
+  Status Write(uint64_t off, std::span<const uint8_t> data, double loss = 0) {
+    Ring(DoorbellOp::kWrite, off, data);
     return Run(loss);
   }
 
@@ -230,6 +233,37 @@ TEST_F(EmuPair, SilentPeerGoesDownAndIsRefusedUntilReset) {
   EXPECT_TRUE(Run(0).ok());
   EXPECT_TRUE(Write(0, data).ok());
   EXPECT_EQ(b_.pool->data()[kExportBase - kPoolBase], 0x22);
+}
+
+TEST_F(EmuPair, PostedWritesAreNotAnsweredAndTheFlushTellsTheirFirstRefusal) {
+  // Posted writes through a lossy wire land in order; only the flush answers.
+  const std::vector<uint8_t> one(100, 0x31), two(100, 0x32), three(64, 0x33);
+  Ring(DoorbellOp::kWritePosted, 0, one);
+  Ring(DoorbellOp::kWritePosted, 50, two);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_TRUE(Run(0.10).ok());
+  EXPECT_TRUE(a_.nic->TakeDone().empty()) << "one answer for the flush, none for the posted writes";
+  const uint8_t* rx = b_.pool->data() + (kExportBase - kPoolBase);
+  EXPECT_EQ(rx[49], 0x31);
+  EXPECT_EQ(rx[50], 0x32);
+  EXPECT_EQ(rx[149], 0x32);
+  // A refused posted write (unmapped page 5) and a denied one (revoked
+  // region): the flush gives the first, the next flush nothing.
+  const uint64_t zero = 0;
+  std::memcpy(a_.bar0->data() + regs::PagemapOffset(5), &zero, 8);
+  Ring(DoorbellOp::kWritePosted, 5 * 4096, three);
+  b_.bar0->data()[regs::RegionOffset(1) + regs::kRegionFlagsWord] = 0;
+  Ring(DoorbellOp::kWritePosted, 4096, three);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_EQ(Run(0).code(), StatusCode::kNotFound);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_TRUE(Run(0).ok());
+  EXPECT_EQ(rx[4096], 0);
+  // A client that goes away leaves no refusal behind for the next one.
+  Ring(DoorbellOp::kWritePosted, 5 * 4096, three);
+  a_.nic->Forget(1);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_TRUE(Run(0).ok());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // A program on the host that writes through libipnuma, driven line by line
 // by a test (tests/ipnuma/emu_namespace_test.py):
 //   w OFFSET HEX   -> "ok" | "err ERRNO MESSAGE"
+//   p OFFSET HEX   -> the same, posted (ipnuma_write_posted)
+//   flush          -> "ok" | "err ERRNO MESSAGE" (ipnuma_flush)
 //   r OFFSET LEN   -> "ok HEX" | "err ERRNO MESSAGE"
 //   reset PCID     -> "ok" | "err ERRNO MESSAGE"
 // OFFSET is a BAR2 offset; ERRNO the positive errno the call returned.
@@ -49,11 +51,14 @@ int main(int argc, char** argv) {
     in >> op >> offset;
     int rc = 0;
     std::string data;
-    if (op == "w") {
+    if (op == "w" || op == "p") {
       std::string hex;
       in >> hex;
       const auto bytes = FromHex(hex);
-      rc = ipnuma_write(c, offset, bytes.data(), bytes.size());
+      rc = op == "w" ? ipnuma_write(c, offset, bytes.data(), bytes.size())
+                     : ipnuma_write_posted(c, offset, bytes.data(), bytes.size());
+    } else if (op == "flush") {
+      rc = ipnuma_flush(c);
     } else if (op == "r") {
       size_t len = 0;
       in >> len;

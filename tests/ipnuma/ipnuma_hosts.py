@@ -1,0 +1,246 @@
+"""Two IP-NUMA hosts in network namespaces, each with ipnumad (file backend)
+and ipnuma-emu on a veth: what the namespace test (emu_namespace_test.py) and
+the bench (bench/ipnuma) both run on.
+
+  hosts = TwoHosts(bin_dir, "ipe", wire="bridge")   # or wire="veth"
+  try:
+      hosts.setup_network()
+      hosts.write_config("a", exports="")           # then "b", with its exports
+      hosts.start_ipnumad("a"); ...; hosts.start_emus()
+      ...
+  finally:
+      hosts.close()
+
+wire="bridge" joins the hosts' veths in a bridge in a third namespace (the
+wire), whose ports take nftables loss rules (set_loss); wire="veth" joins the
+two hosts by one veth pair, nothing between them. Every namespace, interface
+and work folder is named after this process's pid and a prefix, recorded when
+made, and removed by that record only.
+"""
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+
+PORT = 4790
+POOL_A, POOL_B = 0x100000000, 0x200000000
+POOL_BASE = {"a": POOL_A, "b": POOL_B}
+NIC_IP = {"a": "10.232.0.1", "b": "10.232.0.2"}
+MGMT_IP = {"a": "10.231.0.1", "b": "10.231.0.2"}
+MAC = {"a": "02:00:5e:10:00:01", "b": "02:00:5e:10:00:02"}
+PEER = {"a": "b", "b": "a"}
+
+# BAR0 offsets (device/ipnuma_regs.h; docs/contract/IPNUMA.md).
+OFF_COUNTERS, OFF_EXT, OFF_PEER_STATE, OFF_REGION, OFF_PAGEMAP = 0x100, 0x200, 0x4000, 0x20000, 0x100000
+TX_WRITES, RX_WRITES, RX_DENIED, RETRANSMITS = 0, 1, 2, 3
+OFF_MAX_PAYLOAD, OFF_RETRY_LIMIT, OFF_EPOCH_BASE = 0x40, 0x44, 0x48
+TX_UNMAPPED, TX_PEER_DOWN_REFUSED, PEERS_DOWN, RX_MALFORMED = 0, 1, 6, 7
+
+
+def sh(*cmd, check=True):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r
+
+
+def in_ns(ns, *cmd, check=True):
+    return sh("ip", "netns", "exec", ns, *cmd, check=check)
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def wait_for(what, cond, timeout=20.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def u64(path, off):
+    with open(path, "rb") as f:
+        f.seek(off)
+        return struct.unpack("<Q", f.read(8))[0]
+
+
+def counter(bar, k):
+    return u64(bar, OFF_COUNTERS + 8 * k)
+
+
+def ext(bar, k):
+    return u64(bar, OFF_EXT + 8 * k)
+
+
+def page_pcid(bar, page):
+    return u64(bar, OFF_PAGEMAP + 8 * page) >> 48
+
+
+def secret(path, text):
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    os.chmod(path, 0o600)
+
+
+class TwoHosts:
+    def __init__(self, bin_dir, prefix, wire="bridge", pages=64, pool_bytes=1 << 20):
+        assert wire in ("bridge", "veth")
+        pid = os.getpid()
+        self.bin, self.wire, self.pages, self.pool_bytes = bin_dir, wire, pages, pool_bytes
+        self.ns = {"a": f"{prefix}{pid}a", "b": f"{prefix}{pid}b"}
+        self.ns_wire = f"{prefix}{pid}w"
+        self.iface = {"a": f"ia{pid}", "b": f"ib{pid}"}      # the hosts' ends
+        self.wire_if = {"a": f"wa{pid}", "b": f"wb{pid}"}    # the bridge's ports (wire="bridge")
+        self.bridge = f"br{pid}"
+        self.created_ns = []
+        self.procs = []
+        self.work = tempfile.mkdtemp(prefix=f"ipnuma-{prefix}-{pid}-")
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def bar(self, h):
+        return self.path(f"{h}.bar")
+
+    def start(self, name, ns, *cmd, **popen):
+        log = open(self.path(name + ".log"), "w")
+        p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=log, stderr=subprocess.STDOUT, **popen)
+        self.procs.append((name, p))
+        return p
+
+    def track(self, name, p):
+        """A process started elsewhere, stopped by close() with the others."""
+        self.procs.append((name, p))
+        return p
+
+    def setup_network(self):
+        namespaces = [self.ns["a"], self.ns["b"]] + ([self.ns_wire] if self.wire == "bridge" else [])
+        for ns in namespaces:
+            sh("ip", "netns", "add", ns)
+            self.created_ns.append(ns)
+            in_ns(ns, "ip", "link", "set", "lo", "up")
+        if self.wire == "veth":
+            a, b = self.iface["a"], self.iface["b"]
+            sh("ip", "link", "add", a, "netns", self.ns["a"], "type", "veth", "peer", "name", b, "netns", self.ns["b"])
+        else:
+            in_ns(self.ns_wire, "ip", "link", "add", self.bridge, "type", "bridge")
+            in_ns(self.ns_wire, "ip", "link", "set", self.bridge, "up")
+            for h in ("a", "b"):
+                in_ns(self.ns_wire, "ip", "link", "add", self.wire_if[h], "type", "veth", "peer", "name", self.iface[h])
+                in_ns(self.ns_wire, "ip", "link", "set", self.iface[h], "netns", self.ns[h])
+                in_ns(self.ns_wire, "ip", "link", "set", self.wire_if[h], "master", self.bridge, "up")
+        for h in ("a", "b"):
+            in_ns(self.ns[h], "ip", "addr", "add", MGMT_IP[h] + "/24", "dev", self.iface[h])
+            in_ns(self.ns[h], "ip", "link", "set", self.iface[h], "up")
+
+    def set_loss(self, percent):
+        """Drops that share of IP-NUMA frames both ways on A's wire end (the
+        bridge's port): ingress is A's requests, egress B's answers."""
+        assert self.wire == "bridge", "loss rules sit on the bridge's port"
+        wa = self.wire_if["a"]
+        in_ns(self.ns_wire, "nft", "delete", "table", "netdev", "ipeloss", check=False)
+        if percent == 0:
+            return
+        rules = f"""table netdev ipeloss {{
+  chain in {{ type filter hook ingress device {wa} priority 0; udp dport {PORT} numgen random mod 100 < {percent} drop; }}
+  chain out {{ type filter hook egress device {wa} priority 0; udp dport {PORT} numgen random mod 100 < {percent} drop; }}
+}}"""
+        r = subprocess.run(["ip", "netns", "exec", self.ns_wire, "nft", "-f", "-"], input=rules, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise RuntimeError("nft: " + r.stderr)
+
+    def prepare_files(self):
+        """The peers' shared secret, each host's API token and pool file."""
+        secret(self.path("ab.secret"), "0123456789abcdef0123456789abcdef-emu")
+        for h in ("a", "b"):
+            secret(self.path(f"{h}.token"), f"token-{h}")
+            with open(self.path(f"{h}.pool"), "wb") as f:
+                f.truncate(self.pool_bytes)
+
+    def write_config(self, h, exports="", local_extra=""):
+        """exports: YAML list items under `exports:`; local_extra: more keys of
+        `local:` (", max_payload: 1024" ...)."""
+        p, d = PEER[h], self.work
+        text = f"""device: {{kind: file, path: {d}/{h}.bar, model: {{pages: {self.pages}, pcid_entries: 16, region_entries: 8}}}}
+local: {{address: {NIC_IP[h]}, netmask: 255.255.255.0, gateway: 10.232.0.254, mac: '{MAC[h]}', udp_port: {PORT}, retransmit_timeout: 20us{local_extra}}}
+pool: {{kind: file, path: {d}/{h}.pool, base: {POOL_BASE[h]:#x}}}
+neighbours: {{source: static, static: [{{address: {NIC_IP[p]}, mac: '{MAC[p]}'}}]}}
+api: {{listen: '127.0.0.1:7471', token_file: {d}/{h}.token}}
+peer_api: {{listen: '{MGMT_IP[h]}:7470', timeout: 1s}}
+reconcile_interval: 200ms
+peers:
+  - {{name: {p}, address: {NIC_IP[p]}, api: '{MGMT_IP[p]}:7470', secret_file: {d}/ab.secret}}
+exports:
+{exports}"""
+        with open(self.path(f"{h}.yaml"), "w") as f:
+            f.write(text)
+
+    def start_ipnumad(self, h, name=None):
+        return self.start(name or f"ipnumad-{h}", self.ns[h], os.path.join(self.bin, "ipnumad"), "--config",
+                          self.path(f"{h}.yaml"))
+
+    def start_emus(self, *extra):
+        """ipnuma-emu on both hosts, once ipnumad wrote their BAR files; waits
+        for the doorbells."""
+        wait_for("both BAR files", lambda: os.path.exists(self.bar("a")) and os.path.exists(self.bar("b")))
+        for h in ("a", "b"):
+            self.start(f"emu-{h}", self.ns[h], os.path.join(self.bin, "ipnuma-emu"), "--bar", self.bar(h), "--pages",
+                       self.path(f"{h}.pages"), "--pool", self.path(f"{h}.pool"), "--pool-base", hex(POOL_BASE[h]),
+                       "--interface", self.iface[h], *extra)
+        for h in ("a", "b"):
+            wait_for(f"ipnuma-emu {h}'s doorbell", lambda h=h: os.path.exists(self.path(f"{h}.pages.sock")))
+
+    def stop_emus(self):
+        """Stops both emulators (a NIC reset each: restarted together, no
+        receiver holds a stream the other's new one would collide with)."""
+        for name, p in list(self.procs):
+            if name.startswith("emu-"):
+                stop(p)
+                self.procs.remove((name, p))
+
+    def emu_pid(self, h):
+        return next(p.pid for name, p in self.procs if name == f"emu-{h}")
+
+    def ctl(self, h):
+        return ["ip", "netns", "exec", self.ns[h], os.path.join(self.bin, "ipnumactl"), "--api", "127.0.0.1:7471",
+                "--token-file", self.path(f"{h}.token")]
+
+    def wait_api(self, h):
+        wait_for(f"ipnumad {h}'s API", lambda: sh(*self.ctl(h), "status", check=False).returncode == 0)
+
+    def map(self, h, name, export, first_page, pages):
+        """Maps pages of h's BAR2 onto the peer's export through ipnumactl and
+        the peer agreement; returns their PC ID."""
+        sh(*self.ctl(h), "map", name, PEER[h], export, "0", str(first_page), str(pages))
+        bar = self.bar(h)
+        wait_for(f"{h}'s pages mapped to {PEER[h]}",
+                 lambda: all(page_pcid(bar, p) != 0 for p in range(first_page, first_page + pages)))
+        return page_pcid(bar, first_page)
+
+    def dump_logs(self, tail=3000):
+        for name in sorted(os.listdir(self.work)):
+            if name.endswith(".log"):
+                with open(self.path(name)) as f:
+                    print(f"---- {name}\n{f.read()[-tail:]}")
+
+    def close(self):
+        for _, p in reversed(self.procs):
+            if p.stdin:
+                p.stdin.close()
+            stop(p)
+        for ns in self.created_ns:
+            sh("ip", "netns", "del", ns, check=False)
+        shutil.rmtree(self.work, ignore_errors=True)
