@@ -10,8 +10,8 @@
 #     gateway's neighbour probe reaches the kernel (an entry appears);
 #   with no capability: it still serves and writes, but the probe is refused
 #     (no neighbour entry) — CAP_NET_ADMIN is what the kernel source needs;
-#     it also gets its event socket the 32 MiB receive buffer (SO_RCVBUFFORCE,
-#     ss shows rb67108864) that a full table's burst of events needs; without
+#     it also gets its event socket the 128 MiB receive buffer (SO_RCVBUFFORCE,
+#     ss shows rb268435456) that a full table's burst of events needs; without
 #     it the buffer is net.core.rmem_max's.
 # Needs root and systemd-nspawn (systemd-container); label integration.
 #   unit_sandbox_test.sh BIN_DIR   (fibnicd and fibnicctl)
@@ -99,12 +99,12 @@ neigh=$(ip -n "$ns" neigh show 10.99.0.2 dev wh-a)
 echo "neighbour entry with CAP_NET_ADMIN: '${neigh}'"
 [ -n "$neigh" ] || { cat "$tmp/unit.log"; echo "FAIL: the gateway was not probed with CAP_NET_ADMIN"; exit 1; }
 
-# 32 MiB asked for, the kernel doubles it.
-grep -q 'netlink-rcvbufs:.* rb67108864' "$tmp/unit.proc" || { echo "FAIL: the event socket has no 32 MiB buffer with CAP_NET_ADMIN"; exit 1; }
+# 128 MiB asked for, the kernel doubles it.
+grep -q 'netlink-rcvbufs:.* rb268435456' "$tmp/unit.proc" || { echo "FAIL: the event socket has no 128 MiB buffer with CAP_NET_ADMIN"; exit 1; }
 
 run nocaps 0000000000000000
-if [ "$(cat /proc/sys/net/core/rmem_max)" -lt $((32 << 20)) ] && grep -q 'netlink-rcvbufs:.* rb67108864' "$tmp/nocaps.proc"; then
-  echo "FAIL: a 32 MiB event buffer without CAP_NET_ADMIN (rmem_max is smaller): it is not what grants it"; exit 1
+if [ "$(cat /proc/sys/net/core/rmem_max)" -lt $((128 << 20)) ] && grep -q 'netlink-rcvbufs:.* rb268435456' "$tmp/nocaps.proc"; then
+  echo "FAIL: a 128 MiB event buffer without CAP_NET_ADMIN (rmem_max is smaller): it is not what grants it"; exit 1
 fi
 neigh=$(ip -n "$ns" neigh show 10.99.0.2 dev wh-a)
 echo "neighbour entry without capabilities: '${neigh}'"

@@ -637,7 +637,7 @@ TEST_F(KernelSourceTest, BigDumpLeavesTheLoopResponsive) {
 // table added at once) is read a part per turn, as a dump is: a task posted
 // to the loop runs between the parts.
 TEST_F(KernelSourceTest, EventBurstLeavesTheLoopResponsive) {
-  constexpr int kRoutes = 15000;  // within the 32 MiB receive buffer: no overrun
+  constexpr int kRoutes = 15000;  // within the 128 MiB receive buffer: no overrun
   StartSource(KernelSourceConfig{});
   ASSERT_TRUE(WaitFor([&] { return source->initial_sync_done() && !source->stats().dumping; }, 10s));
   const uint64_t before = source->stats().route_updates;
