@@ -1,4 +1,4 @@
-// Policy rules (`ip rule`) as the kernel table sees them (issue #14, found by
+// Policy rules (`ip rule`) as the kernel table sees them (found by
 // tests/kdiff). The FIBNIC has no rule lookup: a rule that may decide its
 // destinations elsewhere than the followed tables makes its destination
 // prefix, and every route inside it, punt. This keeps which rules do that —

@@ -264,7 +264,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   // is read, so the socket is rarely empty before the dump is over, and
   // reading to the end held the sources' loop (FPM, status queries) for a
   // whole table — tens of seconds for a million routes re-dumped under
-  // zebra's churn (bench/frr, issue #16). WaitDump finds the rest readable.
+  // zebra's churn (bench/frr). WaitDump finds the rest readable.
   static constexpr int kDumpReadsPerTurn = 8;
   bool ReadDump() {
     const int fd = nl_socket_get_fd(dump_sock.get());
@@ -377,7 +377,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     // PERMANENT one into INCOMPLETE without a notification (kernel 6.x), and
     // the entry may have become PERMANENT (`ip neigh replace`) after this
     // side last heard of it: the device would keep its MAC while the kernel
-    // has none (issue #14, found by tests/kdiff). An existing entry answers
+    // has none (found by tests/kdiff). An existing entry answers
     // EEXIST and stays as it is; a FAILED one is re-probed by the kernel when
     // the punted traffic wants it, or asked again once it is collected.
     const int err = rtnl_neigh_add(req_sock.get(), n.get(), NLM_F_CREATE | NLM_F_EXCL);

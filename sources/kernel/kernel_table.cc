@@ -129,8 +129,8 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     }
   } else {
     // A next-hop object's change is announced as a replace of each route
-    // using it, alone: an appended sibling of the same rank stays (issue #14,
-    // found by tests/kdiff).
+    // using it, alone: an appended sibling of the same rank stays (found by
+    // tests/kdiff).
     auto same_object = r.nh_id == 0 ? entries.end() : std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
       return SameRank(x.first, key) && x.second.route.nh_id == r.nh_id;
     });
@@ -226,8 +226,8 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 // routes of one entry are in the kernel's order (ApplyRoute), so the first
 // is known among them; among routes of several entries (other types, next-hop
 // objects) it is not told, and then none is erased and the prefix punts
-// (several routes of one rank) rather than guess (issue #14, kdiff soak seed
-// 37727094719453). An entry holding several routes (`several`: its gateway
+// (several routes of one rank) rather than guess (found by
+// the kdiff soak). An entry holding several routes (`several`: its gateway
 // paths are one multipath route, each path without a gateway a route of its
 // own) offers each of them: the kernel's replace takes one and leaves the
 // others (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`,
@@ -322,7 +322,7 @@ Status KernelTable::ApplyIgnoredRoute(const nlmsghdr* msg, const NlRoute& r, con
 KernelTable::Key KernelTable::KeyOf(int rank, const NlRoute& r) {
   // IPv6 keeps one route per table, metric and prefix: a second next-hop of
   // the same metric joins it (each notification then names them all), and a
-  // delete may name some of them (issue #14, bug 2).
+  // delete may name some of them.
   // A route by next-hop object is never joined with another (IPv6 keeps two
   // of one metric apart, each naming its object): its object is its identity.
   // A blackhole/unreachable/prohibit route never joins one: the kernel keeps
@@ -367,8 +367,8 @@ std::vector<NextHop> KernelTable::KindOutput(const KernelRoutes::Kind& k) {
   std::vector<NlPath> usable = r.paths;
   std::string unsupported = r.unsupported;
   // The local table is the host's: punted. The device has no TOS; a
-  // TOS-specific route takes that TOS's traffic elsewhere (issue #14, bug 3),
-  // so its prefix punts.
+  // TOS-specific route takes that TOS's traffic elsewhere, so its prefix
+  // punts.
   if (k.rank == 0 || r.tos != 0) return {NextHop::ToHost()};
   if (r.nh_id != 0) {
     NexthopObjects::Resolved o = nexthops_.Resolve(r.nh_id);
@@ -378,7 +378,7 @@ std::vector<NextHop> KernelTable::KindOutput(const KernelRoutes::Kind& k) {
   }
   // A path over a link without carrier is used by the kernel only while
   // ignore_routes_with_linkdown is 0, and then its packets are dropped:
-  // the device never uses it (issue #14, 6c). The carrier now decides, not
+  // the device never uses it. The carrier now decides, not
   // a flag some message carried (see ForgetLinkStateFlags).
   for (NlPath& x : usable) {
     if (no_carrier_.count(x.ifindex)) {
@@ -396,7 +396,7 @@ std::optional<std::vector<NextHop>> KernelTable::OutputOf(const Prefix& p) {
   const bool policy = rules_.Covers(p);
   const bool rule_prefix = policy && rules_.IsDestination(p);
   const bool refusing = !counts_.refusing.empty();
-  const std::vector<NextHop> to_host{NextHop::ToHost()};
+  static const std::vector<NextHop> to_host{NextHop::ToHost()};
   auto kind_output = [this](const KernelRoutes::Kind& k) { return KindOutput(k); };
   if (const std::optional<uint32_t> single = routes_.Single(p)) {
     const KernelRoutes::Kind& k = routes_.kind(*single);

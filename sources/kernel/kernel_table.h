@@ -200,7 +200,7 @@ class KernelTable {
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
   // Links without carrier (IFF_LOWER_UP clear): the kernel keeps their
-  // routes, flagged RTNH_F_LINKDOWN, without telling (issue #14, 6c).
+  // routes, flagged RTNH_F_LINKDOWN, without telling.
   std::unordered_set<uint32_t> no_carrier_;
   // Links administratively down: their coming up revives dead IPv4 paths.
   std::unordered_set<uint32_t> admin_down_;

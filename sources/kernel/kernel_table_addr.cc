@@ -3,7 +3,7 @@
 // (fib_disable_ip, as for a link going down): the routes through it leave its
 // FIB and a multipath route's next-hops through it are marked dead — without
 // a route message. Adding an address to an interface that is up revives them
-// (fib_sync_up), also silently (issue #14, found by tests/kdiff).
+// (fib_sync_up), also silently (found by tests/kdiff).
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>

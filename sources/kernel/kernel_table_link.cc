@@ -23,8 +23,8 @@ namespace fibnic {
 // has no address (the kernel revives it when that ends, and so does this
 // table); otherwise the DEAD seen is the carrier's, and was kept by mistake:
 // a later link going down took such a multipath route for one without a live
-// next-hop and erased it (issue #14, found explaining kdiff seed
-// 21252471530521).
+// next-hop and erased it (found by
+// tests/kdiff).
 void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
   for (NlPath& x : r.paths) {
     x.flags &= static_cast<uint8_t>(~RTNH_F_LINKDOWN);
@@ -35,12 +35,12 @@ void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
 }
 
 // A link going down (or away) takes the IPv4 routes through it out of the
-// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its deletions)
-// (issue #14, bug 1). A multipath route that keeps a live next-hop stays:
+// kernel's FIB without a single RTM_DELROUTE (IPv6 announces its
+// deletions). A multipath route that keeps a live next-hop stays:
 // its next-hops through a link going down are marked dead (RTNH_F_DEAD) and
 // come back when the link comes up again (fib_sync_up), also silently; a
-// link deleted takes every route through it (issue #14, found by
-// tests/kdiff). The local table is left alone: punting the host's own
+// link deleted takes every route through it (found by tests/kdiff). The
+// local table is left alone: punting the host's own
 // addresses is always right.
 void KernelTable::DropIpv4PathsVia(uint32_t ifindex, bool gone) {
   auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };

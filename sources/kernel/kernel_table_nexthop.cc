@@ -3,7 +3,7 @@
 // re-evaluated when it changes, and the kernel's silent removals mirrored.
 //
 // The kernel's rules (net/ipv4/nexthop.c; each checked with `ip monitor` on
-// 6.18, issue #14):
+// 6.18):
 // - A link going admin down (NETDEV_DOWN), losing its carrier (NETDEV_CHANGE
 //   without IFF_RUNNING and IFF_LOWER_UP) or going away (NETDEV_UNREGISTER)
 //   removes every next-hop object through it (blackholes excepted) WITHOUT an

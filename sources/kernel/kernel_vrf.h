@@ -1,4 +1,4 @@
-// VRF (issue #14) as the kernel table sees it. The FIBNIC has one FIB, so
+// VRF as the kernel table sees it. The FIBNIC has one FIB, so
 // exactly one routing table can be the one it follows: main's (0 here) or,
 // when every FIBNIC port is enslaved to one VRF, that VRF's table, which must
 // be among the configured tables; then main is not used. Ports split over
