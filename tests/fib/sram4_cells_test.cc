@@ -97,7 +97,15 @@ void CheckWholeSlash24s(const Sram4Compiler& sram, const Model& model, const std
   const std::vector<uint32_t> found = sram.WholeSlash24s(wanted);
   const std::vector<Want> cells = model.Cells();
   for (NhgId g : groups) {
+    // A route shorter than the region also covers /24s outside it, where no
+    // longer route is: they are its alone.
     bool any = false;
+    for (const auto& [k, rg] : model.routes) any = any || (k.second < kRegionLen && rg == g);
+    const uint32_t at = found[g];
+    if (at != Sram4Compiler::kSlash24s && ((at << 8) & MaskV4(kRegionLen)) != kRegion) {
+      const auto [pg, plen] = model.Parent(at << 8, 25);
+      ASSERT_TRUE(pg == g && plen < kRegionLen) << "group " << g << ", /24 " << IpAddr::V4(at << 8).ToString();
+    }
     for (uint32_t i = 0; i < kRegion24s; ++i) {
       const uint32_t s24 = (kRegion >> 8) + i;
       const std::array<NhgId, 256> ans = model.Answers(s24 << 8, cells[i]);
