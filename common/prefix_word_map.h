@@ -1,6 +1,6 @@
 // Prefix → one 32-bit word, for tables that hold a word per route of a full
-// Internet table (the kernel source's routes, the FPM source's offload
-// marks): three open-addressing tables kept 64-80% full (linear probing,
+// Internet table (the kernel source's routes, with the offload replies'
+// notes): three open-addressing tables kept 64-80% full (linear probing,
 // backward-shift deletion, grown by a quarter), keyed by the address words
 // the prefix needs — IPv4 4 bytes, IPv6 up to /64 (whose low half is zero)
 // 8, longer IPv6 16 — so a slot is 8, 12 or 20 bytes: ~10-12.5 B per IPv4

@@ -253,11 +253,12 @@ Status Fibnicd::StartSources() {
     FpmSourceConfig fc;
     fc.address = config_.fpm.listen.host.ToString();
     fc.port = config_.fpm.listen.port;
-    fc.stale_hold = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold);
-    // Offload state back to zebra (read by FRR 8.5 and later, dropped by 8.4).
+    // Offload state back to zebra (read by FRR 8.5 and later, dropped by 8.4),
+    // for zebra's routes as the kernel source holds them (the config
+    // refuses FPM without it).
     fpm_offload_ = std::make_unique<FibOffloadOracle>(*pipeline_);
     fc.offload = fpm_offload_.get();
-    fc.stale_hold_max = std::chrono::duration_cast<std::chrono::milliseconds>(config_.policies.stale_hold_max);
+    fc.routes = kernel_ ? kernel_->route_notes() : nullptr;
     fc.log = [this](const std::string& m) {
       LogInfo("fpm: " + m);
       telemetry_.Record(web::EventLevel::kInfo, "source", "fpm: " + m);
@@ -396,9 +397,7 @@ void Fibnicd::Reload() {
       config_.log_level = next->log_level;
       applied += " logging";
     } else if (section == "policies" && next->policies.ecmp == config_.policies.ecmp &&
-               next->policies.slot_hysteresis == config_.policies.slot_hysteresis &&
-               next->policies.stale_hold == config_.policies.stale_hold &&
-               next->policies.stale_hold_max == config_.policies.stale_hold_max) {
+               next->policies.slot_hysteresis == config_.policies.slot_hysteresis) {
       // Batching is the pipeline's own; everything else in policies shapes the Fib.
       config_.policies = next->policies;
       pipeline_->SetBatchPolicy(BatchingOf(config_));

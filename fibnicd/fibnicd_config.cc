@@ -145,10 +145,12 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
 void ReadPolicies(YamlMap m, FibnicdConfig::Policies* p) {
   p->ecmp = m.Enum("ecmp", 0, {"first", "punt"}) == 0 ? EcmpPolicy::kFirst : EcmpPolicy::kPunt;
   p->slot_hysteresis = m.Double("slot_hysteresis", 1.25, 1.0, 100.0);
-  p->stale_hold = m.Duration("stale_hold", seconds(30), seconds(1), hours(1));
-  p->stale_hold_max = m.Duration("stale_hold_max", minutes(10), seconds(1), hours(24));
-  if (p->stale_hold_max < p->stale_hold)
-    m.Error("stale_hold_max", "is shorter than stale_hold; allowed: at least stale_hold (the ceiling of the replay's wait)");
+  for (const char* gone : {"stale_hold", "stale_hold_max"}) {
+    if (m.Has(gone)) {
+      m.Error(gone, "is no longer read: fibnicd keeps no route of zebra's but the kernel's, so nothing is swept "
+                    "after zebra's replay (docs/sources.md); remove it");
+    }
+  }
   p->batch_delay = m.Duration("batch_delay", milliseconds(1), nanoseconds(0), seconds(1));
   p->batch_max = m.Int<uint32_t>("batch_max", 100000, {1, 10'000'000});
   m.Finish();

@@ -76,11 +76,6 @@ struct FibnicdConfig {
   struct Policies {
     EcmpPolicy ecmp = EcmpPolicy::kFirst;
     double slot_hysteresis = 1.25;
-    // FPM: zebra's replay after a (re)connect is over once nothing was
-    // replayed for stale_hold, at the latest stale_hold_max after the connect;
-    // then what it did not replay is removed.
-    std::chrono::nanoseconds stale_hold = std::chrono::seconds(30);
-    std::chrono::nanoseconds stale_hold_max = std::chrono::minutes(10);
     // Batching of updates into one commit + push.
     std::chrono::nanoseconds batch_delay = std::chrono::milliseconds(1);
     uint32_t batch_max = 100000;

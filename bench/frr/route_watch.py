@@ -126,12 +126,12 @@ def source_of(status, name="fpm"):
 
 
 def settled(status, name):
-    """fibnicd's source has caught up: FPM connected with nothing stale
-    pending, or the kernel source not in a dump."""
+    """fibnicd's source has caught up: FPM connected (zebra's replies have
+    a peer), or the kernel source not in a dump."""
     s = source_of(status, name)
     if name == "kernel":
         return status is not None and not s.get("dumping", False)
-    return status is not None and s.get("connected", True) and not s.get("stale_pending", 0)
+    return status is not None and s.get("connected", True)
 
 
 def kernel_routes(proto):

@@ -13,7 +13,7 @@
 #   nice -n 10 bench/frrdiff/soak.sh [BUILD_DIR]
 # Env: FRRDIFF_NHG (1: next-hop groups, 0: inline), FRRDIFF_ROUTE_CHANGES
 # (100000), FRRDIFF_EVENTS / FRRDIFF_SECONDS (no limit), FRRDIFF_CHUNK (40),
-# FRRDIFF_CHURN (6), FRRDIFF_STALE_HOLD (1s; unset it for fibnicd's default),
+# FRRDIFF_CHURN (6),
 # FIBSYNC_SEED (replay: the start line prints every setting a seed needs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,5 +26,4 @@ export FRRDIFF_EVENTS=${FRRDIFF_EVENTS:-100000000}
 export FRRDIFF_SECONDS=${FRRDIFF_SECONDS:-1000000000}
 export FRRDIFF_CHUNK=${FRRDIFF_CHUNK:-40}
 export FRRDIFF_CHURN=${FRRDIFF_CHURN:-6}
-export FRRDIFF_STALE_HOLD=${FRRDIFF_STALE_HOLD-1s}
 exec python3 "$root/tests/frrdiff/frrdiff.py" "$build/bin/fibnicd" "$build/tests/kdiff/kdiff_bar"

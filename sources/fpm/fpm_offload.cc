@@ -3,19 +3,20 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "sources/fpm/fpm_zebra_routes.h"
-
 namespace fibnic {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-FpmReplies::FpmReplies(asio::io_context& io, FpmZebraRoutes& table, FpmOffloadOracle& oracle, FpmReplyConfig config)
-    : io_(io), table_(table), oracle_(oracle), cfg_(std::move(config)), timer_(io) {}
+FpmReplies::FpmReplies(asio::io_context& io, RouteNotes& notes, FpmOffloadOracle& oracle, FpmReplyConfig config)
+    : io_(io), notes_(notes), oracle_(oracle), cfg_(std::move(config)), timer_(io) {}
 
 void FpmReplies::Connected(std::shared_ptr<asio::ip::tcp::socket> socket) {
   Closed();
   socket_ = std::move(socket);
+  // A new zebra knows nothing of what the last one was told: every route it
+  // replays waits for a reply.
+  notes_.ClearNotes();
   last_frame_ = last_full_walk_ = Clock::now();
   commits_walked_ = oracle_.commits();
   Tick();
@@ -25,6 +26,7 @@ void FpmReplies::Closed() {
   ++conn_;
   socket_.reset();
   asking_ = walking_ = want_walk_ = want_walk_all_ = false;
+  sent_.clear();
   unknown_.clear();
   out_ = {};
   writing_.reset();
@@ -34,6 +36,17 @@ void FpmReplies::Closed() {
 void FpmReplies::Stop() {
   stopped_ = true;
   Closed();
+}
+
+void FpmReplies::Sent(const Prefix& p, uint8_t protocol) {
+  protocols_.set(protocol);
+  // A route zebra (re)sent waits for a reply, even one in the state told before.
+  notes_.SetNote(p, 0);
+  if (sent_.size() < cfg_.sent_max) {
+    sent_.push_back(p);
+  } else {
+    want_walk_ = true;  // more were sent than remembered: the walk finds them (note 0)
+  }
 }
 
 void FpmReplies::FramesApplied() {
@@ -60,12 +73,16 @@ void FpmReplies::Tick() {
 void FpmReplies::Ask() {
   if (asking_ || stopped_ || !socket_) return;
   std::vector<Prefix> ask;
-  if (!table_.TakeSent(ask)) want_walk_ = true;  // more were sent than remembered: walk for them
+  ask.swap(sent_);
+  asked_since_.assign(ask.size(), Clock::now());
   // Routes the device did not have yet when asked (the kernel's word on a
   // route zebra just installed may reach fibnicd after zebra's frame): asked
   // again once something was committed since.
   if (!unknown_.empty() && oracle_.commits() != unknown_commits_) {
-    ask.insert(ask.end(), unknown_.begin(), unknown_.end());
+    for (const auto& [p, since] : unknown_) {
+      ask.push_back(p);
+      asked_since_.push_back(since);
+    }
     unknown_.clear();
   }
   if (ask.empty() && !walking_) {
@@ -83,10 +100,11 @@ void FpmReplies::Ask() {
     walk_cursor_ = 0;
   }
   while (ask.empty() && walking_) {
-    walk_cursor_ = table_.Walk(walk_cursor_, cfg_.ask_max, [&](const Prefix& p, FpmZebraRoute& r) {
-      if (!r.stale && (walk_all_ || r.replied == 0)) ask.push_back(p);
+    walk_cursor_ = notes_.Walk(walk_cursor_, cfg_.ask_max, cfg_.table, [&](const Prefix& p, RouteNotes::Held& h) {
+      if (protocols_[h.protocol] && (walk_all_ || h.note == 0)) ask.push_back(p);
     });
     if (walk_cursor_ == 0) walking_ = false;
+    asked_since_.assign(ask.size(), Clock::now());
   }
   if (ask.empty()) return;
   asking_ = true;
@@ -102,23 +120,28 @@ void FpmReplies::OnAnswer(uint64_t conn, const std::vector<Prefix>& asked, const
   asking_ = false;
   for (size_t i = 0; i < asked.size() && i < states.size(); ++i) {
     const FpmOffload state = states[i];
+    const std::optional<RouteNotes::Held> h = notes_.Find(asked[i], cfg_.table);
     if (state == FpmOffload::kNone) {
-      const std::optional<FpmZebraRoute> r = table_.Find(asked[i]);
-      if (!r || r->stale || r->replied != 0) continue;  // gone, or told before
+      // Not on the device yet (the kernel's word on a route zebra just
+      // installed may come after zebra's frame): asked again after a commit.
+      // One the kernel still lacks after walk_every is left to the walks
+      // (they find it, note 0, should it come), so that a route the kernel
+      // never shows is not asked after every commit for good.
+      if (h && h->note != 0) continue;  // told before
+      const Clock::time_point since = i < asked_since_.size() ? asked_since_[i] : Clock::now();
+      if (!h && Clock::now() - since > cfg_.walk_every) continue;
       if (unknown_.size() < cfg_.ask_max) {
         if (unknown_.empty()) unknown_commits_ = oracle_.commits();
-        unknown_.push_back(asked[i]);
+        unknown_.emplace_back(asked[i], since);
       } else {
-        want_walk_ = true;  // the walk finds it (replied == 0)
+        want_walk_ = true;  // the walk finds it (note 0)
       }
       continue;
     }
-    std::optional<FpmZebraRoute> r = table_.Find(asked[i]);
-    // Gone, or held over from an earlier zebra: nothing to tell this one.
-    if (!r || r->stale || r->replied == static_cast<uint8_t>(state)) continue;
-    if (!Append(asked[i], r->protocol, state)) continue;
-    r->replied = static_cast<uint8_t>(state);
-    table_.Put(asked[i], *r);
+    // Gone, not zebra's, or told already.
+    if (!h || !protocols_[h->protocol] || h->note == static_cast<uint8_t>(state)) continue;
+    if (!Append(asked[i], h->protocol, state)) continue;
+    notes_.SetNote(asked[i], static_cast<uint8_t>(state));
   }
   Flush();
   Ask();

@@ -12,9 +12,8 @@
 
 #include "sources/fpm/fpm_frame.h"
 #include "sources/fpm/fpm_offload.h"
-#include "sources/fpm/fpm_replay.h"
+#include "sources/fpm/fpm_route_frame.h"
 #include "sources/source_log.h"
-#include "sources/fpm/fpm_zebra_routes.h"
 
 namespace fibnic {
 
@@ -23,30 +22,20 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& io, FpmSourceConfig c)
-      : cfg(std::move(c)),
-        table(cfg.table, cfg.ignore_protocols, cfg.offload ? kSentMax : 0),
-        acceptor(io),
-        sweep_timer(io),
-        watch(cfg.stale_hold, cfg.stale_hold_max),
-        buf(64 * 1024) {
-    if (cfg.offload) {
+  Impl(asio::io_context& io, FpmSourceConfig c) : cfg(std::move(c)), acceptor(io), buf(64 * 1024) {
+    if (cfg.offload && cfg.routes) {
+      // Routes remembered for replies between two questions: 16,384 (more: a walk finds them).
       replies = std::make_shared<FpmReplies>(
-          io, table, *cfg.offload,
-          FpmReplyConfig{cfg.table, 4096, cfg.offload_buffer, cfg.offload_quiet, cfg.offload_walk_every,
+          io, *cfg.routes, *cfg.offload,
+          FpmReplyConfig{cfg.table, 4096, 16384, cfg.offload_buffer, cfg.offload_quiet, cfg.offload_walk_every,
                          [this](const std::string& m) { Log(m); }});
     }
   }
-  // Routes remembered for replies between two questions (more: a walk finds them).
-  static constexpr size_t kSentMax = 16384;
 
   void Log(const std::string& msg) { SourceLog(cfg.log, "fpm", msg); }
   void Error(const std::string& msg) { SourceError(cfg.log, "fpm", stats, msg); }
 
   Status Start() {
-    if (cfg.stale_hold_max < cfg.stale_hold)
-      return InvalidArgument("fpm: stale_hold_max (" + std::to_string(cfg.stale_hold_max.count()) +
-                             " ms) is shorter than stale_hold (" + std::to_string(cfg.stale_hold.count()) + " ms)");
     boost::system::error_code ec;
     const auto addr = asio::ip::make_address(cfg.address, ec);
     if (ec) return InvalidArgument("fpm: bad listen address '" + cfg.address + "'");
@@ -117,12 +106,7 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
     stats.connected = true;
     stats.peer = peer;
     if (++stats.connections > 1) ++stats.resyncs;
-    table.MarkAllStale();
-    watch.Connected(Clock::now());
-    stats.replaying = true;
-    Log("zebra connected from " + peer + "; " + std::to_string(table.stale_count()) +
-        " routes to be replayed");
-    ArmSweep();
+    Log("zebra connected from " + peer);
     if (replies) replies->Connected(conn);
     DoRead(conn_id);
   }
@@ -141,12 +125,8 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void CloseConnection() {
-    sweep_timer.cancel();
     if (!conn) return;
     if (replies) replies->Closed();
-    watch.Disconnected();
-    stats.replaying = false;
-    table.MarkAllStale();
     boost::system::error_code ec;
     conn->shutdown(tcp::socket::shutdown_both, ec);
     conn->close(ec);
@@ -168,9 +148,11 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         self->CloseConnection();
         return;
       }
-      const uint64_t replayed = self->table.counts().replayed;
       Status st = self->reader.Feed(self->buf.data(), n, [&](const uint8_t* payload, size_t len, uint64_t) {
-        return self->table.ApplyFrame(payload, len);
+        return ForEachFpmRoute(payload, len, self->cfg.table, self->cfg.ignore_protocols, self->counts,
+                               [&](const Prefix& p, uint8_t protocol) {
+                                 if (self->replies) self->replies->Sent(p, protocol);
+                               });
       });
       if (!st.ok()) {
         self->Error("from " + self->stats.peer + ": " + st.message() + "; dropping the connection (zebra reconnects)");
@@ -178,36 +160,13 @@ struct FpmSource::Impl : std::enable_shared_from_this<Impl> {
         return;
       }
       if (self->replies) self->replies->FramesApplied();
-      if (self->table.counts().replayed != replayed) self->watch.Replayed(Clock::now());
       self->DoRead(id);
     });
   }
 
-  // Wakes when the replay would be over; the replay may have moved the
-  // moment on meanwhile (FpmReplayWatch::Replayed), then it sleeps again.
-  void ArmSweep() {
-    const auto due = watch.DueAt();
-    if (!due) return;
-    sweep_timer.expires_at(*due);
-    sweep_timer.async_wait([self = shared_from_this(), id = conn_id](boost::system::error_code ec) {
-      if (ec || id != self->conn_id) return;
-      const auto now = Clock::now();
-      if (!self->watch.Over(now)) {
-        self->ArmSweep();
-        return;
-      }
-      self->stats.replaying = false;
-      const size_t n = self->table.SweepStale();
-      self->Log("replay over (" + self->watch.Why(now) + "); forgot " + std::to_string(n) +
-                " routes zebra did not replay");
-    });
-  }
-
   FpmSourceConfig cfg;
-  FpmZebraRoutes table;
+  FpmRouteCounts counts;
   tcp::acceptor acceptor;
-  asio::steady_timer sweep_timer;
-  FpmReplayWatch watch;
   std::vector<uint8_t> buf;
   std::shared_ptr<tcp::socket> conn;
   uint64_t conn_id = 0;
@@ -240,11 +199,9 @@ nlohmann::json FpmSource::StatsJson() const {
   nlohmann::json j = {{"connected", s.connected},     {"peer", s.peer},
                       {"connections", s.connections}, {"frames", s.frames},
                       {"messages", s.messages},       {"ignored", s.ignored},
-                      {"routes", s.routes},           {"errors", s.errors},
+                      {"deleted", s.deleted},         {"errors", s.errors},
                       {"resyncs", s.resyncs},         {"refused", s.refused},
-                      {"stale_swept", s.stale_swept}, {"stale_pending", s.stale_pending},
-                      {"replaying", s.replaying},     {"last_error", s.last_error}};
-  j["memory_bytes"] = {{"routes", impl_->table.memory()}};
+                      {"last_error", s.last_error}};
   if (impl_->replies) {  // only when replying (cfg.offload)
     j.update({{"offload_replies", s.offload.replies},     {"offload_offloaded", s.offload.offloaded},
               {"offload_trapped", s.offload.trapped},     {"offload_failed", s.offload.failed},
@@ -256,13 +213,11 @@ nlohmann::json FpmSource::StatsJson() const {
 
 FpmSourceStats FpmSource::stats() const {
   FpmSourceStats s = impl_->stats;
-  const FpmZebraCounts& c = impl_->table.counts();
+  const FpmRouteCounts& c = impl_->counts;
   s.frames = impl_->frames_before + impl_->reader.frames();
   s.messages = c.messages;
   s.ignored = c.ignored;
-  s.routes = impl_->table.size();
-  s.stale_swept = c.stale_swept;
-  s.stale_pending = impl_->table.stale_count();
+  s.deleted = c.deleted;
   if (impl_->replies) s.offload = impl_->replies->counts();
   return s;
 }

@@ -15,9 +15,9 @@
 // `show ip route` and hold a BGP advertisement under suppress-fib-pending
 // until then. Nothing FPM says reaches the RIB.
 //
-// Reconnect = full replay with no end marker and no deletes: at a connect
-// every route is marked stale, and what the replay did not bring is
-// forgotten once it is over (fpm_replay.h).
+// Reconnect = full replay: every route zebra replays gets a reply again.
+// Nothing needs sweeping after it — fibnicd keeps no route of zebra's but
+// the kernel's.
 #pragma once
 
 #include <chrono>
@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "sources/source.h"
 #include "sources/fpm/fpm_reply.h"
+#include "sources/route_notes.h"
 
 namespace boost::asio {
 class io_context;
@@ -42,17 +43,14 @@ struct FpmSourceConfig {
   uint16_t port = 2620;  // 0 = any free port (tests); see FpmSource::port()
   uint32_t table = 254;  // zebra table id followed (254 = default VRF)
   // Route protocols not answered: by default RTPROT_KERNEL, zebra's
-  // connected/kernel routes, whose deletions it never sends over FPM.
+  // connected/kernel routes, which it never installs.
   std::set<uint8_t> ignore_protocols = {2};
-  // The replay after a connect is over, and what it did not bring is
-  // forgotten, once nothing was replayed for stale_hold — at the latest
-  // stale_hold_max after the connect (FpmReplayWatch). stale_hold_max >= stale_hold.
-  std::chrono::milliseconds stale_hold{30000};
-  std::chrono::milliseconds stale_hold_max{600000};
   std::function<void(const std::string&)> log;  // default: stderr
   // Offload replies to zebra (fpm_offload.h; FRR 8.5+ reads them, 8.4
-  // discards them): the states come from here. nullptr: no replies.
+  // discards them): the states come from `offload`, zebra's routes and what
+  // it was told from `routes` (the kernel source's). Either nullptr: no replies.
   FpmOffloadOracle* offload = nullptr;
+  RouteNotes* routes = nullptr;
   std::chrono::milliseconds offload_walk_every{10000};
   // A quiet point for that walk: no frame from zebra for this long.
   std::chrono::milliseconds offload_quiet{1000};
@@ -66,13 +64,10 @@ struct FpmSourceStats {
   uint64_t frames = 0;
   uint64_t messages = 0;         // route messages of the table followed
   uint64_t ignored = 0;          // other types, families, tables, protocols
-  uint64_t routes = 0;           // zebra's routes held now (to answer)
+  uint64_t deleted = 0;          // of those, deletions
   uint64_t errors = 0;           // malformed frames and socket errors
   uint64_t resyncs = 0;          // replays (connections after the first)
   uint64_t refused = 0;          // connections refused while another was live
-  uint64_t stale_swept = 0;      // routes zebra's replays did not bring again
-  uint64_t stale_pending = 0;    // marked stale, not yet replayed or swept
-  bool replaying = false;        // connected, replay not over yet
   std::string last_error;
   FpmReplyCounts offload;        // replies to zebra
 };

@@ -109,7 +109,9 @@ KernelRouteEntries KernelRoutes::Get(const Prefix& p, uint64_t gen) const {
 KernelRouteEntries KernelRoutes::Take(const Prefix& p, uint64_t gen) {
   KernelRouteEntries out = Get(p, gen);
   const std::optional<uint32_t> w = words_.Erase(p);
+  taken_note_ = 0;
   if (!w) return out;
+  taken_note_ = *w & kNoteBits;
   const uint32_t kind = *w >> kKindShift;
   if (kind != kMulti) {
     taken_.push_back(kind);
@@ -123,6 +125,7 @@ KernelRouteEntries KernelRoutes::Take(const Prefix& p, uint64_t gen) {
 
 void KernelRoutes::Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen) {
   PutOnly(p, std::move(entries), gen);
+  taken_note_ = 0;
   for (uint32_t kind : taken_) Release(kind);
   taken_.clear();
 }
@@ -133,7 +136,7 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
     const KernelRouteEntry& e = entries.begin()->second;
     const uint32_t kind = Intern(e.route, std::get<0>(entries.begin()->first));
     if (kind < kMulti) {
-      words_.Put(p, kind << kKindShift | (e.gen == gen ? kSeenBit : 0));
+      words_.Put(p, kind << kKindShift | taken_note_ | (e.gen == gen ? kSeenBit : 0));
       return;
     }
     Release(kind);  // more kinds than the word names: the side map holds it
@@ -142,7 +145,7 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
   held.reserve(entries.size());
   for (const auto& [key, e] : entries) held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.order});
   side_[p] = std::move(held);
-  words_.Put(p, kMulti << kKindShift);
+  words_.Put(p, kMulti << kKindShift | taken_note_);
 }
 
 bool KernelRoutes::TouchIfSame(const Prefix& p, int rank, const NlRoute& r) {
@@ -180,16 +183,6 @@ std::vector<uint32_t> KernelRoutes::Recompute(const std::function<bool(const Kin
     k.out_known = true;
   }
   return changed;
-}
-
-template <typename Fn>
-void KernelRoutes::ForEachKindOf(uint32_t word, const Prefix& p, Fn&& fn) const {
-  const uint32_t kind = word >> kKindShift;
-  if (kind != kMulti) {
-    fn(kind, (word & kSeenBit) != 0, 0);
-    return;
-  }
-  for (const Held& h : side_.at(p)) fn(h.kind, false, h.gen);
 }
 
 std::vector<Prefix> KernelRoutes::PrefixesOf(const std::function<bool(uint32_t id, const Kind&)>& pick) const {
@@ -236,6 +229,27 @@ size_t KernelRoutes::UnseenFrom(size_t cursor, size_t max, uint64_t gen, std::ve
 
 void KernelRoutes::ClearSeen() {
   words_.ForEach([](const Prefix&, uint32_t& w) { w &= ~kSeenBit; });
+}
+
+uint8_t KernelRoutes::note(const Prefix& p) const {
+  const std::optional<uint32_t> w = words_.Find(p);
+  return w ? static_cast<uint8_t>((*w & kNoteBits) >> kNoteShift) : 0;
+}
+
+void KernelRoutes::SetNote(const Prefix& p, uint8_t note) {
+  const std::optional<uint32_t> w = words_.Find(p);
+  if (w) words_.Put(p, (*w & ~kNoteBits) | ((uint32_t{note} << kNoteShift) & kNoteBits));
+}
+
+void KernelRoutes::ClearNotes() {
+  words_.ForEach([](const Prefix&, uint32_t& w) { w &= ~kNoteBits; });
+}
+
+std::vector<const KernelRoutes::Kind*> KernelRoutes::KindsOf(const Prefix& p) const {
+  std::vector<const Kind*> out;
+  const std::optional<uint32_t> w = words_.Find(p);
+  if (w) ForEachKindOf(*w, p, [&](uint32_t kind, bool, uint64_t) { out.push_back(&kinds_[kind]); });
+  return out;
 }
 
 size_t KernelRoutes::memory() const {

@@ -14,6 +14,11 @@
 // is cached in it (KernelTable computes it): the dedupe of an update and the
 // re-evaluation after a link or next-hop object change are per kind, and a
 // walk of the words finds the prefixes of the kinds that changed.
+//
+// Each prefix also carries a 2-bit note for the offload replies to zebra
+// (sources/route_notes.h): what zebra was last told about it. It lives and
+// dies with the prefix — a prefix taken and put back keeps it — so FPM needs
+// no table of its own.
 #pragma once
 
 #include <cstddef>
@@ -105,15 +110,39 @@ class KernelRoutes {
   // A dump begins: no route was seen in it yet.
   void ClearSeen();
 
+  // The prefix's note (0 when not held or never set); setting it on a
+  // prefix not held does nothing.
+  uint8_t note(const Prefix& p) const;
+  void SetNote(const Prefix& p, uint8_t note);
+  void ClearNotes();
+  // Up to `max` prefixes from `cursor` on (0 = the start), as UnseenFrom:
+  // fn(prefix, the kinds of its routes, uint8_t& note) may change the note.
+  template <typename Fn>
+  size_t WalkNotes(size_t cursor, size_t max, Fn&& fn) {
+    std::vector<const Kind*> ks;
+    return words_.Walk(cursor, max, [&](const Prefix& p, uint32_t& w) {
+      ks.clear();
+      ForEachKindOf(w, p, [&](uint32_t kind, bool, uint64_t) { ks.push_back(&kinds_[kind]); });
+      uint8_t n = static_cast<uint8_t>((w & kNoteBits) >> kNoteShift);
+      fn(p, static_cast<const std::vector<const Kind*>&>(ks), n);
+      w = (w & ~kNoteBits) | ((uint32_t{n} << kNoteShift) & kNoteBits);
+    });
+  }
+  // The kinds of p's routes (none when not held).
+  std::vector<const Kind*> KindsOf(const Prefix& p) const;
+
   size_t kinds() const { return index_.size(); }
   size_t memory() const;
 
  private:
-  // The word: bit 7 seen in the current dump, bits 8-31 the kind (kMulti:
-  // the prefix's routes are in side_).
+  // The word: bit 7 seen in the current dump, bits 8-9 the note, bits 10-31
+  // the kind (kMulti: the prefix's routes are in side_; so is a route of a
+  // kind past it — 4 million kinds).
   static constexpr uint32_t kSeenBit = 1u << 7;
-  static constexpr int kKindShift = 8;
-  static constexpr uint32_t kMulti = (1u << 24) - 1;
+  static constexpr int kNoteShift = 8;
+  static constexpr uint32_t kNoteBits = 3u << kNoteShift;
+  static constexpr int kKindShift = 10;
+  static constexpr uint32_t kMulti = (1u << 22) - 1;
   struct Held {
     uint32_t kind = 0;
     uint64_t gen = 0;
@@ -126,14 +155,23 @@ class KernelRoutes {
   static uint64_t HashOf(const NlRoute& r, int rank);
   static bool Same(const Kind& k, const NlRoute& r, int rank);
   KernelRouteEntry EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, bool several, int64_t order) const;
+  // fn(kind, seen, gen) for each route of the prefix whose word is `word`.
   template <typename Fn>
-  void ForEachKindOf(uint32_t word, const Prefix& p, Fn&& fn) const;
+  void ForEachKindOf(uint32_t word, const Prefix& p, Fn&& fn) const {
+    const uint32_t kind = word >> kKindShift;
+    if (kind != kMulti) {
+      fn(kind, (word & kSeenBit) != 0, uint64_t{0});
+      return;
+    }
+    for (const Held& h : side_.at(p)) fn(h.kind, false, h.gen);
+  }
 
   KeyFn key_of_;
   std::function<void(const NlRoute&, int)> kind_changes_;
   PrefixWordMap words_;
   std::unordered_map<Prefix, std::vector<Held>> side_;
   std::vector<uint32_t> taken_;  // kinds of the routes taken, released at the Put
+  uint32_t taken_note_ = 0;      // the note of the prefix taken, put back with it
   std::vector<Kind> kinds_;
   std::vector<uint32_t> free_;
   std::unordered_multimap<uint64_t, uint32_t> index_;  // hash of a kind → its id

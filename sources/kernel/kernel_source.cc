@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 
+#include "sources/kernel/kernel_route_notes.h"
 #include "sources/kernel/kernel_table.h"
 
 namespace fibnic {
@@ -70,7 +71,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         ev_fd(io),
         dump_fd(io),
         retry_timer(io),
-        buf(1 << 18) {}
+        buf(1 << 18),
+        notes(table.route_store()) {}
 
   static KernelTableOptions Options(const KernelSourceConfig& c) {
     KernelTableOptions o;
@@ -415,6 +417,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;
+  KernelRouteNotes notes;
 };
 
 KernelSource::KernelSource(asio::io_context& io, RibSink& sink, KernelSourceConfig config)
@@ -432,6 +435,8 @@ KernelSource::~KernelSource() { impl_->Stop(); }
 Status KernelSource::Start() { return impl_->Start(); }
 void KernelSource::Stop() { impl_->Stop(); }
 void KernelSource::RequestResync() { impl_->StartDump(); }
+
+RouteNotes* KernelSource::route_notes() { return impl_->neighbors_only ? nullptr : &impl_->notes; }
 
 // The first dump is in, or it failed (the error is counted and a later dump
 // reconciles): either way there is nothing more to wait for.

@@ -27,6 +27,7 @@
 #include "sources/netlink/netlink_ports.h"
 #include "sources/netlink/nexthop_objects.h"
 #include "rib/route.h"
+#include "sources/route_notes.h"
 #include "sources/source.h"
 
 namespace boost::asio {
@@ -89,6 +90,9 @@ class KernelSource : public Source {
   nlohmann::json StatsJson() const override;
   void RequestResync();
   KernelSourceStats stats() const;
+  // The kernel's routes as the offload replies to zebra see them (nullptr
+  // in neighbour-only mode). Lives as long as the source.
+  RouteNotes* route_notes();
  private:
   struct Impl;
   explicit KernelSource(std::shared_ptr<Impl> impl);

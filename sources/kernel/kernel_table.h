@@ -97,6 +97,8 @@ class KernelTable {
   void ResolvePending();
 
   size_t routes() const { return routes_.size(); }
+  // The route store, for the notes of the offload replies (route_notes.h).
+  KernelRoutes& route_store() { return routes_; }
   size_t route_kinds() const { return routes_.kinds(); }
   size_t route_memory() const {
     return routes_.memory() + odd_.size() * (sizeof(Prefix) + sizeof(std::optional<std::vector<NextHop>>) + 32);

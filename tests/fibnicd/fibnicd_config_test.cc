@@ -56,7 +56,6 @@ sources:
 policies:
   ecmp: punt
   slot_hysteresis: 2
-  stale_hold: 90s
   batch_delay: 200us
   batch_max: 5000
 web:
@@ -80,7 +79,6 @@ logging: {level: debug}
   EXPECT_EQ(c->fpm.listen.ToString(), "[::1]:2620");
   EXPECT_EQ(c->policies.ecmp, EcmpPolicy::kPunt);
   EXPECT_EQ(c->policies.batch_delay, std::chrono::microseconds(200));
-  EXPECT_EQ(c->policies.stale_hold, std::chrono::seconds(90));
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
 }
 
@@ -131,19 +129,14 @@ TEST(FibnicdConfig, CrossKeyRules) {
   EXPECT_TRUE(FromText("device: {backend: pci, bdf: '0000:03:00.0'}\n").ok());
 }
 
-// The FPM replay's hold and its ceiling; what FPM no longer does is refused
-// by name (its routes come from the kernel).
-TEST(FibnicdConfig, FpmReplayTimes) {
-  auto c = FromText("sources: {fpm: {enabled: true}}\npolicies: {stale_hold: 5s, stale_hold_max: 2m}\n");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->policies.stale_hold, std::chrono::seconds(5));
-  EXPECT_EQ(c->policies.stale_hold_max, std::chrono::minutes(2));
-  auto d = FromText("policies: {}\n");
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->policies.stale_hold_max, std::chrono::minutes(10));
-  EXPECT_THAT(FromText("policies: {stale_hold: 5m, stale_hold_max: 1m}\n").status().message(),
-              HasSubstr("policies.stale_hold_max: is shorter than stale_hold"));
-  EXPECT_THAT(FromText("policies: {stale_hold: 0s}\n").status().message(), HasSubstr("policies.stale_hold"));
+// What FPM no longer does is refused by name (its routes come from the
+// kernel, and nothing of zebra's is swept after a replay).
+TEST(FibnicdConfig, FpmKeysNoLongerRead) {
+  ASSERT_TRUE(FromText("sources: {fpm: {enabled: true}}\n").ok());
+  EXPECT_THAT(FromText("policies: {stale_hold: 5s}\n").status().message(),
+              HasSubstr("policies.stale_hold: is no longer read"));
+  EXPECT_THAT(FromText("policies: {stale_hold_max: 2m}\n").status().message(),
+              HasSubstr("policies.stale_hold_max: is no longer read"));
   EXPECT_THAT(FromText("sources: {fpm: {initial_wait: 2m}}\n").status().message(),
               HasSubstr("sources.fpm.initial_wait: is no longer read"));
   EXPECT_THAT(FromText("sources: {fpm: {distance: 20}}\n").status().message(),

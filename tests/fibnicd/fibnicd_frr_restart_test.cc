@@ -40,10 +40,6 @@ class FibnicdFrrRestart : public ::testing::Test {
                        "ports:\n  - {interface: r-eth0, port: 1, mac: '02:00:00:00:00:01'}\n"
                        "sources:\n  kernel: {enabled: true}\n"
                        "  fpm: {enabled: true, listen: 127.0.0.1:" + std::to_string(kFpmPort) + "}\n"
-                       // The sweep comes 5 s after the last replayed route:
-                       // whatever the device drops sooner, it dropped
-                       // because the kernel did.
-                       "policies: {stale_hold: 5s}\n"
                        "web: {enabled: false}\n");
   }
   void TearDown() override {

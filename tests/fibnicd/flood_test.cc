@@ -324,7 +324,7 @@ TEST_F(Flood, DaemonsKeepServingAndConvergingUnderAttack) {
   ASSERT_GE(zebra, 0);
   const std::string z1 = Frame("203.0.113.0/24");
   ASSERT_EQ(::send(zebra, z1.data(), z1.size(), MSG_NOSIGNAL), static_cast<ssize_t>(z1.size()));
-  auto zebra_routes = [&] { return FpmStats().value("routes", 0); };
+  auto zebra_routes = [&] { return FpmStats().value("messages", 0); };  // zebra's route messages taken
   for (int i = 0; i < 100 && zebra_routes() != 1; ++i) std::this_thread::sleep_for(50ms);
   ASSERT_EQ(zebra_routes(), 1) << FpmStats().dump();
   const long rss0_fibnicd = RssKiB(fibnicd_->pid()), rss0_ipnumad = RssKiB(ipnumad_->pid());
@@ -430,7 +430,7 @@ TEST_F(Flood, DaemonsKeepServingAndConvergingUnderAttack) {
         << "route file reload → device";
     ASSERT_TRUE(converged(api_since, &api_seen, [&] { return DeviceLookup(bar, "198.18.1.5").forward; }))
         << "static route PUT → device";
-    ASSERT_TRUE(converged(fpm_since, &fpm_seen, [&] { return zebra_routes() == 2; })) << "FPM route → held to answer";
+    ASSERT_TRUE(converged(fpm_since, &fpm_seen, [&] { return zebra_routes() == 2; })) << "FPM route → taken to answer";
   }
   stop = true;
   for (auto& t : attackers) t.join();
@@ -456,7 +456,7 @@ TEST_F(Flood, DaemonsKeepServingAndConvergingUnderAttack) {
   // their route was never taken, zebra's connection is still the live one.
   const json fpm = FpmStats();
   EXPECT_GT(fpm.value("refused", 0), 0) << fpm.dump();
-  EXPECT_EQ(fpm.value("routes", 0), 2) << fpm.dump();
+  EXPECT_EQ(fpm.value("messages", 0), 2) << fpm.dump();
   EXPECT_EQ(fpm.value("connections", 0), 1) << fpm.dump();
   // Healthy afterwards: both answer at once, and stop cleanly.
   EXPECT_EQ(Get(web_, "/api/v1/status").status, 200);

@@ -22,8 +22,7 @@ Environment: FIBSYNC_SEED (replay), FRRDIFF_NHG (default 1), FRRDIFF_EVENTS
 (default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_ROUTE_CHANGES (stop once
 FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK
 (most events per chunk, default 12), FRRDIFF_CHURN (block events' weight
-multiplier, default 1; the soak's is higher), FRRDIFF_STALE_HOLD (fibnicd's
-stale_hold, e.g. 1s), FRRDIFF_NO_SHRINK=1 (report without shrinking),
+multiplier, default 1; the soak's is higher), FRRDIFF_NO_SHRINK=1 (report without shrinking),
 FRRDIFF_SHRINK_SECONDS (time for shrinking, default 240), FRRDIFF_VERBOSE=1
 (print events and settling), FRRDIFF_KEEP=DIR (keep the run's work directory
 there: logs, BARs and, at a divergence, the host's and zebra's state)."""
@@ -52,19 +51,6 @@ PROTO_FRR = re.compile(r"proto (bgp|static|zebra|186|196|11)\b")
 NEXTHOP_LINE = re.compile(r"(\[[^]]*\] )?(Deleted )?id \d+ ")
 sh = kdiff.sh
 VERBOSE = os.environ.get("FRRDIFF_VERBOSE") == "1"
-# fibnicd's policies.stale_hold (FPM replay sweep); unset = fibnicd's default
-# (30 s): slower runs, as a restarted fibnicd's first write waits for it.
-STALE_HOLD = os.environ.get("FRRDIFF_STALE_HOLD")
-
-
-def stale_hold_seconds():
-    """fibnicd's stale_hold in seconds ("1s", "500ms"; unset: 30)."""
-    if not STALE_HOLD:
-        return 30.0
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s)", STALE_HOLD.strip())
-    if not m:
-        raise SystemExit("FRRDIFF_STALE_HOLD: expected e.g. 1s or 500ms, got %r" % STALE_HOLD)
-    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
 
 
 def router_bgp():
@@ -158,8 +144,8 @@ class FrrEnv(kdiff.Env):
             f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
                     "  fpm: {enabled: true, listen: 127.0.0.1:%d}\n"
-                    "policies: {batch_delay: 1ms, batch_max: 4%s}\nweb: {enabled: false}\n"
-                    % (w, ports, 2621 if self.fpm_delay else 2620, ", stale_hold: " + STALE_HOLD if STALE_HOLD else ""))
+                    "policies: {batch_delay: 1ms, batch_max: 4}\nweb: {enabled: false}\n"
+                    % (w, ports, 2621 if self.fpm_delay else 2620))
         self.start_fibnicd()
         if self.fpm_delay:  # zebra connects to 2620, as ever
             self._spawn("fpm_delay", [sys.executable, os.path.join(HERE, "fpm_delay.py"), "2620", "2621", str(self.fpm_delay)])
@@ -225,7 +211,7 @@ class FrrEnv(kdiff.Env):
         before = open(log).read().count("ready:") if os.path.exists(log) else 0
         self._spawn("fibnicd", [self.fibnicd, "--config", self.cfg])
         # Its first write comes after the kernel's dump.
-        self._wait(lambda: open(log).read().count("ready:") > before, 20 + stale_hold_seconds(), "fibnicd ready", tick)
+        self._wait(lambda: open(log).read().count("ready:") > before, 20, "fibnicd ready", tick)
         if self.bar is None:  # the BAR file outlives fibnicd, as a card does: one reader
             self.bar = subprocess.Popen([self.bar_tool, self.work + "/bar0.img"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
@@ -495,9 +481,8 @@ def replay_shows_once(args, seed, events, addrs, pauses):
 
 def replay_env(seed, nhg):
     """The settings a seed's event stream and chunking depend on."""
-    return "FIBSYNC_SEED=%d FRRDIFF_NHG=%d FRRDIFF_CHUNK=%s FRRDIFF_CHURN=%s%s" % (
-        seed, nhg, os.environ.get("FRRDIFF_CHUNK", "12"), os.environ.get("FRRDIFF_CHURN", "1"),
-        " FRRDIFF_STALE_HOLD=" + STALE_HOLD if STALE_HOLD else "")
+    return "FIBSYNC_SEED=%d FRRDIFF_NHG=%d FRRDIFF_CHUNK=%s FRRDIFF_CHURN=%s" % (
+        seed, nhg, os.environ.get("FRRDIFF_CHUNK", "12"), os.environ.get("FRRDIFF_CHURN", "1"))
 
 
 def clock(t):

@@ -1,12 +1,14 @@
 // Offload replies to zebra, end to end over TCP: a client playing zebra sends
-// routes through a real FpmSource whose states come from a scripted oracle,
-// and reads what comes back — one FPM frame per reply, RTM_NEWROUTE with
-// NLM_F_REQUEST, zebra's protocol and table, the state's flags. Checked: a
-// reply per route sent (also when re-sent unchanged, and after a reconnect
-// for every replayed route), none while nothing changed, a changed state
-// found by the walk after a commit, a failed push, and a zebra that does not
-// read (bounded buffer, overruns counted, the rest sent at the next quiet
-// point).
+// routes through a real FpmSource whose states come from a scripted oracle
+// and whose routes are a plain map playing the kernel's (zebra installs each
+// route in the kernel before it sends it), and reads what comes back — one
+// FPM frame per reply, RTM_NEWROUTE with NLM_F_REQUEST, zebra's protocol and
+// table, the state's flags. Checked: a reply per route sent (also when
+// re-sent unchanged, and after a reconnect for every replayed route), none
+// while nothing changed, a changed state found by the walk after a commit, a
+// failed push, a route the kernel brings after zebra's frame, the kernel's
+// routes of other daemons never answered, and a zebra that does not read
+// (bounded buffer, overruns counted, the rest sent at the next quiet point).
 #include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -27,6 +29,7 @@
 #include <thread>
 
 #include "sources/fpm/fpm_source.h"
+#include "tests/sources/fake_route_notes.h"
 #include "tests/sources/netns_util.h"
 #include "tests/sources/recording_sink.h"
 #include "tests/sources/test_util.h"
@@ -39,16 +42,22 @@ using testing::InlineRoute;
 using testing::P;
 using testing::Via;
 
-// States as a test scripts them; every question is answered at once.
+// States as a test scripts them (offloaded unless set); every question is
+// answered at once. A route the kernel does not hold is not on the device:
+// kNone, as the Fib answers.
 class ScriptedOracle : public FpmOffloadOracle {
  public:
+  explicit ScriptedOracle(const testing::FakeRouteNotes& kernel) : kernel_(kernel) {}
   void Ask(std::vector<Prefix> prefixes, std::function<void(std::vector<FpmOffload>)> answer) override {
     std::vector<FpmOffload> out;
     {
       std::lock_guard<std::mutex> lock(mu);
       for (const Prefix& p : prefixes) {
         auto it = states.find(p);
-        out.push_back(failing ? FpmOffload::kFailed : it == states.end() ? FpmOffload::kOffloaded : it->second);
+        out.push_back(!kernel_.Find(p, 254) ? FpmOffload::kNone
+                      : failing             ? FpmOffload::kFailed
+                      : it == states.end()  ? FpmOffload::kOffloaded
+                                            : it->second);
       }
       ++questions;
     }
@@ -65,6 +74,9 @@ class ScriptedOracle : public FpmOffloadOracle {
   bool failing = false;
   int questions = 0;
   std::atomic<uint64_t> commit_count{0};
+
+ private:
+  const testing::FakeRouteNotes& kernel_;
 };
 
 struct Reply {
@@ -88,8 +100,11 @@ class FakeZebra {
     timeval tv{0, 100000};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
+  // `kernel`: the kernel takes each route before zebra sends it (nullptr: it does not have it yet).
+  FakeZebra(uint16_t port, testing::FakeRouteNotes* kernel) : FakeZebra(port) { kernel_ = kernel; }
   ~FakeZebra() { close(fd_); }
   void Send(const NlRoute& r) {
+    if (kernel_) kernel_->Add(r.prefix, r.protocol, r.table);
     const auto msg = BuildRouteMessage(r);
     const auto frame = EncodeFpmFrame(msg.data(), msg.size());
     ASSERT_EQ(write(fd_, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
@@ -133,6 +148,7 @@ class FakeZebra {
     }
   }
   int fd_ = -1;
+  testing::FakeRouteNotes* kernel_ = nullptr;
   std::vector<uint8_t> pending_;
   std::vector<Reply> replies_;
 };
@@ -145,8 +161,8 @@ class FpmOffloadTest : public ::testing::Test {
     FpmSourceConfig cfg;
     cfg.port = 0;
     cfg.offload_quiet = 100ms;
-    cfg.stale_hold = 10s;
     cfg.offload = &oracle;
+    cfg.routes = &kernel;
     cfg.offload_walk_every = 200ms;
     cfg.offload_buffer = buffer;
     cfg.log = [](const std::string&) {};
@@ -166,7 +182,8 @@ class FpmOffloadTest : public ::testing::Test {
     return p.get_future().get();
   }
 
-  ScriptedOracle oracle;
+  testing::FakeRouteNotes kernel;
+  ScriptedOracle oracle{kernel};
   testing::RecordingSink sink;
   boost::asio::io_context io;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
@@ -178,7 +195,7 @@ TEST_F(FpmOffloadTest, OneReplyPerRouteSentCarryingZebrasProtocolAndTheState) {
   Start();
   oracle.Set("10.2.0.0/16", FpmOffload::kTrapped);
   oracle.Set("2001:db8::/32", FpmOffload::kOffloaded);
-  FakeZebra zebra(source->port());
+  FakeZebra zebra(source->port(), &kernel);
   NlRoute ospf = Bgp("10.2.0.0/16");
   ospf.protocol = RTPROT_OSPF;
   zebra.Send(Bgp("10.1.0.0/16"));
@@ -234,13 +251,13 @@ TEST_F(FpmOffloadTest, OneReplyPerRouteSentCarryingZebrasProtocolAndTheState) {
 TEST_F(FpmOffloadTest, ReconnectRepliesForEveryReplayedRoute) {
   Start();
   {
-    FakeZebra zebra(source->port());
+    FakeZebra zebra(source->port(), &kernel);
     for (int i = 0; i < 50; ++i) zebra.Send(Bgp("10.0." + std::to_string(i) + ".0/24"));
     EXPECT_EQ(zebra.Read(50).size(), 50u);
   }
   ASSERT_TRUE(testing::WaitFor([&] { return !Stats().connected; }, 5s));
   // The new zebra replays 40 of them, unchanged: each one gets its reply.
-  FakeZebra zebra(source->port());
+  FakeZebra zebra(source->port(), &kernel);
   for (int i = 0; i < 40; ++i) zebra.Send(Bgp("10.0." + std::to_string(i) + ".0/24"));
   auto replies = zebra.Read(41, 2s);
   EXPECT_EQ(replies.size(), 40u);
@@ -250,11 +267,54 @@ TEST_F(FpmOffloadTest, ReconnectRepliesForEveryReplayedRoute) {
   EXPECT_FALSE(seen.count(P("10.0.45.0/24"))) << "a route this zebra did not send";
 }
 
+// The kernel's word on a route can reach fibnicd after zebra's frame: the
+// route is answered once the kernel has it and something was committed.
+TEST_F(FpmOffloadTest, RouteTheKernelBringsAfterZebrasFrameIsAnswered) {
+  Start();
+  FakeZebra zebra(source->port());  // sends without the kernel taking the route
+  zebra.Send(Bgp("10.7.0.0/16"));
+  EXPECT_TRUE(zebra.Read(1, 500ms).empty()) << "answered before the kernel had the route";
+  kernel.Add(P("10.7.0.0/16"), RTPROT_BGP);
+  ++oracle.commit_count;
+  const auto replies = zebra.Read(1, 3s);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].prefix, P("10.7.0.0/16"));
+  EXPECT_EQ(replies[0].rtm_flags, unsigned{RTM_F_OFFLOAD});
+  EXPECT_EQ(kernel.note(P("10.7.0.0/16")), static_cast<uint8_t>(FpmOffload::kOffloaded));
+}
+
+// The walks answer the kernel's routes of zebra's protocols (those its frames
+// carried) only: a route BIRD or an operator put in the kernel is never
+// answered, nor one of another table.
+TEST_F(FpmOffloadTest, KernelRoutesOfOtherDaemonsAreNeverAnswered) {
+  Start();
+  kernel.Add(P("10.8.0.0/16"), /*RTPROT_BIRD=*/12);
+  kernel.Add(P("10.9.0.0/16"), RTPROT_STATIC);
+  kernel.Add(P("10.10.0.0/16"), RTPROT_BGP, /*table=*/100);
+  FakeZebra zebra(source->port(), &kernel);
+  zebra.Send(Bgp("10.1.0.0/16"));
+  ASSERT_EQ(zebra.Read(1).size(), 1u);
+  // Commits, quiet points, walks over every route: still nothing for them.
+  for (int i = 0; i < 3; ++i) {
+    ++oracle.commit_count;
+    for (const Reply& r : zebra.Read(1, 500ms)) ADD_FAILURE() << "answered " << r.prefix.ToString();
+  }
+  EXPECT_GE(Stats().offload.walks, 1u);
+  // A route of zebra's protocol in the table it follows is zebra's: a walk
+  // answers it although no frame named it (zebra installed it; its frame is
+  // still to come).
+  kernel.Add(P("10.11.0.0/16"), RTPROT_BGP);
+  ++oracle.commit_count;
+  const auto replies = zebra.Read(1, 3s);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].prefix, P("10.11.0.0/16"));
+}
+
 TEST_F(FpmOffloadTest, ZebraNotReadingOverrunsABoundedBufferThenCatchesUp) {
   // Room for ~80 replies per buffer; zebra sends 3000 routes while it does
   // not read. Once it reads again, every route has its reply.
   Start(/*buffer=*/4000);
-  FakeZebra zebra(source->port());
+  FakeZebra zebra(source->port(), &kernel);
   for (int i = 0; i < 3000; ++i) zebra.Send(Bgp("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24"));
   std::set<Prefix> seen;
   const auto end = std::chrono::steady_clock::now() + 20s;

@@ -1,6 +1,6 @@
 // The FPM listener over real loopback sockets: one live feed at a time. A
 // second connection while zebra's is live (a local user taking over the feed
-// to inject routes, or to get FRR's routes swept by staying silent) is
+// to inject routes or forge offload state) is
 // refused, logged and counted; zebra's connection keeps feeding. Failed
 // before the listener refused: the newcomer replaced zebra's connection.
 #include <sys/socket.h>
@@ -75,7 +75,7 @@ class FpmListener : public ::testing::Test {
     thread_.join();
   }
   FpmSourceStats Stats() { return OnIo([this] { return src_->stats(); }); }
-  uint64_t Routes() { return Stats().routes; }  // zebra's routes held to answer
+  uint64_t Routes() { return Stats().messages; }  // zebra's route messages taken
   std::string Logs() {
     std::lock_guard lk(mu_);
     std::string all;
@@ -117,7 +117,7 @@ TEST_F(FpmListener, SecondConnectionIsRefusedWhileTheFirstIsLive) {
   EXPECT_EQ(s.connections, 1u);
   EXPECT_TRUE(s.connected);
   EXPECT_EQ(s.peer, zebra_peer);
-  EXPECT_EQ(s.resyncs, 0u) << "nothing was marked stale by the intruder";
+  EXPECT_EQ(s.resyncs, 0u) << "the intruder counted as zebra's reconnect";
   EXPECT_NE(Logs().find("refused a connection"), std::string::npos) << Logs();
   EXPECT_EQ(Routes(), 1u) << "the intruder's route was taken";
 

@@ -21,6 +21,30 @@ class FrrSources {
  public:
   ~FrrSources() { Stop(); }
 
+  // The kernel source's routes for the FPM source's replies: FPM listens
+  // before FRR exists, the kernel source starts once FRR's links do; until
+  // then the kernel holds nothing zebra sent.
+  class KernelRoutes : public RouteNotes {
+   public:
+    explicit KernelRoutes(FrrSources& s) : s_(s) {}
+    std::optional<Held> Find(const Prefix& p, uint32_t table) const override {
+      return s_.kernel ? s_.kernel->route_notes()->Find(p, table) : std::nullopt;
+    }
+    void SetNote(const Prefix& p, uint8_t note) override {
+      if (s_.kernel) s_.kernel->route_notes()->SetNote(p, note);
+    }
+    void ClearNotes() override {
+      if (s_.kernel) s_.kernel->route_notes()->ClearNotes();
+    }
+    size_t Walk(size_t cursor, size_t max, uint32_t table,
+                const std::function<void(const Prefix&, Held&)>& fn) override {
+      return s_.kernel ? s_.kernel->route_notes()->Walk(cursor, max, table, fn) : 0;
+    }
+
+   private:
+    FrrSources& s_;
+  };
+
   // Runs f on the sources' loop and returns what it returns.
   template <typename F>
   auto OnLoop(F f) {
@@ -32,6 +56,7 @@ class FrrSources {
   // Starts the FPM source and the loop; false if it could not listen.
   bool StartFpm(FpmSourceConfig cfg) {
     cfg.port = 0;
+    cfg.routes = &kernel_routes;
     if (!cfg.log) cfg.log = [](const std::string& m) { std::cout << "fpm: " << m << std::endl; };
     fpm = std::make_unique<FpmSource>(io, cfg);
     if (!fpm->Start().ok()) return false;
@@ -61,6 +86,7 @@ class FrrSources {
   }
 
   boost::asio::io_context io;
+  KernelRoutes kernel_routes{*this};  // outlives fpm, which uses it
   std::unique_ptr<FpmSource> fpm;
   std::unique_ptr<KernelSource> kernel;
 

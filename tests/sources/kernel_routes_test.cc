@@ -1,8 +1,9 @@
 // KernelRoutes (the kernel source's compact route store) against a plain
-// map of each prefix's routes: random puts, takes, dump generations and
-// walks; each prefix's routes, the sweep's and the walks' answers, and the
-// kinds' made/freed notifications (the gateway counts hang on them) must
-// match what the plain map implies.
+// map of each prefix's routes: random puts, takes, dump generations, notes
+// and walks; each prefix's routes and note, the sweep's and the walks'
+// answers, and the kinds' made/freed notifications (the gateway counts hang
+// on them) must match what the plain map implies. A note survives its
+// prefix's changes and goes with its last route.
 #include "sources/kernel/kernel_routes.h"
 
 #include <gtest/gtest.h>
@@ -76,6 +77,7 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
   std::map<std::string, int> alive;
   KernelRoutes store(&KeyOfForTest, [&](const NlRoute& r, int delta) { alive[Describe(r)] += delta; });
   std::map<Prefix, KernelRouteEntries> model;
+  std::map<Prefix, uint8_t> notes;  // absent = 0
   uint64_t gen = 1;
   for (int step = 0; step < 20000; ++step) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " step " + std::to_string(step));
@@ -86,6 +88,18 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
       continue;
     }
     const Prefix p = g.SomePrefix();
+    if (op < 8) {  // a note, on a prefix held or not
+      const uint8_t n = static_cast<uint8_t>(g.Below(4));
+      store.SetNote(p, n);
+      if (model.count(p)) notes[p] = n;
+      ASSERT_EQ(store.note(p), model.count(p) ? n : 0) << p.ToString();
+      continue;
+    }
+    if (op == 8 && g.Below(20) == 0) {
+      store.ClearNotes();
+      notes.clear();
+      continue;
+    }
     // Take, change, put back — as KernelTable does for every message.
     KernelRouteEntries taken = store.Take(p, gen);
     KernelRouteEntries& want = model[p];
@@ -113,10 +127,28 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
     }
     if (want.size() == 1 && !want.begin()->second.several) want.begin()->second.order = 0;  // an only route has none
     store.Put(p, want, gen);
-    if (want.empty()) model.erase(p);
+    if (want.empty()) {
+      model.erase(p);
+      notes.erase(p);
+    }
+    ASSERT_EQ(store.note(p), notes.count(p) ? notes[p] : 0) << p.ToString();
     if (step % 997 != 0) continue;
     // Whole-table checks now and then.
     ASSERT_EQ(store.size(), model.size());
+    std::map<Prefix, uint8_t> walked;
+    std::map<Prefix, size_t> walked_kinds;
+    for (size_t cursor = 0;;) {
+      cursor = store.WalkNotes(cursor, 100, [&](const Prefix& q, const std::vector<const KernelRoutes::Kind*>& ks,
+                                                uint8_t& n) {
+        if (n) walked[q] = n;
+        walked_kinds[q] = ks.size();
+      });
+      if (cursor == 0) break;
+    }
+    std::erase_if(notes, [](const auto& n) { return n.second == 0; });
+    EXPECT_EQ(walked, notes);
+    ASSERT_EQ(walked_kinds.size(), model.size());
+    for (const auto& [q, entries] : model) EXPECT_EQ(walked_kinds[q], entries.size()) << q.ToString();
     std::set<Prefix> unseen;
     for (const auto& [q, entries] : model) {
       for (const auto& [key, e] : entries) {

@@ -93,8 +93,7 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
                                                       "refusing", "last_error"}));
   EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads"}));
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
-                                                   "routes", "errors", "resyncs", "stale_swept", "stale_pending",
-                                                   "replaying", "last_error", "refused", "memory_bytes"}));
+                                                   "deleted", "errors", "resyncs", "last_error", "refused"}));
   EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes"}));
   // Not started: the kernel's first dump is not in, the files not read.
   EXPECT_FALSE(reg.sources()[0]->initial_sync_done());

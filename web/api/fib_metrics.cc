@@ -57,7 +57,7 @@ double Num(const json& stats, const char* key) {
 // (sources/*: kernel, fpm, file, api); only the sources that have a stat get
 // its series.
 void SourceFamilies(MetricsText& m, const json& sources) {
-  Series up, connected, routes, reconnects, replays, stale, swept, overruns, resyncs, errors, refusing;
+  Series up, connected, routes, reconnects, replays, swept, overruns, resyncs, errors, refusing;
   for (const auto& [name, stats] : sources.items()) {
     if (name == "pipeline" || name == "error" || !stats.is_object()) continue;
     const Labels l = {{"source", name}};
@@ -70,8 +70,6 @@ void SourceFamilies(MetricsText& m, const json& sources) {
     if (name == "fpm") {
       reconnects.push_back({l, Num(stats, "resyncs")});   // connections after the first
       replays.push_back({l, Num(stats, "connections")});  // zebra replays its table on every connection
-      stale.push_back({l, Num(stats, "stale_pending")});
-      swept.push_back({l, Num(stats, "stale_swept")});
       resyncs.push_back({l, Num(stats, "resyncs")});
     }
     if (name == "kernel") {
@@ -87,12 +85,11 @@ void SourceFamilies(MetricsText& m, const json& sources) {
   m.Gauge("fibnic_source_up", "1 for each source fibnicd runs (kernel, fpm, file, api)", up);
   m.Gauge("fibnic_source_connected", "1 while the source has its peer (fpm: zebra connected; others: running)",
           connected);
-  m.Gauge("fibnic_source_routes", "Routes the source holds now (fpm: zebra's routes to answer)", routes);
+  m.Gauge("fibnic_source_routes", "Routes the source holds now", routes);
   m.Counter("fibnic_source_reconnects_total", "Peer connections after the first (fpm: zebra reconnected)", reconnects);
   m.Counter("fibnic_source_replays_total",
             "Full-table replays received (fpm: one per zebra connection; kernel: dumps after the first)", replays);
-  m.Gauge("fibnic_source_stale_routes", "Routes marked stale after a reconnect, not yet replayed or swept", stale);
-  m.Counter("fibnic_source_stale_swept_total", "Stale routes removed (not replayed in time / gone after a dump)", swept);
+  m.Counter("fibnic_source_stale_swept_total", "Routes removed because a re-dump no longer had them (kernel)", swept);
   m.Counter("fibnic_source_overruns_total", "Event-socket overruns (ENOBUFS): each one costs a resync", overruns);
   m.Counter("fibnic_source_resyncs_total", "Resynchronisations of the source's table", resyncs);
   m.Counter("fibnic_source_errors_total", "Malformed messages and socket errors", errors);
