@@ -104,6 +104,10 @@ sys.exit(1 if r["timed_out"] or stalled or c["misforwarded"] else 0)
 PY
   tail -n +"$log_from" "$LAB_DIR/fibnicd.log" >"$out_dir/fibnicd-$key.log"
   grep -E "$log_pattern" "$out_dir/fibnicd-$key.log" | sed 's/^/    fibnicd: /' | tail -n 4 || true
+  # Which phase raised fibnicd's peak (its restart phase runs a new process).
+  if [ "$key" != fibnicd ] && [ -n "${fibnicd_pid:-}" ] && [ -e "/proc/$fibnicd_pid" ]; then
+    echo "    fibnicd memory: $(mb "$fibnicd_pid" VmRSS) MB resident, $(mb "$fibnicd_pid" VmHWM) MB peak so far"
+  fi
 }
 
 # The first three phases: initial load, peer loss, peer return; fibnicd's CPU

@@ -18,7 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-bench=frr watch=() log_pattern="replay over|resync removed|overrun"
+bench=frr watch=() log_pattern="resync removed|overrun"
 # shellcheck source-path=SCRIPTDIR source=../common/phases.sh
 . "$root/bench/common/phases.sh"
 bench_up "initial loss return bgpd zebra fibnicd" 18480
