@@ -106,7 +106,8 @@ PY
   grep -E "$log_pattern" "$out_dir/fibnicd-$key.log" | sed 's/^/    fibnicd: /' | tail -n 4 || true
   # Which phase raised fibnicd's peak (its restart phase runs a new process).
   if [ "$key" != fibnicd ] && [ -n "${fibnicd_pid:-}" ] && [ -e "/proc/$fibnicd_pid" ]; then
-    echo "    fibnicd memory: $(mb "$fibnicd_pid" VmRSS) MB resident, $(mb "$fibnicd_pid" VmHWM) MB peak so far"
+    echo "    fibnicd memory: $(mb "$fibnicd_pid" VmRSS) MB resident, $(mb "$fibnicd_pid" VmHWM) MB peak so far;" \
+      "update queue deepest so far: $(status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sources"]["pipeline"]["queue_depth_max"])' 2>/dev/null || echo '?')"
   fi
 }
 

@@ -109,9 +109,9 @@ KernelRouteEntries KernelRoutes::Get(const Prefix& p, uint64_t gen) const {
 KernelRouteEntries KernelRoutes::Take(const Prefix& p, uint64_t gen) {
   KernelRouteEntries out = Get(p, gen);
   const std::optional<uint32_t> w = words_.Erase(p);
-  taken_note_ = 0;
+  taken_bits_ = 0;
   if (!w) return out;
-  taken_note_ = *w & kNoteBits;
+  taken_bits_ = *w & (kNoteBits | kGivenBits);
   const uint32_t kind = *w >> kKindShift;
   if (kind != kMulti) {
     taken_.push_back(kind);
@@ -125,7 +125,7 @@ KernelRouteEntries KernelRoutes::Take(const Prefix& p, uint64_t gen) {
 
 void KernelRoutes::Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen) {
   PutOnly(p, std::move(entries), gen);
-  taken_note_ = 0;
+  taken_bits_ = 0;
   for (uint32_t kind : taken_) Release(kind);
   taken_.clear();
 }
@@ -136,7 +136,7 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
     const KernelRouteEntry& e = entries.begin()->second;
     const uint32_t kind = Intern(e.route, std::get<0>(entries.begin()->first));
     if (kind < kMulti) {
-      words_.Put(p, kind << kKindShift | taken_note_ | (e.gen == gen ? kSeenBit : 0));
+      words_.Put(p, kind << kKindShift | taken_bits_ | (e.gen == gen ? kSeenBit : 0));
       return;
     }
     Release(kind);  // more kinds than the word names: the side map holds it
@@ -145,7 +145,7 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
   held.reserve(entries.size());
   for (const auto& [key, e] : entries) held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.order});
   side_[p] = std::move(held);
-  words_.Put(p, kMulti << kKindShift | taken_note_);
+  words_.Put(p, kMulti << kKindShift | taken_bits_);
 }
 
 bool KernelRoutes::TouchIfSame(const Prefix& p, int rank, const NlRoute& r) {
@@ -239,6 +239,17 @@ uint8_t KernelRoutes::note(const Prefix& p) const {
 void KernelRoutes::SetNote(const Prefix& p, uint8_t note) {
   const std::optional<uint32_t> w = words_.Find(p);
   if (w) words_.Put(p, (*w & ~kNoteBits) | ((uint32_t{note} << kNoteShift) & kNoteBits));
+}
+
+std::optional<uint8_t> KernelRoutes::given(const Prefix& p) const {
+  const std::optional<uint32_t> w = words_.Find(p);
+  if (!w) return std::nullopt;
+  return static_cast<uint8_t>((*w & kGivenBits) >> kGivenShift);
+}
+
+void KernelRoutes::SetGiven(const Prefix& p, uint8_t given) {
+  const std::optional<uint32_t> w = words_.Find(p);
+  if (w) words_.Put(p, (*w & ~kGivenBits) | ((uint32_t{given} << kGivenShift) & kGivenBits));
 }
 
 void KernelRoutes::ClearNotes() {

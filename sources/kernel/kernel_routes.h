@@ -15,10 +15,12 @@
 // re-evaluation after a link or next-hop object change are per kind, and a
 // walk of the words finds the prefixes of the kinds that changed.
 //
-// Each prefix also carries a 2-bit note for the offload replies to zebra
-// (sources/route_notes.h): what zebra was last told about it. It lives and
-// dies with the prefix — a prefix taken and put back keeps it — so FPM needs
-// no table of its own.
+// Each prefix also carries two 2-bit fields that live and die with it (a
+// prefix taken and put back keeps them): a note for the offload replies to
+// zebra (sources/route_notes.h: what zebra was last told about it), so FPM
+// needs no table of its own; and KernelTable's record of what the device was
+// given for it (its kind's output, to-host, nothing, or kept apart), so that
+// a whole table punted (a VRF split) costs no map entry per prefix.
 #pragma once
 
 #include <cstddef>
@@ -115,6 +117,10 @@ class KernelRoutes {
   uint8_t note(const Prefix& p) const;
   void SetNote(const Prefix& p, uint8_t note);
   void ClearNotes();
+  // The same for KernelTable's record of what p was given (0-3; nullopt
+  // when p is not held).
+  std::optional<uint8_t> given(const Prefix& p) const;
+  void SetGiven(const Prefix& p, uint8_t given);
   // Up to `max` prefixes from `cursor` on (0 = the start), as UnseenFrom:
   // fn(prefix, the kinds of its routes, uint8_t& note) may change the note.
   template <typename Fn>
@@ -135,14 +141,17 @@ class KernelRoutes {
   size_t memory() const;
 
  private:
-  // The word: bit 7 seen in the current dump, bits 8-9 the note, bits 10-31
-  // the kind (kMulti: the prefix's routes are in side_; so is a route of a
-  // kind past it — 4 million kinds).
+  // The word: bit 7 seen in the current dump, bits 8-9 the note, 10-11 what
+  // was given, bits 12-31 the kind (kMulti: the prefix's routes are in
+  // side_; so is a route of a kind past it — a million kinds, where a full
+  // table has a few thousand).
   static constexpr uint32_t kSeenBit = 1u << 7;
   static constexpr int kNoteShift = 8;
   static constexpr uint32_t kNoteBits = 3u << kNoteShift;
-  static constexpr int kKindShift = 10;
-  static constexpr uint32_t kMulti = (1u << 22) - 1;
+  static constexpr int kGivenShift = 10;
+  static constexpr uint32_t kGivenBits = 3u << kGivenShift;
+  static constexpr int kKindShift = 12;
+  static constexpr uint32_t kMulti = (1u << 20) - 1;
   struct Held {
     uint32_t kind = 0;
     uint64_t gen = 0;
@@ -171,7 +180,7 @@ class KernelRoutes {
   PrefixWordMap words_;
   std::unordered_map<Prefix, std::vector<Held>> side_;
   std::vector<uint32_t> taken_;  // kinds of the routes taken, released at the Put
-  uint32_t taken_note_ = 0;      // the note of the prefix taken, put back with it
+  uint32_t taken_bits_ = 0;      // the note and given of the prefix taken, put back with it
   std::vector<Kind> kinds_;
   std::vector<uint32_t> free_;
   std::unordered_multimap<uint64_t, uint32_t> index_;  // hash of a kind → its id

@@ -428,12 +428,20 @@ std::optional<std::vector<NextHop>> KernelTable::OutputOf(const Prefix& p) {
   return KindOutput(k);
 }
 
+// What p was given, by the record in its word (Remember): its single kind's
+// output, to-host, nothing, or kept in odd_. A prefix without routes (a
+// policy rule's destination) is in odd_ or was given nothing.
 std::optional<std::vector<NextHop>> KernelTable::Emitted(const Prefix& p) {
-  if (auto odd = odd_.find(p); odd != odd_.end()) return odd->second;
-  if (const std::optional<uint32_t> single = routes_.Single(p)) {
-    return routes_.Output(*single, [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
+  const std::optional<uint8_t> given = routes_.given(p);
+  if (!given || *given == kGivenOdd) {
+    auto odd = odd_.find(p);
+    return odd != odd_.end() ? odd->second : std::nullopt;
   }
-  return std::nullopt;
+  if (*given == kGivenToHost) return std::vector<NextHop>{NextHop::ToHost()};
+  if (*given == kGivenNothing) return std::nullopt;
+  const std::optional<uint32_t> single = routes_.Single(p);
+  if (!single) return std::nullopt;
+  return routes_.Output(*single, [this](const KernelRoutes::Kind& k) { return KindOutput(k); });
 }
 
 void KernelTable::EmitIfChanged(const Prefix& p, const std::optional<std::vector<NextHop>>& before) {
@@ -457,17 +465,26 @@ void KernelTable::Emit(const Prefix& p, const std::optional<std::vector<NextHop>
   ++counts_.route_updates;
 }
 
-// The output given is its single kind's (the common case) or kept in odd_.
+// Records what p was given: its single kind's output (the common case),
+// to-host (a punted prefix, every one while the table is refused), nothing,
+// or — rarely — the output itself in odd_.
 void KernelTable::Remember(const Prefix& p, std::optional<std::vector<NextHop>> given) {
-  const std::optional<uint32_t> single = routes_.Single(p);
-  const bool kinds_own = single ? given && *given == routes_.Output(*single, [this](const KernelRoutes::Kind& k) {
-    return KindOutput(k);
-  }) : !given;
-  if (kinds_own) {
-    odd_.erase(p);
-  } else {
-    odd_[p] = std::move(given);
+  odd_.erase(p);
+  if (!routes_.Has(p)) {
+    if (given) odd_[p] = std::move(given);
+    return;
   }
+  const std::optional<uint32_t> single = routes_.Single(p);
+  uint8_t record = kGivenOdd;
+  if (!given) {
+    record = kGivenNothing;
+  } else if (single && *given == routes_.Output(*single, [this](const KernelRoutes::Kind& k) { return KindOutput(k); })) {
+    record = kGivenKind;
+  } else if (given->size() == 1 && (*given)[0] == NextHop::ToHost()) {
+    record = kGivenToHost;
+  }
+  routes_.SetGiven(p, record);
+  if (record == kGivenOdd) odd_[p] = std::move(given);
 }
 
 Status KernelTable::ApplyRule(const nlmsghdr* msg) {

@@ -169,6 +169,8 @@ class KernelTable {
   void Emit(const Prefix& p, const std::optional<std::vector<NextHop>>& now);
   // What the RIB was last given for p (nullopt: nothing), and the record of it.
   std::optional<std::vector<NextHop>> Emitted(const Prefix& p);
+  // What a prefix was given, as recorded in its word (KernelRoutes::given).
+  static constexpr uint8_t kGivenKind = 0, kGivenToHost = 1, kGivenNothing = 2, kGivenOdd = 3;
   void Remember(const Prefix& p, std::optional<std::vector<NextHop>> given);
   // Takes p's routes, lets `change` edit them, puts them back and gives the
   // RIB p's output if it changed.
@@ -191,11 +193,11 @@ class KernelTable {
     size_t cursor = 0;
     bool last_pass = false;
   } sweep_;
-  // The prefixes whose output given to the RIB is not their single route
-  // kind's cached output (nothing at all for a prefix not held): several
-  // routes, a policy rule or VRF context overriding it. Everything else's is
-  // its kind's, which changes only by a Recompute whose prefixes are then
-  // given their new output.
+  // What was given to the RIB, where the record in a prefix's word
+  // (Remember) does not say it: neither its single kind's cached output, nor
+  // to-host, nor nothing — a multi-route prefix's best route, say — and a
+  // policy rule's destination without routes. A kind's output changes only
+  // by a Recompute whose prefixes are then given their new output.
   std::unordered_map<Prefix, std::optional<std::vector<NextHop>>> odd_;
   std::string context_;  // what every route's output depends on, as of the last ReevaluateAll
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;

@@ -77,7 +77,7 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
   std::map<std::string, int> alive;
   KernelRoutes store(&KeyOfForTest, [&](const NlRoute& r, int delta) { alive[Describe(r)] += delta; });
   std::map<Prefix, KernelRouteEntries> model;
-  std::map<Prefix, uint8_t> notes;  // absent = 0
+  std::map<Prefix, uint8_t> notes, givens;  // absent = 0
   uint64_t gen = 1;
   for (int step = 0; step < 20000; ++step) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " step " + std::to_string(step));
@@ -88,11 +88,13 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
       continue;
     }
     const Prefix p = g.SomePrefix();
-    if (op < 8) {  // a note, on a prefix held or not
-      const uint8_t n = static_cast<uint8_t>(g.Below(4));
+    if (op < 8) {  // a note and a given record, on a prefix held or not
+      const uint8_t n = static_cast<uint8_t>(g.Below(4)), gv = static_cast<uint8_t>(g.Below(4));
       store.SetNote(p, n);
-      if (model.count(p)) notes[p] = n;
+      store.SetGiven(p, gv);
+      if (model.count(p)) notes[p] = n, givens[p] = gv;
       ASSERT_EQ(store.note(p), model.count(p) ? n : 0) << p.ToString();
+      ASSERT_EQ(store.given(p), model.count(p) ? std::optional<uint8_t>(gv) : std::nullopt) << p.ToString();
       continue;
     }
     if (op == 8 && g.Below(20) == 0) {
@@ -130,8 +132,12 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
     if (want.empty()) {
       model.erase(p);
       notes.erase(p);
+      givens.erase(p);
     }
     ASSERT_EQ(store.note(p), notes.count(p) ? notes[p] : 0) << p.ToString();
+    if (model.count(p)) {
+      ASSERT_EQ(store.given(p), givens.count(p) ? givens[p] : 0) << p.ToString();
+    }
     if (step % 997 != 0) continue;
     // Whole-table checks now and then.
     ASSERT_EQ(store.size(), model.size());

@@ -104,5 +104,30 @@ TEST_F(KernelTableVrf, PortEnslavedToAnUnknownMasterPunts) {
   EXPECT_EQ(PathsOf("198.51.100.0/24"), (std::vector<NextHop>{{IpAddr::Parse("10.0.0.3").value(), 0}}));
 }
 
+// A refused table punts every prefix: the record of what each was given is
+// in its word, not an entry apart per prefix (a full table once took ~100
+// MB more while refused). A route changed while refused still punts, and
+// the table comes back whole.
+TEST_F(KernelTableVrf, RefusingATableCostsNoEntryPerPrefix) {
+  Make({255, 254, 10});
+  Feed(LinkMessage(kVrf, "blue", 0, 10));
+  Links(kVrf, kVrf);
+  constexpr int kRoutes = 4000;
+  auto prefix = [](int i) { return "10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24"; };
+  for (int i = 0; i < kRoutes; ++i) Feed(RouteVia(prefix(i).c_str(), 10, "10.200.0.2", i % 2 ? kK1 : kK0));
+  const size_t following = table->route_memory();
+  Links(kVrf, 0);  // split: everything punts
+  ASSERT_NE(table->counts().refusing, "");
+  for (int i = 0; i < kRoutes; ++i) ASSERT_EQ(PathsOf(prefix(i).c_str()), kPunt) << prefix(i);
+  Feed(RouteVia(prefix(7).c_str(), 10, "10.200.0.3", kK0));
+  EXPECT_EQ(PathsOf(prefix(7).c_str()), kPunt);
+  EXPECT_LE(table->route_memory(), following + kRoutes) << "an entry per punted prefix";
+  Links(kVrf, kVrf);
+  EXPECT_EQ(table->counts().refusing, "");
+  EXPECT_EQ(PathsOf(prefix(7).c_str()), (std::vector<NextHop>{{IpAddr::Parse("10.200.0.3").value(), 0}}));
+  EXPECT_EQ(PathsOf(prefix(8).c_str()), (std::vector<NextHop>{{IpAddr::Parse("10.200.0.2").value(), 0}}));
+  EXPECT_EQ(PathsOf(prefix(9).c_str()), (std::vector<NextHop>{{IpAddr::Parse("10.200.0.2").value(), 1}}));
+}
+
 }  // namespace
 }  // namespace fibnic
