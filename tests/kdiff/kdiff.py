@@ -20,7 +20,9 @@ Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
 (default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
 N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
-KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_NS_PREFIX (namespace
+KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_HOLD_SECONDS=N (keep the
+namespaces, fibnicd and its BAR N seconds after a divergence, to question
+them), KDIFF_NS_PREFIX (namespace
 name prefix, default "kd"), KDIFF_PROGRESS (print a progress
 line every N events; default 0 = none), KDIFF_NO_VRF=1 (no VRF events even
 where the kernel has VRF), KDIFF_REQUIRE_VRF=1 (fail unless the
@@ -429,6 +431,11 @@ def main():
                 return 1
             if bad:
                 print("fibnicd's log ends:\n" + log_tail(env))
+                hold = float(os.environ.get("KDIFF_HOLD_SECONDS", "0"))
+                if hold > 0:  # to look at the live kernel (ip -n NS ...) and the BAR before the teardown
+                    print("holding namespace %s, fibnicd (log %s) and the BAR %s/bar0.img for %.0f s"
+                          % (env.ns, env.log.name, env.work, hold), flush=True)
+                    time.sleep(hold)
                 env.close()
                 env = None
                 report(seed, events, len(events), bad, fibnicd, bar_tool, pauses[:-1])
