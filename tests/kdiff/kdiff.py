@@ -100,8 +100,11 @@ class Env:
         with open(cfg, "w") as f:
             f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254%s]}\n"
-                    "policies: {batch_delay: 1ms, batch_max: %s}\nweb: {enabled: false}\n"
-                    % (self.work, ports, ", 10" if self.vrf else "", os.environ.get("KDIFF_BATCH_MAX", "4")))
+                    "policies: {batch_delay: 1ms, batch_max: %s}\nweb: %s\n"
+                    % (self.work, ports, ", 10" if self.vrf else "", os.environ.get("KDIFF_BATCH_MAX", "4"),
+                       # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
+                       "{listen: 127.0.0.1:%d}" % (20000 + os.getpid() % 10000) if os.environ.get("KDIFF_HOLD_SECONDS")
+                       else "{enabled: false}"))
         self.log = open(os.path.join(self.work, "log"), "w+")
         self.daemon = subprocess.Popen(["ip", "netns", "exec", self.ns, fibnicd, "--config", cfg],
                                        stdout=self.log, stderr=subprocess.STDOUT)
@@ -433,8 +436,9 @@ def main():
                 print("fibnicd's log ends:\n" + log_tail(env))
                 hold = float(os.environ.get("KDIFF_HOLD_SECONDS", "0"))
                 if hold > 0:  # to look at the live kernel (ip -n NS ...) and the BAR before the teardown
-                    print("holding namespace %s, fibnicd (log %s) and the BAR %s/bar0.img for %.0f s"
-                          % (env.ns, env.log.name, env.work, hold), flush=True)
+                    print("holding namespace %s, fibnicd (log %s, REST API 127.0.0.1:%d in it) and the BAR "
+                          "%s/bar0.img for %.0f s" % (env.ns, env.log.name, 20000 + os.getpid() % 10000, env.work, hold),
+                          flush=True)
                     time.sleep(hold)
                 env.close()
                 env = None
