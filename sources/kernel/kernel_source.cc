@@ -150,7 +150,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         if (errno == ENOBUFS) {
           OnOverrun();
           continue;
@@ -170,6 +170,14 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       });
       if (!st.ok()) Error("netlink event: " + st.message());
     }
+    RedumpIfUnsure();
+  }
+
+  void RedumpIfUnsure() {
+    if (!unsure || dumping) return;
+    unsure = false;
+    ++stats.unsure_redumps;
+    StartDump();
   }
 
   // Events were lost. What is still queued is older than the dump about to
@@ -190,6 +198,9 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   void Apply(const nlmsghdr* h) {
     Status st = table.Apply(h);
     if (!st.ok()) Error("netlink message type " + std::to_string(h->nlmsg_type) + ": " + st.message());
+    // A replace the kernel did not say enough about: its routes again, once
+    // this turn's events (or the held ones) are in, or after the running dump.
+    if (table.RedumpWanted()) unsure = true;
     if (table.counts().refusing != refusing) {  // VRF: see KernelTableCounts::refusing
       refusing = table.counts().refusing;
       Log(refusing.empty() ? std::string("FIBNIC ports route with one table again: following it") : refusing);
@@ -356,8 +367,10 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
     held.clear();
     if (redump) {
       redump = false;
+      unsure = false;  // this dump answers it too
       StartDump();
     }
+    RedumpIfUnsure();
   }
 
   // ---- gateway resolution ----------------------------------------------------
@@ -414,6 +427,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   std::deque<std::vector<uint8_t>> held;  // events that arrived during a dump
   bool running = false, dumping = false, redump = false, first_dump_done = false;
   bool interrupted = false;         // some part of this dump had NLM_F_DUMP_INTR: it may have missed some
+  bool unsure = false;              // the table asked for a re-dump (KernelTable::RedumpWanted)
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;
@@ -457,6 +471,7 @@ nlohmann::json KernelSource::StatsJson() const {
           {"resyncs", s.resyncs},
           {"swept", s.swept},
           {"resolve_requests", s.resolve_requests},
+          {"unsure_redumps", s.unsure_redumps},
           {"route_kinds", s.route_kinds},
           // The route store's bytes (kernel_routes.h), as the FPM source reports its own.
           {"memory_bytes", {{"routes", s.route_memory_bytes}}},

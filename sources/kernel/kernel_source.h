@@ -65,6 +65,9 @@ struct KernelSourceStats {
   uint64_t resyncs = 0;          // dumps after the first
   uint64_t swept = 0;
   uint64_t resolve_requests = 0;
+  // Re-dumps asked for because the kernel's notifications left some
+  // prefix's routes unknown (KernelTableCounts::unsure_replaces).
+  uint64_t unsure_redumps = 0;
   bool dumping = false;
   std::string refusing;  // why everything punts (FIBNIC ports split over VRFs, ...); empty = normal
   std::string last_error;

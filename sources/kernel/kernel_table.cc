@@ -89,6 +89,15 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
 void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uint16_t nlmsg_flags) {
   const Prefix p = r.prefix;
   auto it = entries.find(key);
+  // A dump lists each IPv6 route of an entry (the joined next-hops of one
+  // metric) afresh: its first message of this dump starts the entry again,
+  // so that a path the kernel no longer has goes with the dump instead of
+  // staying joined to those it still lists.
+  if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end() &&
+      it->second.gen != gen_) {
+    entries.erase(it);
+    it = entries.end();
+  }
   if (r.del && p.family() == Family::kV6) {
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
     if (it == entries.end()) return;
@@ -273,7 +282,15 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
   constexpr size_t kLast = SIZE_MAX;
   if (candidates.empty()) return kLast;
   const bool one_entry = std::all_of(candidates.begin(), candidates.end(), [&](const Held& h) { return h.e == candidates[0].e; });
-  if (!one_entry) return kLast;
+  if (!one_entry) {
+    // The kernel took one of them, and never says which: the routes kept
+    // here may now hold one it no longer has, which would forward once the
+    // others go. Only the kernel knows: ask it again (a re-dump rebuilds
+    // the prefix, RedumpWanted); the prefix punts meanwhile (several).
+    ++counts_.unsure_replaces;
+    redump_wanted_ = true;
+    return kLast;
+  }
   const Held* gone = &*std::min_element(candidates.begin(), candidates.end(),
                                          [](const Held& a, const Held& b) { return a.at < b.at; });
   Entry& e = gone->e->second;

@@ -31,6 +31,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -62,6 +63,9 @@ struct KernelTableCounts {
   uint64_t route_updates = 0;  // upserts + deletes given to the RIB
   uint64_t neighbor_updates = 0;
   uint64_t swept = 0;          // routes + neighbours removed by sweeps
+  // IPv6 replaces that took one of several routes without saying which:
+  // each asks for a re-dump (RedumpWanted).
+  uint64_t unsure_replaces = 0;
   // Why every route punts (FIBNIC ports split over VRFs, or in a VRF whose
   // table is not followed); empty while the ports' routing table is followed.
   std::string refusing;
@@ -97,6 +101,10 @@ class KernelTable {
   void ResolvePending();
 
   size_t routes() const { return routes_.size(); }
+  // Whether the table no longer knows some prefix's routes for sure (see
+  // KernelTableCounts::unsure_replaces) and wants the kernel dumped again;
+  // asking clears it.
+  bool RedumpWanted() { return std::exchange(redump_wanted_, false); }
   // The route store, for the notes of the offload replies (route_notes.h).
   KernelRoutes& route_store() { return routes_; }
   size_t route_kinds() const { return routes_.kinds(); }
@@ -200,6 +208,7 @@ class KernelTable {
   // by a Recompute whose prefixes are then given their new output.
   std::unordered_map<Prefix, std::optional<std::vector<NextHop>>> odd_;
   std::string context_;  // what every route's output depends on, as of the last ReevaluateAll
+  bool redump_wanted_ = false;
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;

@@ -21,6 +21,7 @@ using testing::A;
 using testing::KernelSourceTest;
 using testing::MustSh;
 using testing::Sh;
+using testing::WaitFor;
 
 // The kernel's IPv6 routes of prefix p, in its order, as "gateway dev".
 std::vector<std::string> KernelRoutes(const std::string& p) {
@@ -106,6 +107,32 @@ TEST_F(KernelV6ReplaceTest, Ipv6ReplaceTakesTheFirstRouteInTheKernelsOrder) {
   MustSh("ip -6 route del " + heard + " dev k2 metric 20");
   ASSERT_EQ(KernelRoutes(heard), std::vector<std::string>{"- k0"});
   EXPECT_TRUE(RouteIs(heard, connected_k0)) << Sh("ip -6 route show " + heard);
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
+// A replace among routes of one metric that the source keeps apart (a
+// device route and an unreachable one): the kernel takes one and does not
+// say which. The source asks the kernel again (a re-dump) instead of keeping
+// a route the kernel may no longer have: one kept by mistake forwarded once
+// the kernel's own routes of the prefix went (found by the kdiff soak: the
+// device sent a blackholed destination out of a port).
+TEST_F(KernelV6ReplaceTest, AReplaceTheKernelDoesNotExplainIsAskedOfTheKernel) {
+  StartSource({});
+  const std::string p = "2001:db8:97::/48";
+  MustSh("ip -6 route add " + p + " dev k0 metric 20");
+  MustSh("ip -6 route append unreachable " + p + " metric 20");
+  MustSh("ip -6 route replace " + p + " dev k1 metric 20");
+  ASSERT_EQ(KernelRoutes(p), (std::vector<std::string>{"- k1", "- lo"}));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_EQ(PathsOf(p), host) << "two routes of one metric: the kernel picks";
+  ASSERT_TRUE(WaitFor([&] { return Stats().unsure_redumps >= 1 && !Stats().dumping; }, 10s));
+  MustSh("ip -6 route del " + p + " dev k1 metric 20");
+  ASSERT_EQ(KernelRoutes(p), std::vector<std::string>{"- lo"});
+  EXPECT_TRUE(RouteIs(p, host)) << Sh("ip -6 route show " + p);
+  MustSh("ip -6 route del " + p + " metric 20");
+  ASSERT_TRUE(KernelRoutes(p).empty());
+  // Nothing left: never dev k0 (connected on port 0), which the replace took.
+  EXPECT_TRUE(RouteIs(p, std::nullopt)) << "a route the kernel no longer has";
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
