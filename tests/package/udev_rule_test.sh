@@ -100,7 +100,10 @@ ip netns exec "$ns" bash -euo pipefail -c '
 # A file that appears after the add event (hot plug) is waited for; a BAR
 # that never appears fails, naming it.
 mkdir "$tmp/fn"
-(sleep 0.5; : >"$tmp/fn/resource0"; chmod 0600 "$tmp/fn/resource0") &
+# The file appears whole, mode and all (made aside, then renamed): made in
+# place, the helper could hand it over between its creation and the chmod,
+# which then took it back (seen under load).
+(sleep 0.5; : >"$tmp/fn/.resource0"; chmod 0600 "$tmp/fn/.resource0"; mv "$tmp/fn/.resource0" "$tmp/fn/resource0") &
 "$helper" daemon "$tmp/fn" resource0
 wait
 [ "$(stat -c %G:%a "$tmp/fn/resource0")" = daemon:660 ] || fail "a late resource0 was not handed over"
