@@ -27,13 +27,14 @@ for _ in $(seq 120); do
   sleep 0.5
 done
 [ "$have" -ge "$want" ] || fail "the kernel has $have of $want BGP routes after 60 s"
-queue() { r "$ctl" --json status | python3 -c 'import json,sys; s=json.load(sys.stdin)["sources"]; print(s["pipeline"]["queue_depth"], s["fpm"]["routes"])'; }
+# zebra's routes reach fibnicd through the kernel source (FPM only hears back).
+queue() { r "$ctl" --json status | python3 -c 'import json,sys; s=json.load(sys.stdin)["sources"]; print(s["pipeline"]["queue_depth"], s["kernel"]["routes"])'; }
 for _ in $(seq 100); do
-  read -r depth fpm_routes < <(queue)
-  [ "$depth" = 0 ] && [ "$fpm_routes" -ge "$want" ] && break
+  read -r depth kernel_routes < <(queue)
+  [ "$depth" = 0 ] && [ "$kernel_routes" -ge "$want" ] && break
   sleep 0.2
 done
-echo "converged: kernel $have BGP routes, fibnicd $fpm_routes from FPM"
+echo "converged: kernel $have BGP routes, fibnicd's kernel source $kernel_routes routes"
 
 # Device vs the kernel, for the first address of 30 prefixes of each peer.
 check() {  # check ADDRESS → "ok" or a reason

@@ -75,8 +75,8 @@ std::set<std::string> Keys(const nlohmann::json& j) {
   return out;
 }
 
-// The real sources under their names, with the keys /api/v1/status has
-// always had (docs/sources.md "Stats"; tests/lab and bench/frr read fpm.routes).
+// The real sources under their names, with the keys /api/v1/status gives
+// (docs/sources.md "Stats"; tests/lab and the benches read kernel.routes).
 TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   boost::asio::io_context io;
   testing::RecordingSink sink;
