@@ -144,8 +144,10 @@ class FrrEnv(kdiff.Env):
             f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
                     "  fpm: {enabled: true, listen: 127.0.0.1:%d}\n"
-                    "policies: {batch_delay: 1ms, batch_max: 4}\nweb: {enabled: false}\n"
-                    % (w, ports, 2621 if self.fpm_delay else 2620))
+                    "policies: {batch_delay: 1ms, batch_max: 4}\nweb: %s\n"
+                    % (w, ports, 2621 if self.fpm_delay else 2620,
+                       # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
+                       "{listen: 127.0.0.1:18480}" if os.environ.get("FRRDIFF_HOLD_SECONDS") else "{enabled: false}"))
         self.start_fibnicd()
         if self.fpm_delay:  # zebra connects to 2620, as ever
             self._spawn("fpm_delay", [sys.executable, os.path.join(HERE, "fpm_delay.py"), "2620", "2621", str(self.fpm_delay)])
