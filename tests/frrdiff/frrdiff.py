@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""FRR differential harness (issue #14; docs/oracle.md). Root, FRR and bird2.
+"""FRR differential harness (docs/oracle.md). Root, FRR and bird2.
 
   frrdiff.py FIBNICD KDIFF_BAR
 

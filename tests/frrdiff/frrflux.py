@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The device while the kernel changes and FPM trails it (issue #16; docs/oracle.md).
+"""The device while the kernel changes and FPM trails it (docs/oracle.md).
 
   frrflux.py FIBNICD KDIFF_BAR
 

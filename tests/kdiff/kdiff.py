@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernel differential harness (issue #14; docs/oracle.md). Root only.
+"""Kernel differential harness (docs/oracle.md). Root only.
 
   kdiff.py FIBNICD KDIFF_BAR
 
