@@ -90,13 +90,25 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
   const Prefix p = r.prefix;
   auto it = entries.find(key);
   // A dump lists each IPv6 route of an entry (the joined next-hops of one
-  // metric) afresh: its first message of this dump starts the entry again,
-  // so that a path the kernel no longer has goes with the dump instead of
-  // staying joined to those it still lists.
-  if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end() &&
-      it->second.gen != gen_) {
-    entries.erase(it);
-    it = entries.end();
+  // metric) again: the paths it names are noted, and at the dump's end
+  // those it did not name go (EndSweep) — a path the kernel no longer has
+  // leaves with the dump instead of staying joined to those it still lists.
+  // Not before the end: the entry keeps punting (several) until the dump
+  // has listed all of it.
+  if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end()) {
+    auto named = dump_named_.find(p);
+    const auto& held = it->second.route.paths;
+    const bool unnamed = std::any_of(held.begin(), held.end(), [&](const NlPath& x) {
+      return std::none_of(r.paths.begin(), r.paths.end(),
+                          [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
+    });
+    if (it->second.gen != gen_) {
+      // Noted only where the entry holds a path this message does not name
+      // (a handful of prefixes, not the table).
+      if (unnamed) dump_named_[p][key].assign(r.paths.begin(), r.paths.end());
+    } else if (named != dump_named_.end() && named->second.count(key)) {
+      named->second[key].insert(named->second[key].end(), r.paths.begin(), r.paths.end());
+    }
   }
   if (r.del && p.family() == Family::kV6) {
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
@@ -560,6 +572,34 @@ std::vector<Prefix> KernelTable::PrefixesOfKinds(const std::vector<uint32_t>& ki
 void KernelTable::BeginResync() {
   ++gen_;
   routes_.ClearSeen();
+  dump_named_.clear();
+}
+
+// The IPv6 paths the dump did not name leave their entries (ApplyRouteTo).
+void KernelTable::DropPathsTheDumpDidNotName() {
+  auto named_in = [](const std::vector<NlPath>& named, const NlPath& x) {
+    return std::any_of(named.begin(), named.end(),
+                       [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
+  };
+  for (auto& [p, by_key] : dump_named_) {
+    ChangeRoutes(p, [&](Entries& entries) {
+      for (const auto& [key, named] : by_key) {
+        auto e = entries.find(key);
+        if (e == entries.end() || e->second.gen != gen_) continue;
+        auto& paths = e->second.route.paths;
+        const size_t before = paths.size();
+        std::erase_if(paths, [&](const NlPath& x) { return !named_in(named, x); });
+        if (paths.empty()) {
+          entries.erase(e);
+        } else if (paths.size() != before) {
+          // Left: its gateway paths (one route) and each path without a gateway.
+          const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
+          e->second.several = without_gateway + (static_cast<size_t>(without_gateway) != paths.size() ? 1 : 0) > 1;
+        }
+      }
+    });
+  }
+  dump_named_.clear();
 }
 
 size_t KernelTable::EndResync() {
@@ -607,6 +647,7 @@ bool KernelTable::SweepStep(size_t max) {
 }
 
 size_t KernelTable::EndSweep() {
+  DropPathsTheDumpDidNotName();
   size_t swept = sweep_.swept;
   std::vector<Prefix> touched;
   for (const Prefix& p : SweepObjects()) touched.push_back(p);

@@ -209,6 +209,10 @@ class KernelTable {
   std::unordered_map<Prefix, std::optional<std::vector<NextHop>>> odd_;
   std::string context_;  // what every route's output depends on, as of the last ReevaluateAll
   bool redump_wanted_ = false;
+  // During a dump: per IPv6 prefix held before it, per entry, the paths the
+  // dump's messages named (ApplyRouteTo); the rest go at its end.
+  std::unordered_map<Prefix, std::map<Key, std::vector<NlPath>>> dump_named_;
+  void DropPathsTheDumpDidNotName();
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;
