@@ -121,6 +121,10 @@ DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->Adopt
 const DeviceImage& Fib::image() const { return impl_->image; }
 uint64_t Fib::commits() const { return impl_->commits; }
 
+std::optional<std::chrono::steady_clock::time_point> Fib::NextSlotReview() const {
+  return impl_->resolver.NextReview();
+}
+
 void Fib::SetPortMac(PortId port, const MacAddr& mac) {
   auto& img = impl_->image;
   if (port >= img.port_macs.size() || img.port_macs[port] == mac) return;

@@ -9,6 +9,7 @@
 // Not thread-safe: the daemon drives it from one strand.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,10 +32,18 @@ enum class EcmpPolicy : uint8_t {
 struct FibConfig {
   regs::Caps caps = regs::Caps::Model2Bit();
   EcmpPolicy ecmp = EcmpPolicy::kFirst;
-  // A next-hop without a slot takes one from an owner only when it covers at
-  // least this many times the owner's address space (no reshuffle on every
-  // small change).
+  // A next-hop without a slot takes one from an owner only when it carries
+  // at least this many times the owner's weight (no reshuffle on every small
+  // change).
   double slot_hysteresis = 1.25;
+  // An adjacency's weight is held at its highest for this long after it
+  // falls, so a routing daemon's restart (routes gone and back within
+  // seconds) neither frees its slot nor lets another take it.
+  std::chrono::milliseconds slot_hold{60'000};
+  // Gateways whose adjacencies rank above every other (docs/fib.md).
+  std::vector<IpAddr> slot_pins;
+  // The time the hold is measured in (tests give their own; empty: steady_clock).
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 struct RouteInfo {
@@ -167,6 +176,9 @@ class Fib {
   FibCounts Counts() const;
   // Commits so far (what Counts() reports, without its pass over the tables).
   uint64_t commits() const;
+  // When a slot owner's held weight lapses: a Commit() then may move slots
+  // although no route changed (nullopt: nothing held).
+  std::optional<std::chrono::steady_clock::time_point> NextSlotReview() const;
 
  private:
   struct Impl;

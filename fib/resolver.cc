@@ -186,9 +186,7 @@ CommitCodes Resolver::Resolve(const std::vector<GroupWeight>& weights) {
   }
   bound_ = std::move(bound);
 
-  // Weights per adjacency. IPv4 /24s rank first; IPv6 routes (up to /64) only
-  // order adjacencies with equal IPv4 space, so IPv6 takes the slots IPv4
-  // does not need (docs/fib.md).
+  // Weights per adjacency: the /24s and IPv6 routes its next-hops answer.
   std::map<Adjacency, std::pair<uint64_t, uint64_t>> weight;  // (/24s, IPv6 routes)
   for (NhgId g = 1; g < nht_.group_bound() && g < weights.size(); ++g) {
     if (!nht_.GroupLive(g)) continue;
@@ -202,20 +200,18 @@ CommitCodes Resolver::Resolve(const std::vector<GroupWeight>& weights) {
       }
     }
   }
-  std::set<Adjacency> resolved;
-  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
-    if (!nht_.NhLive(id)) continue;
-    if (auto a = CurrentAdjacency(nht_.Get(id))) resolved.insert(*a);
+  const std::vector<SlotCandidate> cands = Candidates(weight);
+  std::vector<bool> remembered(size_t(slots) + 1, false);
+  for (const auto& [adj, c] : last_code_) remembered[c] = true;
+  owners_ = AssignSlots(owners_, cands, config_.slot_hysteresis, std::move(remembered));
+  for (int c = 1; c <= slots; ++c) {
+    const auto& now = owners_[c - 1];
+    if (!now || owners_followed[c - 1] == now) continue;
+    std::erase_if(last_code_, [c](const auto& e) { return e.second == c; });
   }
-  constexpr int kV6Bits = 24;  // 2^24 /24s << 24 stays exact in the policy's double arithmetic
-  constexpr uint64_t kV6Cap = (uint64_t{1} << (kV6Bits - 1)) - 1;  // any IPv4 weight beats it by > hysteresis
-  std::map<Adjacency, NextHop> first;  // each adjacency's lowest next-hop (bound_ is ordered)
-  for (const auto& [nh, adj] : bound_) first.emplace(adj, nh);
-  std::vector<SlotCandidate> cands;
-  for (const auto& [adj, w] : weight) {
-    cands.push_back({adj, (w.first << kV6Bits) + std::min(w.second, kV6Cap), resolved.count(adj) != 0, first.at(adj)});
+  for (int c = 1; c <= slots; ++c) {
+    if (owners_[c - 1]) last_code_[*owners_[c - 1]] = c;
   }
-  owners_ = AssignSlots(owners_, cands, config_.slot_hysteresis);
   valid_ = ValidNow();
   owner_weight_.assign(owners_.size(), 0);
   for (int c = 1; c <= slots; ++c) {
@@ -249,6 +245,97 @@ CommitCodes Resolver::Resolve(const std::vector<GroupWeight>& weights) {
   for (int c = 1; c <= slots; ++c) {
     if (moving_off[c] && out.entry_changes[c] && valid_[c - 1] && !out.retired[c]) {
       out.retired[c] = out.owner_changes[c] = out.any_retired = true;
+    }
+  }
+  return out;
+}
+
+void Resolver::Held::Update(uint64_t w, Time t, std::chrono::milliseconds hold) {
+  now = w;
+  if (w >= held || t >= until) {
+    held = w;
+    until = t + hold;
+  }
+}
+
+// Each adjacency is ranked by its share of what the adjacencies answer in
+// IPv4 (/24s) plus its share in IPv6 (routes up to /64), both families'
+// weights held: a routing daemon that restarts takes its routes away for
+// seconds, and the shares stay as they were until slot_hold has passed.
+// Shares rather than counts: a /24 and an IPv6 route are not comparable, but
+// a third of each family's space is, so a connected /24 never outranks a
+// neighbour carrying hundreds of IPv6 routes, and neither family's slots
+// depend on the other's table size.
+std::vector<SlotCandidate> Resolver::Candidates(const std::map<Adjacency, std::pair<uint64_t, uint64_t>>& weight) {
+  const Time t = Now();
+  std::map<Adjacency, NextHop> first;  // each adjacency's lowest live next-hop (bound_ is ordered)
+  for (const auto& [nh, adj] : bound_) first.emplace(adj, nh);
+  for (const auto& [adj, w] : weight) held_[adj];
+  uint64_t total4 = 0, total6 = 0;
+  for (auto& [adj, h] : held_) {
+    auto it = weight.find(adj);
+    h.v4.Update(it == weight.end() ? 0 : it->second.first, t, config_.slot_hold);
+    h.v6.Update(it == weight.end() ? 0 : it->second.second, t, config_.slot_hold);
+    if (auto f = first.find(adj); f != first.end()) h.first = f->second;
+    total4 += h.v4.held;
+    total6 += h.v6.held;
+  }
+  std::set<Adjacency> resolved;
+  for (NhId id = 0; id < nht_.nh_bound(); ++id) {
+    if (!nht_.NhLive(id)) continue;
+    if (auto a = CurrentAdjacency(nht_.Get(id))) resolved.insert(*a);
+  }
+  const std::set<Adjacency> pinned = PinnedAdjacencies();
+  auto candidate = [&](const Adjacency& adj, const NextHop& nh) {
+    SlotCandidate c;
+    c.adj = adj;
+    c.resolved = resolved.count(adj) != 0;
+    c.pinned = pinned.count(adj) != 0;
+    if (auto l = last_code_.find(adj); l != last_code_.end()) c.last_code = l->second;
+    c.first = nh;
+    return c;
+  };
+  std::vector<SlotCandidate> cands;
+  for (auto it = held_.begin(); it != held_.end();) {
+    const auto& [adj, h] = *it;
+    if (h.v4.held == 0 && h.v6.held == 0) {
+      it = held_.erase(it);  // carries nothing and holds nothing
+      continue;
+    }
+    SlotCandidate c = candidate(adj, h.first);
+    c.weight = (total4 ? static_cast<double>(h.v4.held) / static_cast<double>(total4) : 0.0) +
+               (total6 ? static_cast<double>(h.v6.held) / static_cast<double>(total6) : 0.0);
+    c.carries = h.v4.now + h.v6.now > 0 || c.pinned;
+    cands.push_back(c);
+    ++it;
+  }
+  for (const Adjacency& adj : pinned) {
+    if (held_.count(adj) || !resolved.count(adj)) continue;
+    SlotCandidate c = candidate(adj, first.at(adj));
+    c.carries = true;
+    cands.push_back(c);
+  }
+  return cands;
+}
+
+// The adjacencies of the live next-hops through a pinned gateway.
+std::set<Adjacency> Resolver::PinnedAdjacencies() const {
+  std::set<Adjacency> out;
+  if (config_.slot_pins.empty()) return out;
+  for (const auto& [nh, adj] : bound_) {
+    if (nh.gateway && std::find(config_.slot_pins.begin(), config_.slot_pins.end(), *nh.gateway) !=
+                          config_.slot_pins.end()) {
+      out.insert(adj);
+    }
+  }
+  return out;
+}
+
+std::optional<Resolver::Time> Resolver::NextReview() const {
+  std::optional<Time> out;
+  for (const auto& [adj, h] : held_) {
+    for (const Held* f : {&h.v4, &h.v6}) {
+      if (f->held > f->now && (!out || f->until < *out)) out = f->until;
     }
   }
   return out;
@@ -335,7 +422,16 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       }
       named = true;
     }
-    if (!named) continue;
+    if (!named) {
+      // A kept entry no live next-hop names: the previous run held it for an
+      // adjacency whose routes had gone (a routing daemon's restart). Held
+      // again for one hold, at a nominal weight any challenger outweighs, so
+      // a restart in the middle of it neither frees it nor writes.
+      if (!Kept(e) || config_.slot_hold.count() == 0) continue;
+      AdjacencyWeight& w = held_[adj];
+      w.v4.held = 1;
+      w.v4.until = Now() + config_.slot_hold;
+    }
     owners_[static_cast<size_t>(c - 1)] = adj;
     ++adopted;
   }

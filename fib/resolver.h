@@ -14,14 +14,16 @@
 // or punts. A gateway is resolved when its neighbour — the gateway address on
 // the path's port — is usable. A code names an adjacency (MAC, port) or
 // CONNECTED+port: every resolved next-hop with the same (MAC, port) shares it.
-// Slots go by the adjacency's weight: IPv4 /24s first, IPv6 routes only order
-// adjacencies of equal IPv4 space (fib/slot_policy.h: hysteresis, free slots,
-// weight 0 frees).
+// Slots go by the adjacency's weight: its share of the IPv4 /24s plus its
+// share of the IPv6 routes that adjacencies answer, each family's weights
+// held at their highest for slot_hold after they fall (fib/slot_policy.h:
+// hysteresis, free slots, weight 0 frees, pins).
 //
 // Slot owners are this class's own business: the rest of the Fib sees codes
 // (CodeOf, CommitCodes, EntryFor), so what owns a slot can change here alone.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,6 +36,7 @@
 #include "fib/adjacency.h"
 #include "fib/codes.h"
 #include "fib/fib.h"
+#include "fib/slot_policy.h"
 #include "rib/nexthop_table.h"
 
 namespace fibnic {
@@ -128,6 +131,9 @@ class Resolver {
   std::vector<NextHop> NextHopsOf(int code) const;
   uint64_t owner_weight(int code) const;  // unscaled /24s + IPv6 routes, as of the last Resolve
   int slots_used() const;
+  // When a held weight that keeps an owner or a ranking in place lapses (a
+  // Resolve then may move slots although nothing else changed); nullopt: none.
+  std::optional<std::chrono::steady_clock::time_point> NextReview() const;
 
  private:
   // The neighbour that resolves a gateway next-hop (usable, on the path's port).
@@ -150,6 +156,18 @@ class Resolver {
   void FollowMacChanges();
   std::vector<bool> ValidNow() const;  // by code - 1: some live next-hop resolves to its owner
   GroupCodes CodesNow() const;
+  using Time = std::chrono::steady_clock::time_point;
+  Time Now() const { return config_.clock ? config_.clock() : std::chrono::steady_clock::now(); }
+  // One family's weight of an adjacency: the highest since `until` was set,
+  // or what it carries now once that lapsed.
+  struct Held {
+    uint64_t now = 0, held = 0;
+    Time until;
+    void Update(uint64_t w, Time t, std::chrono::milliseconds hold);
+  };
+  // The slot candidates from this commit's per-adjacency (/24s, IPv6 routes).
+  std::vector<SlotCandidate> Candidates(const std::map<Adjacency, std::pair<uint64_t, uint64_t>>& weight);
+  std::set<Adjacency> PinnedAdjacencies() const;
 
   FibConfig config_;
   const NexthopTable& nht_;
@@ -159,6 +177,14 @@ class Resolver {
   std::vector<bool> valid_;                       // by code - 1, as of the last Resolve (or Adopt)
   std::map<NextHop, Adjacency> bound_;            // each live next-hop's last adjacency
   std::vector<uint64_t> owner_weight_;            // by code - 1, as of the last Resolve
+  struct AdjacencyWeight {
+    Held v4, v6;    // /24s, IPv6 routes
+    NextHop first;  // its lowest live next-hop, as last seen (ranks equal weights)
+  };
+  // Every adjacency that carries something or holds a weight; one whose
+  // next-hops all went with their routes stays while its weight is held.
+  std::map<Adjacency, AdjacencyWeight> held_;
+  std::map<Adjacency, int> last_code_;              // the code each adjacency last owned, while no other has it
   GroupCodes codes_;                              // as of the last Resolve
 };
 

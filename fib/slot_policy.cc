@@ -6,43 +6,62 @@
 namespace fibnic {
 
 std::vector<std::optional<Adjacency>> AssignSlots(const std::vector<std::optional<Adjacency>>& owners,
-                                                  const std::vector<SlotCandidate>& candidates, double hysteresis) {
+                                                  const std::vector<SlotCandidate>& candidates, double hysteresis,
+                                                  std::vector<bool> remembered) {
   std::map<Adjacency, const SlotCandidate*> by_adj;
   for (const auto& c : candidates) by_adj[c.adj] = &c;
-  auto weight_of = [&](const Adjacency& a) -> uint64_t {
+  auto find = [&](const Adjacency& a) -> const SlotCandidate* {
     auto it = by_adj.find(a);
-    return it == by_adj.end() ? 0 : it->second->weight;
+    return it == by_adj.end() ? nullptr : it->second;
   };
-  auto first_of = [&](const Adjacency& a) { return by_adj.at(a)->first; };  // owners left all have a candidate
 
   std::vector<std::optional<Adjacency>> out = owners;
   for (auto& o : out) {
-    if (o && weight_of(*o) == 0) o.reset();
+    const SlotCandidate* c = o ? find(*o) : nullptr;
+    if (o && (!c || (c->weight == 0 && !c->pinned))) o.reset();
   }
   std::vector<const SlotCandidate*> waiting;
   for (const auto& c : candidates) {
-    if (!c.resolved || c.weight == 0) continue;
+    if (!c.resolved || !c.carries) continue;
     if (std::find(out.begin(), out.end(), std::optional<Adjacency>(c.adj)) != out.end()) continue;
     waiting.push_back(&c);
   }
   std::sort(waiting.begin(), waiting.end(), [](const SlotCandidate* a, const SlotCandidate* b) {
+    if (a->pinned != b->pinned) return a->pinned;
     return a->weight != b->weight ? a->weight > b->weight : a->first < b->first;
   });
+  // A free code someone waiting last owned goes back to it; the others take
+  // the codes nobody waiting remembers first.
+  remembered.resize(out.size() + 1, false);
   for (const SlotCandidate* c : waiting) {
-    auto free = std::find(out.begin(), out.end(), std::nullopt);
-    if (free != out.end()) {
-      *free = c->adj;
+    if (c->last_code >= 1 && static_cast<size_t>(c->last_code) <= out.size()) remembered[c->last_code] = true;
+  }
+  for (const SlotCandidate* c : waiting) {
+    const int last = c->last_code;
+    if (last >= 1 && static_cast<size_t>(last) <= out.size() && !out[last - 1]) {
+      out[last - 1] = c->adj;
       continue;
     }
-    // The lightest owner (ties: the higher first next-hop) is the one at risk.
-    size_t victim = 0;
-    for (size_t i = 1; i < out.size(); ++i) {
-      const uint64_t wi = weight_of(*out[i]), wv = weight_of(*out[victim]);
-      if (wi < wv || (wi == wv && first_of(*out[i]) > first_of(*out[victim]))) victim = i;
+    std::optional<size_t> free;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!out[i] && (!free || (remembered[*free + 1] && !remembered[i + 1]))) free = i;
     }
-    const uint64_t wv = weight_of(*out[victim]);
-    if (c->weight <= wv || static_cast<double>(c->weight) < hysteresis * static_cast<double>(wv)) break;
-    out[victim] = c->adj;
+    if (free) {
+      out[*free] = c->adj;
+      continue;
+    }
+    // The lightest unpinned owner (ties: the higher first next-hop) is the one at risk.
+    std::optional<size_t> victim;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const SlotCandidate* o = find(*out[i]);
+      if (o->pinned) continue;
+      const SlotCandidate* v = victim ? find(*out[*victim]) : nullptr;
+      if (!v || o->weight < v->weight || (o->weight == v->weight && o->first > v->first)) victim = i;
+    }
+    if (!victim) break;  // every slot pinned
+    const double wv = find(*out[*victim])->weight;
+    if (!c->pinned && (c->weight <= wv || c->weight < hysteresis * wv)) break;
+    out[*victim] = c->adj;
   }
   return out;
 }

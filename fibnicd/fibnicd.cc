@@ -397,7 +397,9 @@ void Fibnicd::Reload() {
       config_.log_level = next->log_level;
       applied += " logging";
     } else if (section == "policies" && next->policies.ecmp == config_.policies.ecmp &&
-               next->policies.slot_hysteresis == config_.policies.slot_hysteresis) {
+               next->policies.slot_hysteresis == config_.policies.slot_hysteresis &&
+               next->policies.slot_hold == config_.policies.slot_hold &&
+               next->policies.slot_pins == config_.policies.slot_pins) {
       // Batching is the pipeline's own; everything else in policies shapes the Fib.
       config_.policies = next->policies;
       pipeline_->SetBatchPolicy(BatchingOf(config_));

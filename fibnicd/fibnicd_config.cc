@@ -145,6 +145,15 @@ void ReadSources(YamlMap m, FibnicdConfig::Kernel* k, FibnicdConfig::Fpm* f, Fib
 void ReadPolicies(YamlMap m, FibnicdConfig::Policies* p) {
   p->ecmp = m.Enum("ecmp", 0, {"first", "punt"}) == 0 ? EcmpPolicy::kFirst : EcmpPolicy::kPunt;
   p->slot_hysteresis = m.Double("slot_hysteresis", 1.25, 1.0, 100.0);
+  p->slot_hold = std::chrono::duration_cast<milliseconds>(m.Duration("slot_hold", seconds(60), seconds(0), seconds(3600)));
+  for (const std::string& pin : m.StringList("slot_pins", "gateway addresses")) {
+    auto a = IpAddr::Parse(pin);
+    if (!a.ok()) {
+      m.Error("slot_pins", "bad address '" + pin + "'; allowed: a next-hop gateway's IPv4 or IPv6 address");
+      continue;
+    }
+    p->slot_pins.push_back(*a);
+  }
   for (const char* gone : {"stale_hold", "stale_hold_max"}) {
     if (m.Has(gone)) {
       m.Error(gone, "is no longer read: fibnicd keeps no route of zebra's but the kernel's, so nothing is swept "
@@ -252,6 +261,8 @@ FibConfig FibnicdConfig::MakeFibConfig() const {
   f.caps = device.code_bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
   f.ecmp = policies.ecmp;
   f.slot_hysteresis = policies.slot_hysteresis;
+  f.slot_hold = policies.slot_hold;
+  f.slot_pins = policies.slot_pins;
   return f;
 }
 

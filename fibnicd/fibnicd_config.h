@@ -76,6 +76,8 @@ struct FibnicdConfig {
   struct Policies {
     EcmpPolicy ecmp = EcmpPolicy::kFirst;
     double slot_hysteresis = 1.25;
+    std::chrono::milliseconds slot_hold{60'000};
+    std::vector<IpAddr> slot_pins;
     // Batching of updates into one commit + push.
     std::chrono::nanoseconds batch_delay = std::chrono::milliseconds(1);
     uint32_t batch_max = 100000;

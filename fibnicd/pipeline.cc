@@ -45,6 +45,7 @@ Pipeline::Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolic
       work_(boost::asio::make_work_guard(io_)),
       timer_(io_),
       idle_timer_(io_),
+      review_timer_(io_),
       batching_(batching) {
   queue_.set_wake_threshold(batching_.max);
 }
@@ -146,6 +147,7 @@ Status Pipeline::PushCommit() {
                           pushed.ok() ? std::string() : pushed.ToString()});
   }
   batch_updates_ = 0;
+  ArmSlotReview();
   if (commit_listener_) commit_listener_(*fib_, device_);
   std::lock_guard<std::mutex> lock(metrics_mu_);
   m_.commit_ns_last = commit_ns;
@@ -176,6 +178,24 @@ Status Pipeline::PushCommit() {
   }
   need_resync_ = false;
   return OkStatus();
+}
+
+void Pipeline::ArmSlotReview() {
+  const auto at = fib_->NextSlotReview();
+  if (!at || (review_at_ && *review_at_ <= *at)) return;
+  review_at_ = at;
+  review_timer_.expires_at(*at);
+  review_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed earlier, or stopped
+    review_at_.reset();
+    if (stopped_ || initial_) return;
+    if (queue_.depth() > 0) {
+      Schedule();  // the batch's commit reviews the slots
+    } else {
+      (void)PushCommit();  // a failed push arms its own resync
+    }
+    ArmSlotReview();
+  });
 }
 
 void Pipeline::RecordDeviceLocked() {
@@ -220,6 +240,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
         need_resync_ = true;
       }
     }
+    ArmSlotReview();
     if (commit_listener_) commit_listener_(*fib_, device_);
     done(synced, *fib_);
     CheckBarriers();
@@ -313,6 +334,7 @@ void Pipeline::Stop() {
     stopped_ = true;
     timer_.cancel();
     idle_timer_.cancel();
+    review_timer_.cancel();
     work_.reset();
     io_.stop();
   });

@@ -23,6 +23,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -180,6 +181,12 @@ class Pipeline {
   // queue still empty, the heap's rest is trimmed (Fib::TrimWhenIdle).
   boost::asio::steady_timer idle_timer_;
   static constexpr std::chrono::seconds kIdleTrim{2};
+  // Armed for the Fib's next slot review (a held weight lapsing): a commit
+  // then, even with no update waiting, so a slot kept through a routing
+  // daemon's restart goes to whoever waits for it once the hold is over.
+  boost::asio::steady_timer review_timer_;
+  std::optional<std::chrono::steady_clock::time_point> review_at_;
+  void ArmSlotReview();
   std::thread thread_;
   std::atomic<bool> wake_posted_{false};
   bool timer_armed_ = false;

@@ -131,23 +131,30 @@ TEST(FibCommitOrder, ACodeIsZeroedEverywhereBeforeItsEntryChangesOwner) {
   cfg.caps = regs::Caps::Model2Bit();  // three codes
   Fib fib(cfg);
   const NextHop a{A("10.255.0.1"), 0}, b{A("10.255.0.2"), 1}, d{A("10.255.0.4"), 3}, e{A("10.255.0.5"), 0},
-      c6{A("fd00::3"), 2};
+      c6{A("fd00::3"), 2}, a6{A("fd00::1"), 0}, b6{A("fd00::2"), 1};
   World world;
   uint8_t mac = 1;
   for (const NextHop& nh : {a, b, d, e, c6}) world.neigh[*nh.gateway] = Neighbor{*nh.gateway, Mac(mac++), nh.port};
+  world.neigh[*a6.gateway] = Neighbor{*a6.gateway, Mac(1), a6.port};  // a's adjacency
+  world.neigh[*b6.gateway] = Neighbor{*b6.gateway, Mac(2), b6.port};  // b's
   world.routes[P("20.1.0.0/16")] = {a};  // 256 /24s
   world.routes[P("20.2.0.0/17")] = {b};  // 128
-  for (const char* p : {"2001:db8:3::/48", "2001:db8:4::/48", "2001:db8:5::/48"}) world.routes[P(p)] = {c6};
+  for (const char* p : {"2001:db8:3::/48", "2001:db8:4::/48"}) world.routes[P(p)] = {c6};
+  for (int k = 0; k < 10; ++k) {
+    world.routes[P(("2001:db8:1" + std::to_string(k) + "::/48").c_str())] = {a6};
+    world.routes[P(("2001:db8:2" + std::to_string(k) + "::/48").c_str())] = {b6};
+  }
   world.LoadInto(fib);
   fib.Commit();
-  ASSERT_EQ(Owners(fib), (std::set<NextHop>{a, b, c6}));
+  ASSERT_EQ(Owners(fib), (std::set<NextHop>{a, a6, b, b6, c6}));
 
-  // IPv4 space displaces the IPv6-only owner: its TCAM entries go to 0 first.
+  // A share of the IPv4 space displaces an owner with a small share of the
+  // IPv6 routes: its TCAM entries go to 0 first.
   ExpectSafeHandover(fib, world, P("20.4.0.0/18"), d, "IPv6-only owner displaced");  // 64 /24s
-  EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, b, d}));
+  EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, a6, b, b6, d}));
   // A heavier IPv4 next-hop displaces the lightest: its SRAM words go to 0 first.
   ExpectSafeHandover(fib, world, P("20.6.0.0/15"), e, "IPv4 owner displaced");  // 512 /24s
-  EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, b, e}));
+  EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, a6, b, b6, e}));
 }
 
 // Issue #15: one adjacency (MAC 1 on port 0) behind an IPv4 gateway and an

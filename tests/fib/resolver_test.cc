@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -20,11 +22,26 @@ IpAddr A(const char* s) { return *IpAddr::Parse(s); }
 MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
 NextHop Gw(const char* addr, PortId port) { return NextHop{A(addr), port}; }
 
+// Without a hold (weights count as they are at each commit) unless a test
+// asks for one; the hold's own tests run on a clock of their own.
 FibConfig Config(int code_bits, double hysteresis = 1.25, EcmpPolicy ecmp = EcmpPolicy::kFirst) {
   FibConfig c;
   c.caps = code_bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
   c.slot_hysteresis = hysteresis;
   c.ecmp = ecmp;
+  c.slot_hold = std::chrono::milliseconds(0);
+  return c;
+}
+
+struct FakeClock {
+  std::chrono::steady_clock::time_point now{};
+  void Advance(std::chrono::milliseconds d) { now += d; }
+};
+
+FibConfig HoldConfig(int code_bits, std::shared_ptr<FakeClock> clock, std::chrono::milliseconds hold) {
+  FibConfig c = Config(code_bits);
+  c.slot_hold = hold;
+  c.clock = [clock] { return clock->now; };
   return c;
 }
 
@@ -212,35 +229,34 @@ TEST(FibResolver, AnUnresolvedOwnerKeepsItsCodeWithItsEntryInvalid) {
   }
 }
 
-TEST(FibResolver, Ipv4SpaceRanksFirstAndIpv6RoutesOnlyBreakTies) {
+TEST(FibResolver, EachFamilyCountsByItsShare) {
   Harness h(Config(2));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, 1);
-  h.Weigh(a, 1);             // one /24
-  h.Weigh(b, 0, 1'000'000);  // a million IPv6 routes, no IPv4 space
-  h.Weigh(c, 2);
-  h.Weigh(d, 3);
-  h.Commit();
-  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kC, kD}));
-  EXPECT_EQ(h.res.GroupPuntReason(b), PuntReason::kNoSlot);
-
-  // Where IPv4 leaves a slot, IPv6 gets it.
-  h.Weigh(a, 0);
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.Weigh(a, 1);     // 1 of 6 /24s
+  h.Weigh(b, 0, 9);  // every IPv6 route, no IPv4 space
+  h.Weigh(c, 2);     // 2 of 6
+  h.Weigh(d, 3);     // 3 of 6
   h.Commit();
   EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB, kC, kD}));
-  EXPECT_EQ(h.res.owner_weight(h.res.CodeOf(kB)), 1'000'000u);  // reported unscaled
+  EXPECT_EQ(h.res.GroupPuntReason(a), PuntReason::kNoSlot);
+  EXPECT_EQ(h.res.owner_weight(h.res.CodeOf(kB)), 9u);  // reported unscaled
 
-  // Any IPv4 next-hop displaces an IPv6-only owner, however many routes it
-  // has (more than the weight's IPv6 cap here), hysteresis notwithstanding.
-  h.Weigh(b, 0, 50'000'000);
-  h.Weigh(a, 1);
+  // A /24 next to a share of the IPv6 routes does not displace it: the
+  // IPv6 owner holds 9 of 10 routes, A's 1 of 7 /24s is far less.
+  h.Weigh(a, 1, 1);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB, kC, kD}));
+  // Half the IPv4 space outweighs a few IPv6 routes of many.
+  h.Weigh(b, 0, 1);
+  h.Weigh(a, 6, 9);  // a: 6/12 + 9/10, b: 1/10, c: 2/12
   h.Commit();
   EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kC, kD}));
 
-  // Equal IPv4 space: IPv6 routes order them (without, the lower address, A, would win).
+  // Equal shares in one family: the other orders them (without, the lower address, A, would win).
   Harness t(Config(2));
   const NhgId ta = t.Group({kA}), tb = t.Group({kB}), tc = t.Group({kC}), td = t.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) t.SetNeighbor(nh, 1);
+  for (const NextHop& nh : {kA, kB, kC, kD}) t.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   t.Weigh(tc, 10);
   t.Weigh(td, 10);
   t.Weigh(ta, 5);
@@ -249,13 +265,172 @@ TEST(FibResolver, Ipv4SpaceRanksFirstAndIpv6RoutesOnlyBreakTies) {
   EXPECT_EQ(t.Owners(), (std::set<NextHop>{kB, kC, kD}));
   Harness u(Config(2));  // the same without B's IPv6 route, from scratch
   const NhgId ua = u.Group({kA}), ub = u.Group({kB}), uc = u.Group({kC}), ud = u.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) u.SetNeighbor(nh, 1);
+  for (const NextHop& nh : {kA, kB, kC, kD}) u.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   u.Weigh(uc, 10);
   u.Weigh(ud, 10);
   u.Weigh(ua, 5);
   u.Weigh(ub, 5);
   u.Commit();
   EXPECT_EQ(u.Owners(), (std::set<NextHop>{kA, kC, kD}));
+}
+
+// An IPv4 routing daemon restarts: B's and C's /24s go for a few seconds
+// while their IPv6 routes stay, and a connected-like D with one /24 waits.
+// Neither the share ranking nor, once every route has gone, the hold lets D
+// in, and the codes stay as they were; after the hold, a weight that stays
+// at 0 frees its code.
+TEST(FibResolver, ARestartWithinTheHoldKeepsEveryOwnerAndCode) {
+  auto clock = std::make_shared<FakeClock>();
+  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.Weigh(a, 300, 300);
+  h.Weigh(b, 200, 200);
+  h.Weigh(c, 100, 100);
+  h.Weigh(d, 1);
+  h.Commit();
+  const auto codes0 = h.OwnerNextHops();
+  const uint8_t code_c = h.res.CodeOf(kC);
+  ASSERT_EQ(h.Owners(), (std::set<NextHop>{kA, kB, kC}));
+  EXPECT_FALSE(h.res.NextReview().has_value());  // nothing held
+
+  // IPv4 goes (IPv6 stays): D's 1 /24 is the whole IPv4 space now, but the
+  // owners' /24s are held.
+  clock->Advance(std::chrono::seconds(1));
+  h.Weigh(a, 0, 300);
+  h.Weigh(b, 0, 200);
+  h.Weigh(c, 0, 100);
+  CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.OwnerNextHops(), codes0);
+  EXPECT_FALSE(codes.any_retired);
+  ASSERT_TRUE(h.res.NextReview().has_value());
+  EXPECT_EQ(*h.res.NextReview(), clock->now - std::chrono::seconds(1) + std::chrono::seconds(60));
+
+  // Everything goes (C entirely): C's code is held for it.
+  clock->Advance(std::chrono::seconds(5));
+  h.Weigh(c, 0, 0);
+  codes = h.Commit();
+  EXPECT_EQ(h.OwnerNextHops(), codes0);
+  EXPECT_EQ(h.res.CodeOf(kD), 0);
+
+  // And comes back within the hold: nothing moved, nothing to write.
+  clock->Advance(std::chrono::seconds(20));
+  h.Weigh(a, 300, 300);
+  h.Weigh(b, 200, 200);
+  h.Weigh(c, 100, 100);
+  codes = h.Commit();
+  EXPECT_EQ(h.OwnerNextHops(), codes0);
+  for (int k = 1; k <= 3; ++k) EXPECT_FALSE(codes.owner_changes[k]) << k;
+
+  // C goes for longer than the hold: its code is freed and D, waiting, takes it.
+  clock->Advance(std::chrono::seconds(1));
+  h.Weigh(c, 0, 0);
+  h.Commit();
+  EXPECT_NE(h.res.CodeOf(kC), 0);
+  clock->Advance(std::chrono::seconds(61));
+  ASSERT_TRUE(h.res.NextReview().has_value());
+  EXPECT_LE(*h.res.NextReview(), clock->now);
+  codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kC), 0);
+  EXPECT_EQ(h.res.CodeOf(kD), code_c);
+  EXPECT_TRUE(codes.any_retired);
+  EXPECT_FALSE(h.res.NextReview().has_value());
+}
+
+// A held owner is still displaced by a challenger heavier than its held
+// weight by the hysteresis: the hold keeps what was, it does not raise it.
+TEST(FibResolver, AHeldOwnerYieldsToAChallengerHeavierThanItsHeldWeight) {
+  auto clock = std::make_shared<FakeClock>();
+  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.Weigh(a, 100);
+  h.Weigh(b, 100);
+  h.Weigh(c, 10);
+  h.Commit();
+  h.Weigh(c, 0);  // held at 10 of 210
+  clock->Advance(std::chrono::seconds(1));
+  h.Commit();
+  h.Weigh(d, 12);  // 12/222 < 1.25 x 10/222
+  clock->Advance(std::chrono::seconds(1));
+  h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kD), 0);
+  EXPECT_NE(h.res.CodeOf(kC), 0);
+  h.Weigh(d, 13);  // 13/223 >= 1.25 x 10/223
+  clock->Advance(std::chrono::seconds(1));
+  h.Commit();
+  EXPECT_NE(h.res.CodeOf(kD), 0);
+  EXPECT_EQ(h.res.CodeOf(kC), 0);
+}
+
+// An adjacency whose code was freed gets that same code back when it
+// returns while the code is still free; a newcomer meanwhile takes a free
+// code nobody left behind.
+TEST(FibResolver, AReturningAdjacencyGetsItsFreeCodeBack) {
+  Harness h(Config(4));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.Weigh(a, 30);
+  h.Weigh(b, 20);
+  h.Weigh(c, 10);
+  h.Commit();
+  const uint8_t code_a = h.res.CodeOf(kA), code_b = h.res.CodeOf(kB), code_c = h.res.CodeOf(kC);
+  h.Weigh(a, 0);
+  h.Weigh(b, 0);
+  h.Commit();
+  ASSERT_EQ(h.res.CodeOf(kA), 0);
+  ASSERT_EQ(h.res.CodeOf(kB), 0);
+  h.Weigh(d, 40);  // heavier than all, new: not A's code nor B's
+  h.Commit();
+  EXPECT_NE(h.res.CodeOf(kD), 0);
+  for (uint8_t was : {code_a, code_b, code_c}) EXPECT_NE(h.res.CodeOf(kD), was);
+  h.Weigh(b, 20);
+  h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kB), code_b);
+  h.Weigh(a, 30);
+  h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kA), code_a);
+}
+
+// A restart in the middle of a hold: the device's kept entry that no live
+// next-hop names is the previous run's held slot. It is adopted and held for
+// one more hold (a restart with nothing changed writes nothing), then freed.
+TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
+  auto clock = std::make_shared<FakeClock>();
+  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  std::vector<regs::NexthopEntry> device(4);
+  device[2] = {Mac(5), 1, 0};  // VALID=0
+  ASSERT_EQ(h.res.Adopt(device), 1);
+  CommitCodes codes = h.Commit();
+  EXPECT_FALSE(codes.owner_changes[2]);
+  EXPECT_EQ(h.res.EntryFor(2, device[2]), device[2]);
+  clock->Advance(std::chrono::seconds(61));
+  codes = h.Commit();
+  EXPECT_TRUE(codes.retired[2]);
+  EXPECT_FALSE(h.res.EntryFor(2, device[2]).has_value());
+
+  Harness no_hold(Config(2));  // without a hold there is nothing to keep it for
+  EXPECT_EQ(no_hold.res.Adopt(device), 0);
+}
+
+// A pinned gateway's adjacency takes a code ahead of heavier ones and no
+// unpinned challenger displaces it, however heavy.
+TEST(FibResolver, APinnedGatewayRanksFirstAndIsNeverDisplaced) {
+  FibConfig cfg = Config(2);
+  cfg.slot_pins = {*kD.gateway};
+  Harness h(cfg);
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD}), e = h.Group({kE});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.SetNeighbor(kE, 9);
+  h.Weigh(a, 100);
+  h.Weigh(b, 90);
+  h.Weigh(c, 80);
+  h.Weigh(d, 1);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kB, kD}));
+  h.Weigh(e, 100000);
+  h.Commit();
+  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kE, kD}));
 }
 
 TEST(FibResolver, MultipathAnswersWithTheFirstResolvedCodedPath) {
@@ -396,8 +571,10 @@ TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
 }
 
 // Random weights and resolution, with the slot rules checked against an
-// independent ranking: from empty, the top resolved next-hops by (IPv4 /24s,
-// IPv6 routes) own the codes; after a change, a free code never stays free
+// independent ranking: from empty, the top resolved next-hops by their share
+// of the /24s plus their share of the IPv6 routes (among the next-hops that
+// ever resolved: those have an adjacency) own the codes; after a change, a
+// free code never stays free
 // while a resolved next-hop with weight waits, an owner only goes when its
 // weight is 0 or a challenger outweighs it by the hysteresis, and no
 // unresolved next-hop gains a code.
@@ -415,7 +592,7 @@ TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
       groups.push_back(h.Group({nhs.back()}));
     }
     std::map<NextHop, std::pair<uint64_t, uint64_t>> weight;  // (/24s, IPv6 routes)
-    std::set<NextHop> resolved;
+    std::set<NextHop> resolved, ever;
     auto shuffle = [&] {
       resolved.clear();
       for (int k = 0; k < n; ++k) {
@@ -427,8 +604,17 @@ TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
         h.SetNeighbor(nhs[k], static_cast<uint8_t>(k + 1), up ? NeighState::kReachable : NeighState::kFailed);
         if (up) resolved.insert(nhs[k]);
       }
+      ever.insert(resolved.begin(), resolved.end());
     };
-    auto scalar = [&](const NextHop& nh) { return weight[nh].first << 24 | weight[nh].second; };
+    auto scalar = [&](const NextHop& nh) {
+      uint64_t t4 = 0, t6 = 0;
+      for (const NextHop& x : ever) {
+        t4 += weight[x].first;
+        t6 += weight[x].second;
+      }
+      return (t4 ? static_cast<double>(weight[nh].first) / static_cast<double>(t4) : 0.0) +
+             (t6 ? static_cast<double>(weight[nh].second) / static_cast<double>(t6) : 0.0);
+    };
     shuffle();
     h.Commit();
     std::vector<NextHop> ranked;
@@ -436,7 +622,7 @@ TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
       if (resolved.count(nh) && (weight[nh].first || weight[nh].second)) ranked.push_back(nh);
     }
     std::sort(ranked.begin(), ranked.end(), [&](const NextHop& x, const NextHop& y) {
-      return weight[x] != weight[y] ? weight[x] > weight[y] : x < y;
+      return scalar(x) != scalar(y) ? scalar(x) > scalar(y) : x < y;
     });
     ranked.resize(std::min<size_t>(ranked.size(), static_cast<size_t>((1 << bits) - 1)));
     ASSERT_EQ(h.Owners(), std::set<NextHop>(ranked.begin(), ranked.end())) << "round " << round;
@@ -452,10 +638,10 @@ TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
         ASSERT_TRUE(resolved.count(*after[i])) << "round " << round << ": unresolved gains a code";
       }
       if (before[i] && after[i] == before[i]) {
-        ASSERT_NE(scalar(*before[i]), 0u) << "round " << round << ": an owner of weight 0 kept its code";
+        ASSERT_NE(scalar(*before[i]), 0.0) << "round " << round << ": an owner of weight 0 kept its code";
       }
       if (before[i] && after[i] && after[i] != before[i] && scalar(*before[i]) != 0) {
-        const double w_new = static_cast<double>(scalar(*after[i])), w_old = static_cast<double>(scalar(*before[i]));
+        const double w_new = scalar(*after[i]), w_old = scalar(*before[i]);
         ASSERT_TRUE(w_new > w_old && w_new >= hyst * w_old) << "round " << round << ": displaced without hysteresis";
       }
     }

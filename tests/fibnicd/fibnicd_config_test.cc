@@ -56,6 +56,8 @@ sources:
 policies:
   ecmp: punt
   slot_hysteresis: 2
+  slot_hold: 90s
+  slot_pins: [10.0.1.2, "fe80::2"]
   batch_delay: 200us
   batch_max: 5000
 web:
@@ -79,7 +81,16 @@ logging: {level: debug}
   EXPECT_EQ(c->fpm.listen.ToString(), "[::1]:2620");
   EXPECT_EQ(c->policies.ecmp, EcmpPolicy::kPunt);
   EXPECT_EQ(c->policies.batch_delay, std::chrono::microseconds(200));
+  EXPECT_EQ(c->MakeFibConfig().slot_hold, std::chrono::seconds(90));
+  EXPECT_THAT(c->MakeFibConfig().slot_pins, ElementsAre(*IpAddr::Parse("10.0.1.2"), *IpAddr::Parse("fe80::2")));
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
+}
+
+TEST(FibnicdConfig, ASlotPinMustBeAnAddress) {
+  auto c = FromText("policies:\n  slot_pins: [10.0.1.2, r1]\n  slot_hold: 2h\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("policies.slot_pins: bad address 'r1'"));
+  EXPECT_THAT(c.status().message(), HasSubstr("policies.slot_hold"));
 }
 
 TEST(FibnicdConfig, ErrorsNameFileLineKeyValueAndAllowed) {

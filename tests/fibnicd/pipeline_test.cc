@@ -122,5 +122,47 @@ TEST_F(PipelineTest, FailedInitialSyncIsReportedAndRetriedWithTheNextBatch) {
   EXPECT_TRUE(OnDevice(dev_, "11.0.0.1").forward);
 }
 
+// A slot held for an adjacency whose routes went is given to the one
+// waiting for it once the hold lapses, with nothing more handed in: the
+// pipeline commits at the Fib's slot review by itself.
+TEST(PipelineSlotReview, AHeldSlotGoesToTheWaitingOneWhenTheHoldLapses) {
+  FakeDeviceWriter dev;
+  FibConfig cfg;  // 2-bit: three codes
+  cfg.slot_hold = 300ms;
+  Pipeline pipeline{cfg, dev, BatchPolicy{}};
+  pipeline.Start();
+  const char* gws[4] = {"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"};
+  for (uint8_t k = 0; k < 4; ++k) {
+    pipeline.sink().UpsertNeighbor(
+        Neighbor{*IpAddr::Parse(gws[k]), MacAddr{{0x52, 0x54, 0, 0, 0, uint8_t(k + 1)}}, PortId(k), NeighState::kReachable});
+  }
+  pipeline.sink().UpsertRoute(R("10.0.0.0/8", gws[0], 0));
+  pipeline.sink().UpsertRoute(R("11.0.0.0/8", gws[1], 1));
+  pipeline.sink().UpsertRoute(R("12.0.0.0/16", gws[2], 2));
+  pipeline.sink().UpsertRoute(R("13.0.0.0/24", gws[3], 3));  // the lightest: waits
+  std::promise<Status> synced;
+  pipeline.FinishInitialSync([&synced](Status st, const Fib&) { synced.set_value(st); });
+  ASSERT_TRUE(synced.get_future().get().ok());
+  auto on_device = [&](const char* dst) {
+    auto done = std::make_shared<std::promise<HwDecision>>();
+    auto f = done->get_future();
+    pipeline.Post([&dev, dst, done](const Fib&) { done->set_value(OnDevice(dev, dst)); });
+    return f.get();
+  };
+  ASSERT_TRUE(on_device("12.0.1.1").forward);
+  ASSERT_FALSE(on_device("13.0.0.1").forward);
+
+  pipeline.sink().DeleteRoute(*Prefix::Parse("12.0.0.0/16"), RouteSource::kKernel);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(on_device("13.0.0.1").forward) << "the slot went before the hold lapsed";
+  bool forwarded = false;
+  for (int i = 0; i < 100 && !forwarded; ++i) {
+    std::this_thread::sleep_for(20ms);
+    forwarded = on_device("13.0.0.1").forward;
+  }
+  EXPECT_TRUE(forwarded) << "the hold lapsed and nobody took the slot";
+  pipeline.Stop();
+}
+
 }  // namespace
 }  // namespace fibnic

@@ -29,12 +29,18 @@ using oracle::ReferenceLpm;
 
 Prefix P(const char* s) { return *Prefix::Parse(s); }
 
+FibConfig ConfigFor(const regs::Caps& caps) {
+  FibConfig c;
+  c.caps = caps;
+  return c;
+}
+
 // Keeps the Fib and the oracle fed with the same changes, pushes each commit
 // through a recording BAR and checks every intermediate state.
 class Harness {
  public:
   explicit Harness(const regs::Caps& caps = regs::Caps::Model2Bit())
-      : caps_(caps), fib_(FibConfig{.caps = caps}), mem_(caps.bar_bytes()), rec_(mem_), pusher_(rec_) {
+      : caps_(caps), fib_(ConfigFor(caps)), mem_(caps.bar_bytes()), rec_(mem_), pusher_(rec_) {
     EXPECT_TRUE(mem_.Write(0, FibnicCsrPreset(caps).data(), regs::kOffControl).ok());
     for (uint8_t p = 0; p < caps.ports; ++p) fib_.SetPortMac(p, MacAddr{{0x0e, 0, 0, 0, 0, p}});
     // Probe addresses: .5 and .200 of every /24 of 10.0.0.0/14, the IPv6 test space.

@@ -5,6 +5,7 @@
 // reporting the entries the test corrupted in the BAR.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/fibnic_lookup.h"
+#include "device/fibnic_regs.h"
 #include "tests/web/http_client.h"
 #include "tests/web/server_fixture.h"
 #include "tests/web/web_harness.h"
@@ -76,7 +78,17 @@ TEST_F(ViewTest, ACommitGoesThroughWhileTheWebThreadIsBusy) {
   std::thread busy([this] { server_->OnServer([] { std::this_thread::sleep_for(3s); }); });
   std::this_thread::sleep_for(100ms);
   const IpAddr dst = *IpAddr::Parse("100.64.7.9");
-  const Neighbor& gw = harness_.neighbors().front();
+  // Through a neighbour whose adjacency holds a code (the Fib ranks them; any will do).
+  const uint8_t* b = harness_.bar().data();
+  const auto gw_it = std::find_if(harness_.neighbors().begin(), harness_.neighbors().end(), [b](const Neighbor& n) {
+    for (uint32_t c = 1; c <= 3; ++c) {
+      const auto e = regs::NexthopEntry::Decode(b + regs::NexthopOffset(c));
+      if (e.valid() && e.dst_mac == n.mac && e.port == n.port) return true;
+    }
+    return false;
+  });
+  ASSERT_NE(gw_it, harness_.neighbors().end());
+  const Neighbor& gw = *gw_it;
   auto t0 = Clock::now();
   harness_.Upsert(Route{*Prefix::Parse("100.64.7.0/24"), RouteSource::kStatic, 1, {NextHop{gw.addr, gw.port}}});
   ASSERT_TRUE(harness_.Commit().ok());
