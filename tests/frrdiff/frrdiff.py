@@ -181,6 +181,11 @@ class FrrEnv(kdiff.Env):
                         routes += 1
         return (routes, nexthops) if split else routes + nexthops
 
+    def kernel_changes(self):
+        """How much the kernel has announced of its routes and next-hop
+        objects so far (any daemon's; grows with every change)."""
+        return os.path.getsize(self.work + "/monitor.txt")
+
     # --- processes ---------------------------------------------------------
     def _spawn(self, name, argv):
         log = open("%s/%s.log" % (self.work, name), "a")
@@ -400,6 +405,7 @@ def restart_window(env, rng):
     gen0 = env.generation()
     image0 = env.bar_image()
     state0 = env.host_state()
+    changes0 = env.kernel_changes()
     reads = []
     env.stop("fibnicd")
     reads.append((time.time(), env.device(addrs)))
@@ -412,6 +418,11 @@ def restart_window(env, rng):
         g = env.generation()
         stable = stable + 1 if g == last else 0
         last = g
+    # The host must have stayed put through the whole window, not only until
+    # fibnicd was ready: zebra may still be installing a BGP update that came
+    # in two parts, a second apart, after the settle looked quiet.
+    time.sleep(0.1)  # what the kernel announced by now has reached the monitor
+    unchanged = unchanged and env.host_state() == state0 and env.kernel_changes() == changes0
     after = kdiff.kernel_sets(env, contexts, addrs)
     bad = []
     for i, (t, snap) in enumerate(reads):
