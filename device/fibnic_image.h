@@ -13,7 +13,12 @@
 //   4. sram_words:       changed SRAM4 word indexes (ascending), each written
 //                        with the value at the same position in sram_values
 //                        (one Commit() may return several deltas that write
-//                        the same word, so the final image is not the source).
+//                        the same word, so the final image is not the source);
+//                        sram_before holds the value each word had before
+//                        this delta (the writer keeps no copy of the SRAM: the
+//                        bytes of a 32-bit bus word that this delta does not
+//                        name keep the device's value, and for a word a later
+//                        delta of the same commit changes that is its before).
 //   5. neigh_retire:     NEIGH entries cleared (VALID=0).
 //   6. nexthop_retire:   entries no code references any more (VALID=0).
 //   then GENERATION. port_macs (source MACs, no forwarding decision hangs on
@@ -79,6 +84,7 @@ struct DeviceDelta {
   std::vector<TcamWrite> tcam;
   std::vector<uint32_t> sram_words;  // word indexes, ascending, no duplicates
   std::vector<uint16_t> sram_values; // parallel to sram_words: the word (8-bit codes: low byte)
+  std::vector<uint16_t> sram_before; // parallel to sram_words: the word before this delta
   std::vector<NeighWrite> neigh_retire;
   std::vector<NexthopWrite> nexthop_retire;
   std::vector<uint32_t> port_macs;  // ports whose PORT_MAC changed

@@ -1,5 +1,6 @@
 #include "hwif/fibnic_pusher.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "hwif/entry_plan.h"
@@ -14,12 +15,6 @@ size_t ChangedBytes32(uint32_t a, uint32_t b) {
   size_t n = 0;
   for (int i = 0; i < 4; ++i) n += ((a >> (8 * i)) & 0xff) != ((b >> (8 * i)) & 0xff);
   return n;
-}
-
-uint32_t Load32(const std::vector<uint8_t>& v, size_t off) {
-  uint32_t x;
-  std::memcpy(&x, v.data() + off, 4);
-  return x;
 }
 
 template <typename Entry>
@@ -40,7 +35,7 @@ Status FibnicPusher::SyncFrom(const FibnicReadback& rb, const DeviceImage& targe
   in_sync_ = false;
   ASSIGN_OR_RETURN(WritePlan plan, PlanTransition(rb.image, target));
   generation_ = rb.generation;
-  shadow_ = target;
+  KeepTables(target);
   last_ = PushStats{};
   if (plan.empty()) {
     in_sync_ = true;
@@ -70,9 +65,10 @@ Status FibnicPusher::CheckDelta(const DeviceDelta& d) const {
   for (const auto& w : d.tcam) {
     if (w.index >= c.tcam_entries) return bad("TCAM6", w.index, c.tcam_entries);
   }
-  if (d.sram_values.size() != d.sram_words.size()) {
+  if (d.sram_values.size() != d.sram_words.size() || d.sram_before.size() != d.sram_words.size()) {
     return InvalidArgument("delta has " + std::to_string(d.sram_words.size()) + " SRAM4 word indexes but " +
-                           std::to_string(d.sram_values.size()) + " values");
+                           std::to_string(d.sram_values.size()) + " values and " +
+                           std::to_string(d.sram_before.size()) + " values before");
   }
   const uint32_t max_value = c.code_bits == 4 ? 0xFFFFu : 0xFFu;
   for (size_t i = 0; i < d.sram_words.size(); ++i) {
@@ -80,9 +76,9 @@ Status FibnicPusher::CheckDelta(const DeviceDelta& d) const {
     if (i > 0 && d.sram_words[i] <= d.sram_words[i - 1]) {
       return InvalidArgument("delta SRAM4 word indexes are not ascending at position " + std::to_string(i));
     }
-    if (d.sram_values[i] > max_value) {
+    if (d.sram_values[i] > max_value || d.sram_before[i] > max_value) {
       return InvalidArgument("delta SRAM4 word " + std::to_string(d.sram_words[i]) + " value " +
-                             std::to_string(d.sram_values[i]) + " does not fit a " +
+                             std::to_string(std::max(d.sram_values[i], d.sram_before[i])) + " does not fit a " +
                              std::to_string(c.code_bits * 4) + "-bit word");
     }
   }
@@ -92,31 +88,63 @@ Status FibnicPusher::CheckDelta(const DeviceDelta& d) const {
   return OkStatus();
 }
 
-void FibnicPusher::PlanSramWords(const DeviceDelta& d, WritePlan& plan) {
+namespace {
+
+// Position of SRAM word w in a delta's ascending word list, or -1.
+ptrdiff_t Find(const DeviceDelta& d, uint32_t w) {
+  auto it = std::lower_bound(d.sram_words.begin(), d.sram_words.end(), w);
+  return it != d.sram_words.end() && *it == w ? it - d.sram_words.begin() : -1;
+}
+
+}  // namespace
+
+void FibnicPusher::PlanSramWords(const std::vector<DeviceDelta>& deltas, size_t i, const DeviceImage& target,
+                                 WritePlan& plan) {
+  const DeviceDelta& d = deltas[i];
   const uint32_t wb = regs::SramWordBytes(shadow_.caps.code_bits);
-  // Apply the delta's words to a copy of each touched 32-bit bus word, then
-  // write each bus word once (ascending, as the indexes are).
-  size_t i = 0;
-  while (i < d.sram_words.size()) {
-    const size_t bus = size_t{d.sram_words[i]} * wb / 4;
-    const uint32_t now = Load32(shadow_.sram, 4 * bus);
-    uint8_t bytes[4];
-    std::memcpy(bytes, &now, 4);
-    for (; i < d.sram_words.size() && size_t{d.sram_words[i]} * wb / 4 == bus; ++i) {
-      const size_t at = size_t{d.sram_words[i]} * wb - 4 * bus;
-      bytes[at] = static_cast<uint8_t>(d.sram_values[i]);
-      if (wb == 2) bytes[at + 1] = static_cast<uint8_t>(d.sram_values[i] >> 8);
+  const uint32_t per_bus = 4 / wb;
+  // What the device holds in word w as delta i begins: what an earlier delta
+  // of this commit wrote, else what the first delta from i on that names it
+  // found there, else the target's (this commit leaves it as it was).
+  auto device_word = [&](uint32_t w) -> uint16_t {
+    for (size_t j = i; j-- > 0;) {
+      if (const ptrdiff_t k = Find(deltas[j], w); k >= 0) return deltas[j].sram_values[size_t(k)];
     }
-    uint32_t want;
-    std::memcpy(&want, bytes, 4);
-    if (want == now) continue;
-    plan.AddChangedBytes(ChangedBytes32(now, want));
-    plan.Add(regs::kOffSram4 + 4 * uint64_t{bus}, want);
-    std::memcpy(shadow_.sram.data() + 4 * bus, &want, 4);
+    for (size_t j = i; j < deltas.size(); ++j) {
+      if (const ptrdiff_t k = Find(deltas[j], w); k >= 0) return deltas[j].sram_before[size_t(k)];
+    }
+    const uint8_t* at = target.sram.data() + size_t{w} * wb;
+    return wb == 2 ? static_cast<uint16_t>(at[0] | at[1] << 8) : at[0];
+  };
+  auto put = [wb](uint8_t* bytes, uint32_t slot, uint16_t v) {
+    bytes[slot * wb] = static_cast<uint8_t>(v);
+    if (wb == 2) bytes[slot * wb + 1] = static_cast<uint8_t>(v >> 8);
+  };
+  // Apply the delta's words to the device's bytes of each touched 32-bit bus
+  // word, then write each bus word once (ascending, as the indexes are).
+  size_t k = 0;
+  while (k < d.sram_words.size()) {
+    const uint32_t bus = d.sram_words[k] / per_bus;
+    uint8_t now[4], want[4];
+    for (uint32_t s = 0; s < per_bus; ++s) {
+      const uint32_t w = bus * per_bus + s;
+      const ptrdiff_t named = k < d.sram_words.size() && d.sram_words[k] == w ? ptrdiff_t(k) : -1;
+      put(now, s, named >= 0 ? d.sram_before[size_t(named)] : device_word(w));
+      put(want, s, named >= 0 ? d.sram_values[size_t(named)] : device_word(w));
+      if (named >= 0) ++k;
+    }
+    uint32_t was, value;
+    std::memcpy(&was, now, 4);
+    std::memcpy(&value, want, 4);
+    if (value == was) continue;
+    plan.AddChangedBytes(ChangedBytes32(was, value));
+    plan.Add(regs::kOffSram4 + 4 * uint64_t{bus}, value);
   }
 }
 
-void FibnicPusher::PlanDelta(const DeviceDelta& d, const DeviceImage& target, WritePlan& plan) {
+void FibnicPusher::PlanDelta(const std::vector<DeviceDelta>& deltas, size_t i, const DeviceImage& target,
+                             WritePlan& plan) {
+  const DeviceDelta& d = deltas[i];
   // Families the target switches off go off before anything else changes.
   if ((shadow_.control & target.control) != shadow_.control) {
     shadow_.control &= target.control;
@@ -140,7 +168,7 @@ void FibnicPusher::PlanDelta(const DeviceDelta& d, const DeviceImage& target, Wr
   for (const auto& w : d.tcam) {
     PlanEntryChange(plan, regs::Tcam6Offset(w.index), shadow_.tcam[w.index], w.entry, kTcamLayout);
   }
-  PlanSramWords(d, plan);
+  PlanSramWords(deltas, i, target, plan);
   for (const auto& w : d.neigh_retire) {
     PlanEntryChange(plan, regs::NeighOffset(w.index), shadow_.neigh[w.index], w.entry, kNeighLayout);
   }
@@ -184,13 +212,24 @@ Status FibnicPusher::Push(const std::vector<DeviceDelta>& deltas, const DeviceIm
                                                       std::to_string(deltas.size())));
   }
   last_ = PushStats{};
-  for (const auto& d : deltas) {
+  last_target_ = &target;
+  for (size_t i = 0; i < deltas.size(); ++i) {
     WritePlan plan;
-    PlanDelta(d, target, plan);
+    PlanDelta(deltas, i, target, plan);
     if (plan.empty()) continue;
     RETURN_IF_ERROR(RunBatch(plan));
   }
   return OkStatus();
+}
+
+void FibnicPusher::KeepTables(const DeviceImage& target) {
+  shadow_.caps = target.caps;
+  shadow_.control = target.control;
+  shadow_.port_macs = target.port_macs;
+  shadow_.nexthop = target.nexthop;
+  shadow_.tcam = target.tcam;
+  shadow_.neigh = target.neigh;
+  last_target_ = &target;
 }
 
 }  // namespace fibnic

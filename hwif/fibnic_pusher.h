@@ -3,12 +3,16 @@
 // the differences, safely), then one Push per Fib::Commit() (the ordered
 // DeviceDeltas of hwif/fibnic_image.h).
 //
-// The pusher keeps a shadow of what the device holds, so it writes only words
-// whose value changes and coalesces changed SRAM words into whole 32-bit bus
-// writes (each atomic for the device; bytes of the bus word the delta does not
-// name keep the value the device holds). A failed write leaves the device in a
-// safe but unknown intermediate state: the pusher then refuses further pushes
-// until Sync has read the device again.
+// The pusher keeps a shadow of the device's tables (NEXTHOP, TCAM, NEIGH,
+// CONTROL, PORT_MAC), so it writes only words whose value changes. Of the
+// SRAM (4 or 8 MiB) it keeps no copy: after a successful Sync or Push the
+// device holds the target's SRAM, so for the bytes of a 32-bit bus write that
+// a delta does not name (each bus write is atomic for the device, and those
+// bytes keep the device's value) it reads the target, or the value a delta of
+// the same commit wrote or found there (DeviceDelta::sram_before). The caller
+// keeps the target alive and unchanged between pushes (the Fib's own image).
+// A failed write leaves the device in a safe but unknown intermediate state:
+// the pusher then refuses further pushes until Sync has read the device again.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +31,9 @@ struct PushOptions {
 
 class FibnicPusher {
  public:
-  explicit FibnicPusher(Bar& bar, PushOptions options = {}) : bar_(bar), options_(options) {}
+  explicit FibnicPusher(Bar& bar, PushOptions options = {}) : bar_(bar), options_(options) {
+    shadow_.sram = {};
+  }
 
   // Reads the device's tables (probing it first) and takes it to `target`
   // by the safe transition of fibnic_transition.h. Writes nothing when the
@@ -47,21 +53,25 @@ class FibnicPusher {
 
   bool in_sync() const { return in_sync_; }
   uint32_t generation() const { return generation_; }
-  // What the device holds, as far as the pusher knows (valid while in_sync).
-  const DeviceImage& device() const { return shadow_; }
+  // What the device holds, as far as the pusher knows (valid while in_sync):
+  // the target of the last Sync or Push (the device holds its SRAM and
+  // tables then); before any, the tables alone.
+  const DeviceImage& device() const { return last_target_ ? *last_target_ : shadow_; }
   // Counts of the last Sync/Push, and since construction.
   const PushStats& last() const { return last_; }
   const PushStats& total() const { return total_; }
 
  private:
   Status CheckDelta(const DeviceDelta& delta) const;
-  void PlanDelta(const DeviceDelta& delta, const DeviceImage& target, WritePlan& plan);
-  void PlanSramWords(const DeviceDelta& delta, WritePlan& plan);
+  void PlanDelta(const std::vector<DeviceDelta>& deltas, size_t i, const DeviceImage& target, WritePlan& plan);
+  void PlanSramWords(const std::vector<DeviceDelta>& deltas, size_t i, const DeviceImage& target, WritePlan& plan);
+  void KeepTables(const DeviceImage& target);
   Status RunBatch(WritePlan& plan);
 
   Bar& bar_;
   PushOptions options_;
-  DeviceImage shadow_;
+  DeviceImage shadow_;  // tables only: its sram is empty
+  const DeviceImage* last_target_ = nullptr;
   uint32_t generation_ = 0;
   bool in_sync_ = false;
   PushStats last_, total_;

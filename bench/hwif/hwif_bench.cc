@@ -109,8 +109,9 @@ int Run() {
       const uint32_t first = (static_cast<uint32_t>(rng()) & 0xFFFFFFu) & ~(n24 - 1);
       // A real change: the first /24 takes a code it does not have.
       const uint8_t code = static_cast<uint8_t>(1 + (now.CodeOf24(first) + rng() % 2) % 3);
-      for (uint32_t i = 0; i < n24; ++i) SetCode(now, first + i, code);
       DeviceDelta d;
+      for (uint32_t a = first >> 2; a <= (first + n24 - 1) >> 2; ++a) d.sram_before.push_back(now.sram[a]);
+      for (uint32_t i = 0; i < n24; ++i) SetCode(now, first + i, code);
       for (uint32_t a = first >> 2; a <= (first + n24 - 1) >> 2; ++a) {
         d.sram_words.push_back(a);
         d.sram_values.push_back(now.sram[a]);

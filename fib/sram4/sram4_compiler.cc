@@ -243,6 +243,7 @@ void Sram4Compiler::Flush(const GroupCodes& codes, uint8_t* sram, int code_bits,
   for (uint32_t b : dirty_blocks_) dirty_words += static_cast<size_t>(std::popcount(dirty_[b]));
   out.sram_words.reserve(out.sram_words.size() + dirty_words);
   out.sram_values.reserve(out.sram_values.size() + dirty_words);
+  out.sram_before.reserve(out.sram_before.size() + dirty_words);
   if (code_bits == 4) {
     FlushWords<4>(codes, code_of, sram, out);
   } else {
@@ -278,10 +279,12 @@ void Sram4Compiler::FlushWords(const GroupCodes& codes, const std::vector<uint8_
                              ? code_at(i) * kRepeat
                              : code_at(i) | code_at(i + 1) << kBits | code_at(i + 2) << (2 * kBits) |
                                    code_at(i + 3) << (3 * kBits);
-      if (v == ReadWord(sram, kBits, w)) continue;
+      const uint32_t was = ReadWord(sram, kBits, w);
+      if (v == was) continue;
       WriteWord(sram, kBits, w, v);
       out.sram_words.push_back(w);
       out.sram_values.push_back(static_cast<uint16_t>(v));
+      out.sram_before.push_back(static_cast<uint16_t>(was));
     }
   }
 }
@@ -331,6 +334,7 @@ void Sram4Compiler::ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int 
       WriteWord(sram, code_bits, w, nv);
       out.sram_words.push_back(w);
       out.sram_values.push_back(static_cast<uint16_t>(nv));
+      out.sram_before.push_back(static_cast<uint16_t>(v));
       MarkWordDirty(w);
     }
   }

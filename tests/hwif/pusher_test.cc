@@ -16,11 +16,12 @@ namespace {
 
 using namespace testing_util;
 
-// A delta that writes the given SRAM words with their values in `img`.
-void AddSramWords(DeviceDelta& d, const DeviceImage& img, std::vector<uint32_t> words) {
+// A delta that takes the given SRAM words from their values in `from` to those in `to`.
+void AddSramWords(DeviceDelta& d, const DeviceImage& from, const DeviceImage& to, std::vector<uint32_t> words) {
   for (uint32_t a : words) {
     d.sram_words.push_back(a);
-    d.sram_values.push_back(SramWordValue(img, a));
+    d.sram_values.push_back(SramWordValue(to, a));
+    d.sram_before.push_back(SramWordValue(from, a));
   }
 }
 
@@ -50,7 +51,7 @@ TEST(Pusher, CoalescesAdjacentSramWordsIntoOneBusWrite) {
   for (uint32_t i = 64; i < 80; ++i) SetCode(to, k10_0_0 + i, 2);
   SetCode(to, k10_0_0 + 80, 2);  // the next bus word, one byte of it
   DeviceDelta d;
-  AddSramWords(d, to, {0x28010, 0x28011, 0x28012, 0x28013, 0x28014});
+  AddSramWords(d, rig.start, to, {0x28010, 0x28011, 0x28012, 0x28013, 0x28014});
   ASSERT_TRUE(rig.pusher.Push({d}, to).ok());
   const auto& ws = rig.rec.writes();
   ASSERT_EQ(ws.size(), 3u);
@@ -63,6 +64,34 @@ TEST(Pusher, CoalescesAdjacentSramWordsIntoOneBusWrite) {
   EXPECT_TRUE(*got == to);
 }
 
+// The pusher keeps no copy of the SRAM. A commit of two deltas (a retire,
+// then the main delta) where the retire's bus word holds a byte only the
+// main delta changes: the retire's write keeps that byte's old value (the
+// main delta's "before"), not the target's final one — which would name the
+// new code before its entry is written.
+TEST(Pusher, AnEarlierDeltaKeepsTheOldValueOfABytesALaterDeltaChanges) {
+  // Bus word 0x28010..13 (2-bit codes: a byte per word). The device: code 1
+  // in words 0x28010 (all four /24s) and 0x28011 (its first /24).
+  DeviceImage start = SmallImage();
+  for (uint32_t i = 64; i < 69; ++i) SetCode(start, k10_0_0 + i, 1);
+  Rig rig(start);
+  // Retire: 0x28010 to code 0. Main: 0x28010 to code 2 and 0x28011, which
+  // the retire does not touch, to code 3.
+  DeviceImage mid = start, to = start;
+  for (uint32_t i = 64; i < 68; ++i) SetCode(mid, k10_0_0 + i, 0);
+  for (uint32_t i = 64; i < 68; ++i) SetCode(to, k10_0_0 + i, 2);
+  for (uint32_t i = 68; i < 72; ++i) SetCode(to, k10_0_0 + i, 3);
+  DeviceDelta retire, main;
+  AddSramWords(retire, start, mid, {0x28010});
+  AddSramWords(main, mid, to, {0x28010, 0x28011});
+  ASSERT_TRUE(rig.pusher.Push({retire, main}, to).ok());
+  const auto& ws = rig.rec.writes();
+  ASSERT_EQ(ws.size(), 4u);
+  EXPECT_EQ(ws[0], (BusWrite{regs::kOffSram4 + 0x28010, 0x00000100u}));  // 0x28011 still 0x01
+  EXPECT_EQ(ws[2], (BusWrite{regs::kOffSram4 + 0x28010, 0x0000FFAAu}));
+  EXPECT_TRUE(*DecodeBar(rig.mem->data(), rig.mem->size()) == to);
+}
+
 TEST(Pusher, FourBitWordsShareBusWordsInPairs) {
   DeviceImage img(regs::Caps::Model4Bit());
   img.nexthop[9] = Nh("02:00:00:00:00:09", 2);
@@ -70,7 +99,7 @@ TEST(Pusher, FourBitWordsShareBusWordsInPairs) {
   DeviceImage to = img;
   for (uint32_t i = 0; i < 8; ++i) SetCode(to, k10_0_0 + i, 9);  // SRAM words 0x28000, 0x28001
   DeviceDelta d;
-  AddSramWords(d, to, {0x28000, 0x28001});
+  AddSramWords(d, img, to, {0x28000, 0x28001});
   ASSERT_TRUE(rig.pusher.Push({d}, to).ok());
   ASSERT_EQ(rig.rec.writes().size(), 2u);
   EXPECT_EQ(rig.rec.writes()[0], (BusWrite{regs::kOffSram4 + 0x50000, 0x99999999u}));
@@ -132,12 +161,13 @@ TEST(Pusher, MalformedDeltaWritesNothing) {
   bad_index.nexthop_activate.push_back({4, Nh("02:00:00:00:00:09", 0)});
   DeviceDelta not_parallel;
   not_parallel.sram_words = {1, 2};
-  not_parallel.sram_values = {1};
+  not_parallel.sram_values = {1, 1};
+  not_parallel.sram_before = {0};
   DeviceDelta descending;
-  AddSramWords(descending, rig.start, {5, 4});
+  AddSramWords(descending, rig.start, rig.start, {5, 4});
   for (const auto& d : {bad_index, not_parallel, descending}) {
     DeviceDelta ok;
-    AddSramWords(ok, rig.start, {1});
+    AddSramWords(ok, rig.start, rig.start, {1});
     Status st = rig.pusher.Push({ok, d}, rig.start);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     EXPECT_NE(st.message().find("delta 2 of 2"), std::string::npos) << st.ToString();
@@ -177,7 +207,7 @@ TEST(Pusher, FailedWriteIsReportedAndForcesResync) {
   DeviceDelta d;
   std::vector<uint32_t> words;
   for (uint32_t a = 0x28000; a < 0x28010; ++a) words.push_back(a);
-  AddSramWords(d, to, words);
+  AddSramWords(d, start, to, words);
   Status st = pusher.Push({d}, to);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("bus write 2 of 5 (sram at 0x1028004)"), std::string::npos) << st.ToString();
@@ -214,7 +244,7 @@ TEST(Pusher, VerifyAfterWriteCatchesADeviceThatDropsWrites) {
   DeviceImage to = start;
   SetCode(to, k10_0_0, 2);
   DeviceDelta d;
-  AddSramWords(d, to, {0x28000});
+  AddSramWords(d, start, to, {0x28000});
   Status st = pusher.Push({d}, to);
   EXPECT_EQ(st.code(), StatusCode::kIoError);
   EXPECT_NE(st.message().find("verify after write: sram word at 0x1028000"), std::string::npos) << st.ToString();
