@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
@@ -45,6 +46,17 @@ HwDecision Look(const Fib& fib, const char* addr) {
   return HwLookup(bar.data(), bar.size(), A(addr));
 }
 
+// 4-bit codes, the three gateways, 10.0.0.0/8 via the first and
+// 2001:db8::/32 via the second: the covering routes the blackholes cut their
+// holes in.
+std::unique_ptr<Fib> Covered(bool drop) {
+  auto fib = std::make_unique<Fib>(Config(4, drop));
+  AddGateways(*fib);
+  Add(*fib, "10.0.0.0/8", Gw("100.64.0.1", 0));
+  Add(*fib, "2001:db8::/32", Gw("fd00:1::1", 1));
+  return fib;
+}
+
 bool AnyDropEntry(const DeviceImage& img) {
   for (const auto& e : img.nexthop) {
     if (e.drop()) return true;
@@ -53,11 +65,9 @@ bool AnyDropEntry(const DeviceImage& img) {
 }
 
 TEST(FibDrop, BlackholeSlash24AndSlash48AreDroppedInTheCard) {
-  Fib fib(Config(4, true));
-  AddGateways(fib);
-  Add(fib, "10.0.0.0/8", Gw("100.64.0.1", 0));
+  auto owned = Covered(true);
+  Fib& fib = *owned;
   Add(fib, "10.1.2.0/24", NextHop::Drop());
-  Add(fib, "2001:db8::/32", Gw("fd00:1::1", 1));
   Add(fib, "2001:db8:66::/48", NextHop::Drop());
   fib.Commit();
   EXPECT_TRUE(Look(fib, "10.1.2.77").drop);
@@ -85,9 +95,8 @@ TEST(FibDrop, BlackholeSlash24AndSlash48AreDroppedInTheCard) {
 }
 
 TEST(FibDrop, ADeviceWithoutTheCapabilityPuntsBlackholesAndNeverSeesADropEntry) {
-  Fib fib(Config(4, false));
-  AddGateways(fib);
-  Add(fib, "10.0.0.0/8", Gw("100.64.0.1", 0));
+  auto owned = Covered(false);
+  Fib& fib = *owned;
   Add(fib, "10.1.2.0/24", NextHop::Drop());
   fib.Commit();
   const HwDecision d = Look(fib, "10.1.2.77");
@@ -105,11 +114,9 @@ TEST(FibDrop, ADeviceWithoutTheCapabilityPuntsBlackholesAndNeverSeesADropEntry) 
 // The tables hold /24s: a /32 blackhole inside a forwarded /24 makes the /24
 // punt (the host drops the /32 and forwards the rest), never drop.
 TEST(FibDrop, ABlackholeLongerThanTheTablesHoldPuntsItsSlash24) {
-  Fib fib(Config(4, true));
-  AddGateways(fib);
-  Add(fib, "10.0.0.0/8", Gw("100.64.0.1", 0));
+  auto owned = Covered(true);
+  Fib& fib = *owned;
   Add(fib, "10.1.2.3/32", NextHop::Drop());
-  Add(fib, "2001:db8::/32", Gw("fd00:1::1", 1));
   Add(fib, "2001:db8:0:5::1/128", NextHop::Drop());
   fib.Commit();
   for (const char* a : {"10.1.2.3", "10.1.2.4", "2001:db8:0:5::1", "2001:db8:0:5::2"}) {
@@ -124,9 +131,8 @@ TEST(FibDrop, ABlackholeLongerThanTheTablesHoldPuntsItsSlash24) {
 // whole, once the drop adjacency holds a code (weights count the space of
 // routes up to /24: here a blackholed /24 beside them).
 TEST(FibDrop, ASlash24MadeOfBlackholesIsDropped) {
-  Fib fib(Config(4, true));
-  AddGateways(fib);
-  Add(fib, "10.0.0.0/8", Gw("100.64.0.1", 0));
+  auto owned = Covered(true);
+  Fib& fib = *owned;
   Add(fib, "10.9.9.0/24", NextHop::Drop());
   Add(fib, "10.1.2.0/25", NextHop::Drop());
   Add(fib, "10.1.2.128/25", NextHop::Drop());
