@@ -45,6 +45,14 @@ Status CheckCaps(const regs::Caps& c) {
   return OkStatus();
 }
 
+Status CheckNexthopEntry(const regs::Caps& caps, uint32_t index, const regs::NexthopEntry& e) {
+  if (!e.drop()) return OkStatus();
+  const std::string what = "NEXTHOP[" + std::to_string(index) + "] with the DROP flag";
+  if (!caps.drop) return FailedPrecondition(what + ": this device's CAPS2 do not announce DROP (it would forward the entry)");
+  if (e.connected()) return InvalidArgument(what + " and CONNECTED: a drop entry names no neighbour");
+  return OkStatus();
+}
+
 Status EncodeBarInto(const DeviceImage& img, uint32_t generation, uint8_t* bar, size_t bar_size) {
   const auto& c = img.caps;
   RETURN_IF_ERROR(CheckCaps(c));
@@ -56,6 +64,7 @@ Status EncodeBarInto(const DeviceImage& img, uint32_t generation, uint8_t* bar, 
       img.tcam.size() != c.tcam_entries || img.neigh.size() != c.neigh_entries || img.sram.size() != c.sram_bytes()) {
     return InvalidArgument("image tables do not match its caps");
   }
+  for (uint32_t i = 0; i < c.nexthop_entries; ++i) RETURN_IF_ERROR(CheckNexthopEntry(c, i, img.nexthop[i]));
   std::memset(bar, 0, regs::kOffSram4);
   PutLe32(bar + regs::kOffId, regs::kId);
   PutLe32(bar + regs::kOffVersion, regs::kVersion);

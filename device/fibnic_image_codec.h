@@ -30,6 +30,11 @@ struct BarHeader {
 // next-hop entries = 2^code bits, tables inside their windows).
 Status CheckCaps(const regs::Caps& caps);
 
+// OK if NEXTHOP[index] may hold `e` on a device with these caps: a DROP entry
+// only where CAPS2 announce DROP (an older device would forward it to port
+// 0), and never with CONNECTED (the contract gives the pair no meaning).
+Status CheckNexthopEntry(const regs::Caps& caps, uint32_t index, const regs::NexthopEntry& e);
+
 // The whole BAR0 (caps.bar_bytes() bytes); PORT_COUNTERS and SCRATCH are zero.
 std::vector<uint8_t> EncodeBar(const DeviceImage& image, uint32_t generation = 0);
 // Same, into caller memory of at least image.caps.bar_bytes() bytes.

@@ -17,6 +17,7 @@ HwDecision Punt(uint8_t code, const char* why) {
 }  // namespace
 
 std::string HwDecision::ToString() const {
+  if (drop) return "drop code " + std::to_string(code);
   if (!forward) return std::string("punt (") + why + ")";
   return "forward code " + std::to_string(code) + " port " + std::to_string(port) + " mac " + dst_mac.ToString();
 }
@@ -58,6 +59,13 @@ HwDecision HwLookup(const uint8_t* bar, size_t bar_size, const IpAddr& dst) {
   HwDecision d;
   d.code = code;
   d.tcam_index = tcam_index;
+  // Only a device that announces DROP drops; on an older one the bit is
+  // reserved, and the host never writes it there (DeviceImage::Check).
+  if (caps.drop && nh.drop()) {
+    d.drop = true;
+    d.why = "drop";
+    return d;
+  }
   d.port = nh.port;
   d.dst_mac = nh.dst_mac;
   if (nh.connected()) {

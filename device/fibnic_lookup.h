@@ -15,12 +15,13 @@
 namespace fibnic {
 
 struct HwDecision {
-  bool forward = false;  // false = punt to the host
+  bool forward = false;  // false = punt to the host, or drop
+  bool drop = false;     // dropped in the card: a VALID|DROP next-hop entry (never reaches the host)
   uint8_t code = 0;      // next-hop code read from SRAM/TCAM (0 = none)
   int tcam_index = -1;   // IPv6: the winning entry, -1 if none
   uint8_t port = 0;      // egress port when forwarding
   MacAddr dst_mac;       // rewritten destination MAC when forwarding
-  const char* why = "";  // "forward", "code-0", "nexthop-invalid", "no-tcam-match", "neigh-miss", "disabled"
+  const char* why = "";  // "forward", "code-0", "nexthop-invalid", "no-tcam-match", "neigh-miss", "disabled", "drop"
   std::string ToString() const;
 };
 

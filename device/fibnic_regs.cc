@@ -28,10 +28,17 @@ Caps Caps::Decode(uint32_t c0, uint32_t c1, uint32_t c2) {
   c.nexthop_entries = static_cast<uint16_t>(c1 & 0xffff);
   c.tcam_entries = static_cast<uint16_t>(c1 >> 16);
   c.neigh_entries = static_cast<uint16_t>(c2 & 0xffff);
+  c.drop = (c2 & kCaps2Drop) != 0;
   return c;
 }
 
 Caps Caps::Model2Bit() { return Caps{}; }
+
+bool Caps::SameModel(const Caps& o) const {
+  Caps a = *this;
+  a.drop = o.drop;
+  return a == o;
+}
 
 Caps Caps::Model4Bit() {
   Caps c;

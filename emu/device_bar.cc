@@ -48,7 +48,7 @@ StatusOr<DeviceBar> OpenDeviceBar(const std::string& path) {
   }
   DeviceBar bar;
   bar.caps = header.caps;
-  if (!(bar.caps == regs::Caps::Model2Bit()) && !(bar.caps == regs::Caps::Model4Bit()))
+  if (!bar.caps.SameModel(regs::Caps::Model2Bit()) && !bar.caps.SameModel(regs::Caps::Model4Bit()))
     return FailedPrecondition("BAR file " + path + ": CAPS describe neither device model (2- or 4-bit codes)");
   // The codec accepts a file longer than the layout; the mapping refuses it.
   auto file = FileBar::Open(path, bar.caps.bar_bytes());

@@ -135,6 +135,7 @@ int Run(const Options& opt) {
       frames += e.socket->Drain([&](std::span<const uint8_t> frame) {
         if (!failed.ok()) return;
         const Verdict v = e.wire ? fwd.FromWire(e.port, frame) : fwd.FromHost(e.port, frame);
+        if (v.exit == Exit::kNone) return;  // dropped in the card, counted by the forwarder
         PacketSocket* out = v.exit == Exit::kWire ? wire[v.port].get() : host[v.port].get();
         // A forward to a port this emulator was not given a wire for is lost
         // like a frame on an unplugged port.

@@ -1,6 +1,7 @@
 #include "emu/forwarder.h"
 
 #include <bit>
+#include <cstring>
 
 #include "device/fibnic_regs.h"
 #include "fpga/model/inet_checksum.h"
@@ -34,6 +35,11 @@ Verdict Forwarder::FromWire(uint8_t port, std::span<const uint8_t> frame) {
     v.exit = Exit::kWire;
     v.port = result_.egress_port;
     v.frame = std::span<const uint8_t>(result_.frame).first(result_.frame.size() - kFcsBytes);
+  } else if (result_.dropped()) {
+    in.drop_route += 1;
+    v.exit = Exit::kNone;
+    v.port = port;
+    v.frame = frame;
   } else {
     in.punted += 1;
     if (result_.reason == fpga::Reason::kTtl) in.drop_ttl += 1;
@@ -55,12 +61,18 @@ Verdict Forwarder::FromHost(uint8_t port, std::span<const uint8_t> frame) const 
 void Forwarder::CountFifoDrops(uint8_t port, uint64_t n) { counters_[port].drop_fifo += n; }
 
 void PublishCounters(uint8_t* bar, const std::vector<PortCounters>& counters) {
+  uint32_t caps2 = 0;
+  std::memcpy(&caps2, bar + regs::kOffCaps2, 4);
+  const bool drop = regs::Caps::Decode(0, 0, caps2).drop;
+  auto store = [bar](uint32_t offset, uint64_t v) {
+    auto* word = reinterpret_cast<uint64_t*>(bar + offset);
+    __atomic_store_n(word, v, __ATOMIC_RELAXED);  // little-endian host, as the contract lays it out
+  };
   for (size_t p = 0; p < counters.size(); ++p) {
+    const auto port = static_cast<uint32_t>(p);
     const auto values = counters[p].values();
-    for (int i = 0; i < regs::kPortCounterCount; ++i) {
-      auto* word = reinterpret_cast<uint64_t*>(bar + regs::PortCountersOffset(static_cast<uint32_t>(p)) + 8 * i);
-      __atomic_store_n(word, values[i], __ATOMIC_RELAXED);  // little-endian host, as the contract lays it out
-    }
+    for (int i = 0; i < regs::kPortCounterCount; ++i) store(regs::PortCountersOffset(port) + 8 * i, values[i]);
+    if (drop) store(regs::DropCounterOffset(port), counters[p].drop_route);
   }
 }
 

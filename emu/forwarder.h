@@ -25,6 +25,7 @@ namespace fibnic::emu {
 enum class Exit : uint8_t {
   kWire,  // transmitted on wire port `port`
   kHost,  // handed to the host through port `port`'s NIC function (a punt)
+  kNone,  // dropped in the card (a DROP next-hop entry): sent nowhere
 };
 
 struct Verdict {
@@ -43,8 +44,9 @@ class Forwarder {
   Forwarder(std::span<const uint8_t> bar, int ports);
 
   // A frame received on wire port `port`: forward (rewritten, to a wire) or
-  // punt (unchanged, to this port's host side). Counts rx, forwarded/punted,
-  // drop_ttl, tx of the egress port.
+  // punt (unchanged, to this port's host side) or drop (nowhere). Counts rx,
+  // forwarded/punted, drop_ttl, tx of the egress port, and a drop in
+  // drop_route (DROP_COUNTERS) of the port it came in on.
   Verdict FromWire(uint8_t port, std::span<const uint8_t> frame);
 
   // A frame the host sent through port `port`'s NIC function: out on that
@@ -64,8 +66,9 @@ class Forwarder {
   fpga::PipelineResult result_;
 };
 
-// Writes `counters` into the BAR's PORT_COUNTERS, one aligned 64-bit store per
-// counter: a reader (hwif ReadCounter64's high-low-high) never sees a torn value.
+// Writes `counters` into the BAR's PORT_COUNTERS (and DROP_COUNTERS where the
+// CAPS announce DROP), one aligned 64-bit store per counter: a reader (hwif
+// ReadCounter64's high-low-high) never sees a torn value.
 void PublishCounters(uint8_t* bar, const std::vector<PortCounters>& counters);
 
 }  // namespace fibnic::emu

@@ -115,15 +115,23 @@ int Run(int argc, char** argv) {
   }
   dev.Idle(200);
 
+  // A frame the card drops leaves nothing: the RTL's output is the
+  // emulator's frames that left, in order.
+  std::vector<size_t> left;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (verdicts[i].exit != Exit::kNone) left.push_back(i);
+  }
   int bad = 0;
   const auto& got = dev.tx();
-  if (got.size() != frames.size()) {
-    std::printf("MISMATCH: the RTL put out %zu frames for %zu in\n", got.size(), frames.size());
+  if (got.size() != left.size()) {
+    std::printf("MISMATCH: the RTL put out %zu frames, the emulator %zu (of %zu in)\n", got.size(), left.size(),
+                frames.size());
     ++bad;
   }
   int forwarded = 0;
-  for (size_t i = 0; i < frames.size() && i < got.size(); ++i) {
-    const auto& rtl = got[i].bytes;
+  for (size_t k = 0; k < left.size() && k < got.size(); ++k) {
+    const size_t i = left[k];
+    const auto& rtl = got[k].bytes;
     const Verdict& v = verdicts[i];
     const bool rtl_host = rtl.size() > 0 && rtl[0] == fpga::kTagHost;
     const bool same_exit = rtl.size() >= fpga::kTagBytes + 4 && rtl_host == (v.exit == Exit::kHost) &&
@@ -148,9 +156,15 @@ int Run(int argc, char** argv) {
         std::printf("COUNTER MISMATCH port %u %s: RTL %llu, emu %llu\n", p, regs::kPortCounterNames[c],
                     static_cast<unsigned long long>(v), static_cast<unsigned long long>(want[c]));
     }
+    const uint32_t a = regs::DropCounterOffset(p);
+    const uint64_t v = dev.Read32(a) | (uint64_t{dev.Read32(a + 4)} << 32);
+    if (v != fwd.counters()[p].drop_route && ++bad <= 20)
+      std::printf("COUNTER MISMATCH port %u drop_route: RTL %llu, emu %llu\n", p, static_cast<unsigned long long>(v),
+                  static_cast<unsigned long long>(fwd.counters()[p].drop_route));
   }
-  std::printf("%zu frames (%d forwarded, %zu punted): emulator and RTL %s\n", frames.size(), forwarded,
-              frames.size() - forwarded, bad ? "DIFFER" : "agree on exit, reason, bytes and counters");
+  std::printf("%zu frames (%d forwarded, %zu dropped, %zu punted): emulator and RTL %s\n", frames.size(), forwarded,
+              frames.size() - left.size(), left.size() - forwarded,
+              bad ? "DIFFER" : "agree on exit, reason, bytes and counters");
   return bad ? 1 : 0;
 }
 

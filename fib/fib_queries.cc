@@ -225,7 +225,11 @@ RibAnswer Fib::Lookup(const IpAddr& dst) const {
     return ans;
   }
   const NextHop nh = m.nht.Get(static_cast<NhId>(a.nh));
-  if (const Neighbor* n = m.resolver.FindNeighbor(nh.connected() ? dst : *nh.gateway, nh.port)) ans.neighbor = *n;
+  if (nh.drop()) {
+    // Dropped in the card: no neighbour, nothing leaves.
+  } else if (const Neighbor* n = m.resolver.FindNeighbor(nh.connected() ? dst : *nh.gateway, nh.port)) {
+    ans.neighbor = *n;
+  }
   ans.reason = m.resolver.GroupPuntReason(best->nhg);
   ans.why = m.WhyGroup(best->nhg, ans.reason);
   if (ans.reason == PuntReason::kNone && !dst.is_v4() && m.TcamCodeOf(dst) != m.resolver.CodeOf(nh)) {

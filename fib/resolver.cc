@@ -10,7 +10,9 @@ namespace {
 
 // An entry the previous run kept for an adjacency whose next-hops all
 // failed: a gateway's MAC and port, VALID=0.
-bool Kept(const regs::NexthopEntry& e) { return e != regs::NexthopEntry{} && !e.valid() && !e.connected(); }
+bool Kept(const regs::NexthopEntry& e) {
+  return e != regs::NexthopEntry{} && !e.valid() && !e.connected() && !e.drop();
+}
 
 }  // namespace
 
@@ -41,6 +43,7 @@ bool Resolver::FailedSince(const NextHop& nh) const {
 
 std::optional<Adjacency> Resolver::CurrentAdjacency(const NextHop& nh) const {
   if (!OnDevicePort(nh)) return std::nullopt;
+  if (nh.drop()) return Adjacency::Drop();
   if (nh.connected()) return Adjacency::Connected(nh.port);
   if (const Neighbor* n = GatewayNeighbor(nh)) return Adjacency::Gateway(nh.port, n->mac);
   return std::nullopt;
@@ -74,10 +77,11 @@ std::string Resolver::Why(const NextHop& nh, PuntReason reason) const {
   const std::string port = " on port " + std::to_string(nh.port);
   switch (reason) {
     case PuntReason::kToHost:
-      return nh.to_host() ? "the path is the host's (local, blackhole or not through a FIBNIC port)"
+      if (nh.drop()) return "a blackhole, and this device cannot drop (its CAPS2 do not announce DROP)";
+      return nh.to_host() ? "the path is the host's (local, unreachable, prohibit or not through a FIBNIC port)"
                           : "port " + std::to_string(nh.port) + " is not a device port";
     case PuntReason::kUnresolved: {
-      if (nh.connected()) return "";
+      if (nh.connected() || nh.drop()) return "";
       const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
       if (!n) return "no neighbour " + nh.gateway->ToString() + port;
       return "neighbour " + nh.gateway->ToString() + port + " is " + NeighStateName(n->state);
@@ -139,7 +143,7 @@ void Resolver::FollowMacChanges() {
     if (auto a = CurrentAdjacency(nht_.Get(id))) resolved_now.insert(*a);
   }
   for (auto& owner : owners_) {
-    if (!owner || owner->connected || resolved_now.count(*owner)) continue;
+    if (!owner || owner->connected || owner->drop || resolved_now.count(*owner)) continue;
     // Every live next-hop last bound to it now resolves to one same MAC on
     // its port that holds no code: the code follows (one in-place entry
     // write instead of a retire and a rewrite of all its space).
@@ -360,6 +364,12 @@ std::optional<regs::NexthopEntry> Resolver::EntryFor(int code, const regs::Nexth
   const auto& owner = owners_[static_cast<size_t>(code - 1)];
   if (!owner) return std::nullopt;
   regs::NexthopEntry e;
+  if (owner->drop) {
+    // Port and MAC zero; like an unresolved owner, VALID=0 while no live
+    // next-hop drops (its weight held): its space then punts.
+    e.flags = valid_[static_cast<size_t>(code - 1)] ? regs::kNexthopValid | regs::kNexthopDrop : regs::kNexthopDrop;
+    return e;
+  }
   e.port = owner->port;
   if (owner->connected) {
     e.flags = regs::kNexthopValid | regs::kNexthopConnected;
@@ -404,6 +414,17 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
   for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
     const regs::NexthopEntry& e = device_nexthop[static_cast<size_t>(c)];
     if (e == regs::NexthopEntry{} || e.port >= config_.caps.ports) continue;
+    if (e.drop()) {
+      // The drop adjacency, while some live next-hop drops (else its
+      // routes have gone and the code is free for whoever carries now).
+      if (!config_.caps.drop || CodeOfAdjacency(Adjacency::Drop()) != 0) continue;
+      bool named = false;
+      for (NhId id = 0; id < nht_.nh_bound() && !named; ++id) named = nht_.NhLive(id) && nht_.Get(id).drop();
+      if (!named) continue;
+      owners_[static_cast<size_t>(c - 1)] = Adjacency::Drop();
+      ++adopted;
+      continue;
+    }
     const Adjacency adj = e.connected() ? Adjacency::Connected(e.port) : Adjacency::Gateway(e.port, e.dst_mac);
     if (CodeOfAdjacency(adj) != 0) continue;  // a lower code names it already
     // Its next-hops: connected on the port, gateways whose neighbour on the
@@ -413,7 +434,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
     for (NhId id = 0; id < nht_.nh_bound(); ++id) {
       if (!nht_.NhLive(id)) continue;
       const NextHop& nh = nht_.Get(id);
-      if (!OnDevicePort(nh) || nh.port != e.port || nh.connected() != adj.connected) continue;
+      if (!OnDevicePort(nh) || nh.drop() || nh.port != e.port || nh.connected() != adj.connected) continue;
       if (!nh.connected()) {
         const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
         const bool held = Kept(e) && FailedSince(nh) && shown.count({single[id], c});

@@ -9,7 +9,8 @@
 // NexthopTable), neighbours and weights and reads the codes.
 //
 // Policy (docs/fib.md "Answers and slots", "Adjacency codes"): a single path
-// answers with itself (a to-host path punts); multipath answers with the
+// answers with itself (a to-host path punts; a drop path drops, through the
+// drop adjacency's code, where the device can); multipath answers with the
 // lowest-address path that is resolved and holds a code (EcmpPolicy::kFirst)
 // or punts. A gateway is resolved when its neighbour — the gateway address on
 // the path's port — is usable. A code names an adjacency (MAC, port) or
@@ -75,9 +76,14 @@ class Resolver {
   Answer AnswerOf(NhgId g) const;
   // Why a group's space punts in hardware now (kNone = it forwards).
   PuntReason GroupPuntReason(NhgId g) const;
-  // A path through one of the device's ports (not to the host).
-  bool OnDevicePort(const NextHop& nh) const { return !nh.to_host() && nh.port < config_.caps.ports; }
-  bool Resolved(const NextHop& nh) const { return OnDevicePort(nh) && (nh.connected() || GatewayNeighbor(nh)); }
+  // A path the device takes itself: through one of its ports, or a drop
+  // where the device can drop (CAPS2 DROP; elsewhere a drop punts).
+  bool OnDevicePort(const NextHop& nh) const {
+    return nh.drop() ? config_.caps.drop : !nh.to_host() && nh.port < config_.caps.ports;
+  }
+  bool Resolved(const NextHop& nh) const {
+    return OnDevicePort(nh) && (nh.drop() || nh.connected() || GatewayNeighbor(nh));
+  }
   // The code a next-hop's space is written with (0 = none): its adjacency's
   // code while it resolves to it; an unresolved next-hop keeps its last
   // adjacency's code only while no other next-hop resolves to that adjacency

@@ -31,6 +31,8 @@ StatusOr<OpenedDevice> OpenFile(const FibnicdConfig::Device& device, const std::
     if (ec) return IoError("cannot create directory " + dir.string() + " for the BAR file: " + ec.message());
   }
   ASSIGN_OR_RETURN(auto bar, OpenFibnicFile(path, caps));
+  // A file made before DROP announces none: its blackholes keep punting.
+  ASSIGN_OR_RETURN(caps, ProbeFibnic(*bar, &caps));
   OpenedDevice d;
   d.bar = std::move(bar);
   d.caps = caps;

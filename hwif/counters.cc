@@ -25,7 +25,12 @@ StatusOr<std::vector<PortCounters>> ReadPortCounters(Bar& bar, const regs::Caps&
       }
       v[i] = *c;
     }
-    out[p] = PortCounters{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    out[p] = PortCounters{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], 0};
+  }
+  for (uint32_t p = 0; caps.drop && p < caps.ports; ++p) {
+    auto d = ReadCounter64(bar, regs::DropCounterOffset(p));
+    if (!d.ok()) return d.status().WithContext("reading FIBNIC port " + std::to_string(p) + " DROP_COUNTERS");
+    out[p].drop_route = *d;
   }
   return out;
 }

@@ -28,13 +28,16 @@ struct PortCounters {
   uint64_t tx = 0;
   uint64_t rx_bytes = 0;
   uint64_t tx_bytes = 0;
+  // DROP_COUNTERS[p] (a device with CAPS2 DROP; 0 otherwise): not one of the
+  // eight PORT_COUNTERS, so not in values().
+  uint64_t drop_route = 0;
   std::array<uint64_t, regs::kPortCounterCount> values() const {
     return {rx, forwarded, punted, drop_ttl, drop_fifo, tx, rx_bytes, tx_bytes};
   }
   bool operator==(const PortCounters&) const = default;
 };
 
-// Counters of every port the CAPS announce.
+// Counters of every port the CAPS announce (with DROP_COUNTERS where they announce DROP).
 StatusOr<std::vector<PortCounters>> ReadPortCounters(Bar& bar, const regs::Caps& caps);
 
 // The IP-NUMA NIC's COUNTERS block (ipnuma_regs::kCounterNames order).

@@ -20,12 +20,14 @@ std::vector<uint8_t> FibnicCsrPreset(const regs::Caps& caps);
 
 // Checks ID, VERSION (major 1; a higher minor only adds registers in reserved
 // space), and that CAPS describe a model this host software can drive and
-// that fits in the BAR. With `expected`, the CAPS must also equal it (the
-// configured model). Returns the device's CAPS.
+// that fits in the BAR. With `expected`, the CAPS must also describe its model
+// (the configured one); the DROP capability is the device's own. Returns the
+// device's CAPS.
 StatusOr<regs::Caps> ProbeFibnic(Bar& bar, const regs::Caps* expected = nullptr);
 
 // The file backend for a FIBNIC of model caps: created (preset with
-// FibnicCsrPreset) when absent, size-checked and probed when present.
+// FibnicCsrPreset) when absent, size-checked and probed when present (a file
+// made before DROP keeps its CAPS: ProbeFibnic on it tells).
 StatusOr<std::unique_ptr<FileBar>> OpenFibnicFile(const std::string& path, const regs::Caps& caps);
 
 // "2-bit (4 MiB SRAM, 3 next-hops)" — for messages and the dashboard.

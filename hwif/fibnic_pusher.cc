@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device/fibnic_image_codec.h"
 #include "hwif/entry_plan.h"
 #include "hwif/fibnic_device.h"
 #include "hwif/fibnic_readback.h"
@@ -55,6 +56,7 @@ Status FibnicPusher::CheckDelta(const DeviceDelta& d) const {
   for (const auto* v : {&d.nexthop_activate, &d.nexthop_retire}) {
     for (const auto& w : *v) {
       if (w.index == 0 || w.index >= c.nexthop_entries) return bad("NEXTHOP", w.index, c.nexthop_entries);
+      RETURN_IF_ERROR(CheckNexthopEntry(c, w.index, w.entry));
     }
   }
   for (const auto* v : {&d.neigh_activate, &d.neigh_retire}) {

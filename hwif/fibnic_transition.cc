@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "device/fibnic_image_codec.h"
 #include "hwif/entry_plan.h"
 #include "hwif/fibnic_device.h"
 
@@ -131,6 +132,9 @@ StatusOr<WritePlan> PlanTransition(const DeviceImage& from, const DeviceImage& t
   if (from.sram.size() % 8 != 0 || from.sram.size() != to.sram.size()) {
     return InvalidArgument("SRAM images of " + std::to_string(from.sram.size()) + " and " +
                            std::to_string(to.sram.size()) + " bytes");
+  }
+  for (uint32_t i = 0; i < to.caps.nexthop_entries && i < to.nexthop.size(); ++i) {
+    RETURN_IF_ERROR(CheckNexthopEntry(to.caps, i, to.nexthop[i]));
   }
   WritePlan plan;
   uint32_t control = from.control;

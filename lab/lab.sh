@@ -542,7 +542,7 @@ for port, name, value in re.findall(
     ports.setdefault(int(port), {})[name] = int(float(value))
 for p, c in sorted(ports.items()):
     print(f"  port {p}: rx {c.get('rx', 0)} forwarded {c.get('forwarded', 0)} punted {c.get('punted', 0)} "
-          f"drop_ttl {c.get('drop_ttl', 0)}")
+          f"drop_ttl {c.get('drop_ttl', 0)} drop_route {c.get('drop_route', 0)}")
 PY
   for p in probe4 probe6; do
     [ -f "$LAB_DIR/$p.log" ] && echo "  $p: $(tail -n 1 "$LAB_DIR/$p.log")"

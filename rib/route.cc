@@ -4,6 +4,7 @@ namespace fibnic {
 
 std::string NextHop::ToString() const {
   if (to_host()) return "to host";
+  if (drop()) return "drop";
   if (connected()) return "connected port " + std::to_string(port);
   return "via " + gateway->ToString() + " port " + std::to_string(port);
 }

@@ -13,11 +13,17 @@ namespace fibnic {
 using PortId = uint8_t;
 
 // A path the FIBNIC must never take itself: the destination belongs to the host
-// (local address), is dropped by the host (blackhole/unreachable/prohibit), or
-// leaves through an interface that is not a FIBNIC port. Such routes still go
-// into the RIB — dropping them would let a covering route be offloaded over
-// them and misforward — and the hardware punts their whole address space.
+// (local address), is answered by the host (unreachable/prohibit: it sends the
+// ICMP error), or leaves through an interface that is not a FIBNIC port. Such
+// routes still go into the RIB — dropping them would let a covering route be
+// offloaded over them and misforward — and the hardware punts their whole
+// address space.
 inline constexpr PortId kHostPort = 0xFF;
+// A path that discards: a blackhole route (the kernel drops silently, no
+// ICMP). A device with the DROP capability drops its space in the card, so an
+// attack on a blackholed prefix never reaches the host; on any other device
+// it punts like a to-host path.
+inline constexpr PortId kDropPort = 0xFE;
 
 // One forwarding path: a gateway on a port, or "connected" (the destination
 // itself is on the port's segment and is resolved per address via NEIGH).
@@ -25,10 +31,12 @@ struct NextHop {
   std::optional<IpAddr> gateway;  // nullopt = connected
   PortId port = 0;
 
-  bool connected() const { return !gateway.has_value(); }
+  bool connected() const { return !gateway.has_value() && port < kDropPort; }
   bool to_host() const { return port == kHostPort; }
+  bool drop() const { return port == kDropPort; }
   static NextHop ToHost() { return NextHop{std::nullopt, kHostPort}; }
-  std::string ToString() const;  // "via 10.0.0.1 port 1" / "connected port 2"
+  static NextHop Drop() { return NextHop{std::nullopt, kDropPort}; }
+  std::string ToString() const;  // "via 10.0.0.1 port 1" / "connected port 2" / "to host" / "drop"
   auto operator<=>(const NextHop&) const = default;
   bool operator==(const NextHop&) const = default;
 };

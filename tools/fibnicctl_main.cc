@@ -195,6 +195,7 @@ int LocalLookup(const Args& a, const IpAddr& dst) {
   json j = {{"address", dst.ToString()},
             {"hardware",
              {{"forward", d.forward},
+              {"drop", d.drop},
               {"why", d.why},
               {"code", d.code},
               {"tcam_index", d.tcam_index >= 0 ? json(d.tcam_index) : json(nullptr)},

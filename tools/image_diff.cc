@@ -45,6 +45,7 @@ void Add(ImageDiff& d, const char* table, std::string where, std::string before,
 std::string DescribeNexthop(const regs::NexthopEntry& e) {
   if (!e.valid() && e.flags == 0 && e.dst_mac.IsZero() && e.port == 0) return "invalid";
   std::string s = e.valid() ? "" : "INVALID ";
+  if (e.drop()) return s + "drop";  // port and MAC mean nothing on a drop entry
   s += e.connected() ? "connected" : "mac " + e.dst_mac.ToString();
   return s + " port " + std::to_string(e.port);
 }

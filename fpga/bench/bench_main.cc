@@ -1,7 +1,8 @@
 // Verilator bench: loads a BAR0 image (a fibnic-compile output or random
 // tables) into the RTL over the host bus, reads the register block and the
 // tables back, streams frames through the pipeline and compares every output
-// frame, tag and port with the C++ reference model, then the port counters.
+// frame, tag and port with the C++ reference model (a frame the model drops
+// must not come out), then the port and drop counters.
 // Prints a latency table (first byte in -> first byte out, in clocks).
 //
 //   fibnic_fpga_bench{2,4} (--image BAR.img | --random [--sram-fill F] [--control C])
@@ -202,43 +203,55 @@ int Run(const Options& opt) {
   std::map<std::string, int> reasons;
   std::map<std::pair<std::string, std::string>, LatencyCell> latency;
   std::map<std::string, LatencyCell> latency_by_class;
-  if (got.size() != want.size()) {
-    std::printf("MISMATCH: %zu frames out, %zu expected\n", got.size(), want.size());
+  // A frame the model drops leaves nothing: the device's output is the
+  // model's frames that left, in order.
+  size_t leaving = 0;
+  for (const auto& w : want) leaving += !w.dropped();
+  if (got.size() != leaving) {
+    std::printf("MISMATCH: %zu frames out, %zu expected (%zu dropped)\n", got.size(), leaving, want.size() - leaving);
     ++mismatches;
   }
   uint64_t exp_cnt[4][8] = {};
-  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+  uint64_t exp_drop[4] = {};
+  size_t k = 0;  // the device's output frame of the next frame that leaves
+  for (size_t i = 0; i < want.size(); ++i) {
     const auto& w = want[i];
-    const auto tag = w.Tag();
-    std::vector<uint8_t> expect_bytes(tag.begin(), tag.end());
-    expect_bytes.insert(expect_bytes.end(), w.frame.begin(), w.frame.end());
     ++reasons[ReasonName(w.reason)];
-    if (got[i].bytes != expect_bytes) {
-      if (++mismatches <= 10) {
-        size_t at = 0;
-        while (at < got[i].bytes.size() && at < expect_bytes.size() && got[i].bytes[at] == expect_bytes[at]) ++at;
-        std::printf("MISMATCH frame %zu (port %u, %zu bytes, model: %s): first difference at output byte %zu\n"
-                    "  device %s\n  model  %s\n",
-                    i, frames[i].port, frames[i].bytes.size(), ReasonName(w.reason), at,
-                    Hex(got[i].bytes, at > 8 ? at - 8 : 0, 24).c_str(), Hex(expect_bytes, at > 8 ? at - 8 : 0, 24).c_str());
-      }
-    }
-    const uint64_t lat = got[i].sof_cycle - sent_at[i];
-    const char* cls = ClassOf(frames[i].bytes);
-    latency[{cls, SizeBucket(frames[i].bytes.size())}].Add(lat);
-    latency_by_class[cls].Add(lat);
     // Expected counters, from the model's decisions.
     const size_t len = frames[i].bytes.size();
     if (frames[i].port < 4) {
       exp_cnt[frames[i].port][0] += 1;
       exp_cnt[frames[i].port][6] += len;
-      exp_cnt[frames[i].port][w.forward() ? 1 : 2] += 1;
+      if (w.dropped()) {
+        exp_drop[frames[i].port] += 1;
+      } else {
+        exp_cnt[frames[i].port][w.forward() ? 1 : 2] += 1;
+      }
       if (w.reason == Reason::kTtl) exp_cnt[frames[i].port][3] += 1;
     }
     if (w.forward() && w.egress_port < 4) {
       exp_cnt[w.egress_port][5] += 1;
       exp_cnt[w.egress_port][7] += len;
     }
+    if (w.dropped() || k >= got.size()) continue;
+    const auto& out = got[k++];
+    const auto tag = w.Tag();
+    std::vector<uint8_t> expect_bytes(tag.begin(), tag.end());
+    expect_bytes.insert(expect_bytes.end(), w.frame.begin(), w.frame.end());
+    if (out.bytes != expect_bytes) {
+      if (++mismatches <= 10) {
+        size_t at = 0;
+        while (at < out.bytes.size() && at < expect_bytes.size() && out.bytes[at] == expect_bytes[at]) ++at;
+        std::printf("MISMATCH frame %zu (port %u, %zu bytes, model: %s): first difference at output byte %zu\n"
+                    "  device %s\n  model  %s\n",
+                    i, frames[i].port, frames[i].bytes.size(), ReasonName(w.reason), at,
+                    Hex(out.bytes, at > 8 ? at - 8 : 0, 24).c_str(), Hex(expect_bytes, at > 8 ? at - 8 : 0, 24).c_str());
+      }
+    }
+    const uint64_t lat = out.sof_cycle - sent_at[i];
+    const char* cls = ClassOf(frames[i].bytes);
+    latency[{cls, SizeBucket(frames[i].bytes.size())}].Add(lat);
+    latency_by_class[cls].Add(lat);
   }
   int counter_bad = 0;
   for (uint32_t p = 0; p < caps.ports; ++p)
@@ -249,6 +262,13 @@ int Run(const Options& opt) {
         std::printf("COUNTER MISMATCH port %u %s: device %llu, model %llu\n", p, regs::kPortCounterNames[c],
                     static_cast<unsigned long long>(v), static_cast<unsigned long long>(exp_cnt[p][c]));
     }
+  for (uint32_t p = 0; p < caps.ports && p < 4; ++p) {
+    const uint32_t a = regs::DropCounterOffset(p);
+    const uint64_t v = dev.Read32(a) | (uint64_t{dev.Read32(a + 4)} << 32);
+    if (v != exp_drop[p] && ++counter_bad <= 10)
+      std::printf("COUNTER MISMATCH port %u drop_route: device %llu, model %llu\n", p, static_cast<unsigned long long>(v),
+                  static_cast<unsigned long long>(exp_drop[p]));
+  }
 
   std::printf("\nframes %d over %llu clocks; decisions:", opt.frames, static_cast<unsigned long long>(stream_cycles));
   for (const auto& [r, n] : reasons) std::printf(" %s=%d", r.c_str(), n);

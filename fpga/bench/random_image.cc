@@ -30,9 +30,11 @@ DeviceImage RandomImage(const regs::Caps& caps, const RandomImageOptions& opt, s
     nh.dst_mac.b[0] &= 0xfe;
     nh.port = static_cast<uint8_t>(pct(5) ? 4 + rng() % 4 : rng() % caps.ports);
     const int kind = static_cast<int>(rng() % 100);
-    nh.flags = kind < 65 ? regs::kNexthopValid
+    // A DROP entry keeps its random port and MAC: the device must not read them.
+    nh.flags = kind < 55   ? regs::kNexthopValid
+               : kind < 65 ? (regs::kNexthopValid | regs::kNexthopDrop)
                : kind < 85 ? (regs::kNexthopValid | regs::kNexthopConnected)
-                           : (pct(50) ? regs::kNexthopConnected : 0);
+                           : (pct(50) ? regs::kNexthopConnected : pct(50) ? regs::kNexthopDrop : 0);
     if (nh.connected()) connected_codes.push_back(static_cast<uint8_t>(c));
   }
   if (connected_codes.empty()) {

@@ -24,6 +24,7 @@ uint32_t Le32(const uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (ui
 
 Reason FromHw(const HwDecision& d) {
   if (d.forward) return Reason::kForward;
+  if (d.drop) return Reason::kDrop;
   const std::string_view why = d.why;
   if (why == "disabled") return Reason::kDisabled;
   if (why == "no-tcam-match") return Reason::kNoTcamMatch;

@@ -32,10 +32,12 @@ struct PipelineResult {
   uint8_t code = 0;         // next-hop code from SRAM4/TCAM6, 0 if none was read
   int tcam_index = -1;      // IPv6: winning TCAM6 entry
   // Forwarded: the rewritten frame with its FCS recomputed (complemented if the
-  // received FCS was bad, so the error survives). Punted: the frame as received.
+  // received FCS was bad, so the error survives). Punted or dropped: the frame
+  // as received.
   std::vector<uint8_t> frame;
 
   bool forward() const { return reason == Reason::kForward; }
+  bool dropped() const { return reason == Reason::kDrop; }  // nothing leaves the pipeline
   std::array<uint8_t, kTagBytes> Tag() const;
 };
 

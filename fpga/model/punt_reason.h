@@ -1,4 +1,5 @@
-// Why the FIBNIC pipeline hands a frame to the host instead of forwarding it.
+// Why the FIBNIC pipeline hands a frame to the host instead of forwarding it
+// (or, kDrop, discards it).
 // The numeric values are the device's: they travel in byte 1 of the leading
 // port tag (docs/fpga.md) and the RTL (fpga/rtl/fibnic_defs.vh) uses the same
 // numbers. Lower values are checked first: a frame gets the first reason that
@@ -28,9 +29,14 @@ enum class Reason : uint8_t {
   kNexthopInvalid = 15, // NEXTHOP[code] not VALID
   kNeighMiss = 16,      // CONNECTED next-hop, destination not in the NEIGH CAM
   kPortInvalid = 17,    // egress port >= the device's ports
+  // NEXTHOP[code] VALID|DROP on a device with CAPS2 DROP: the frame is
+  // discarded (a blackhole), neither forwarded nor punted. Decided with the
+  // entry, like 15..17, which a DROP entry never reaches (its port, MAC and
+  // CONNECTED are not read).
+  kDrop = 18,
 };
 
-inline constexpr int kReasonCount = 18;
+inline constexpr int kReasonCount = 19;
 
 const char* ReasonName(Reason r);
 

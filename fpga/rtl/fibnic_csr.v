@@ -1,7 +1,9 @@
 // BAR0 CSR block (offsets 0x000..0xFFF): ID, VERSION, CAPS0..2 (read-only,
 // from the build parameters), CONTROL, GENERATION, SCRATCH, PORT_MAC[p] and
 // the read-only PORT_COUNTERS[p] (eight u64 each: rx, forwarded, punted,
-// drop_ttl, drop_fifo, tx, rx_bytes, tx_bytes), counted from pipeline events.
+// drop_ttl, drop_fifo, tx, rx_bytes, tx_bytes), counted from pipeline events,
+// and DROP_COUNTERS[p] (one u64 each: frames a VALID|DROP entry discarded;
+// CAPS2 bit 16 announces them and the NEXTHOP DROP flag).
 module fibnic_csr #(
     parameter CODE_BITS = 2,
     parameter TCAM_ENTRIES = 32,
@@ -35,7 +37,7 @@ module fibnic_csr #(
 
   localparam [31:0] CAPS0 = SRAM_ADDR_BITS | (CODE_BITS << 8) | (NPORTS << 16);
   localparam [31:0] CAPS1 = (1 << CODE_BITS) | (TCAM_ENTRIES << 16);
-  localparam [31:0] CAPS2 = NEIGH_ENTRIES;
+  localparam [31:0] CAPS2 = NEIGH_ENTRIES | CAPS2_DROP;
   localparam C_RX = 0, C_FWD = 1, C_PUNT = 2, C_TTL = 3, C_FIFO = 4, C_TX = 5, C_RXB = 6, C_TXB = 7;
 
   reg [31:0] generation, scratch;
@@ -64,6 +66,7 @@ module fibnic_csr #(
 
   wire [9:0] mac_base = OFF_PORT_MAC[11:2];
   wire [9:0] cnt_base = OFF_COUNTERS[11:2];
+  wire [9:0] drop_base = OFF_DROP_COUNTERS[11:2];
   integer p;
   always @(posedge clk) begin
     if (rst) begin
@@ -88,14 +91,16 @@ module fibnic_csr #(
 
   // Counters: every event adds to the counter of the port it names.
   wire [NPORTS*8*64-1:0] counters;   // port p, counter c at [64*(8p+c) +: 64]
+  wire [NPORTS*64-1:0] drop_counters; // port p at [64p +: 64]
   generate
     for (g = 0; g < NPORTS; g = g + 1) begin : cnt
       wire rx = ev_rx && ev_rx_port == g;
       wire out = ev_out && ev_out_port == g;
       wire tx = ev_tx && ev_tx_port == g;
       // Bit c increments counter c: tx_bytes rx_bytes tx drop_fifo drop_ttl punted forwarded rx.
+      // A dropped frame (R_DROP) is neither forwarded nor punted: it has a counter of its own.
       wire [7:0] inc = {tx, rx, tx, out && ev_out_drop, out && !ev_out_drop && ev_out_reason == R_TTL,
-                        out && !ev_out_drop && ev_out_reason != R_FORWARD,
+                        out && !ev_out_drop && ev_out_reason != R_FORWARD && ev_out_reason != R_DROP,
                         out && !ev_out_drop && ev_out_reason == R_FORWARD, rx};
       wire [63:0] add [0:7];
       assign add[C_RX] = 64'd1;
@@ -114,6 +119,11 @@ module fibnic_csr #(
           else if (inc[c]) value <= value + add[c];
         assign counters[64 * (8 * g + c) +: 64] = value;
       end
+      reg [63:0] dropped;
+      always @(posedge clk)
+        if (rst) dropped <= 64'd0;
+        else if (out && !ev_out_drop && ev_out_reason == R_DROP) dropped <= dropped + 64'd1;
+      assign drop_counters[64 * g +: 64] = dropped;
     end
   endgenerate
 
@@ -138,5 +148,8 @@ module fibnic_csr #(
     for (p = 0; p < NPORTS * 16; p = p + 1)
       if (host_rword == cnt_base + 10'(p))
         host_rdata <= counters[32 * p +: 32];
+    for (p = 0; p < NPORTS * 2; p = p + 1)
+      if (host_rword == drop_base + 10'(p))
+        host_rdata <= drop_counters[32 * p +: 32];
   end
 endmodule

@@ -39,7 +39,7 @@ module fibnic_decide #(
     // Device state.
     /* verilator lint_off UNUSEDSIGNAL */
     input  wire [31:0]  control,       // bits 1:0 used, the rest reserved
-    input  wire [7:0]   nh_flags,      // bits 1:0 used, the rest reserved
+    input  wire [7:0]   nh_flags,      // bits 2:0 used, the rest reserved
     /* verilator lint_on UNUSEDSIGNAL */
     input  wire [NPORTS*48-1:0] port_macs,
     // Tables.
@@ -171,7 +171,7 @@ module fibnic_decide #(
     end
   end
 
-  // ---- clock 19: combine (HwLookup order: disabled, TCAM, code, NEXTHOP, NEIGH)
+  // ---- clock 19: combine (HwLookup order: disabled, TCAM, code, NEXTHOP, DROP, NEIGH)
   localparam L = DEPTH - 1;
   wire        connected = nh_flags[1];
   wire [7:0]  eport = connected ? neigh_port : nh_port;
@@ -204,6 +204,7 @@ module fibnic_decide #(
         if (k_v6) rec_tcam = tcam_index;
         if (code == 8'd0 || code >= NH_ENTRIES) rec_reason = R_CODE0;
         else if (!nh_flags[0]) rec_reason = R_NH_INVALID;
+        else if (nh_flags[2]) rec_reason = R_DROP;  // its port, MAC and CONNECTED are not read
         else if (connected && !neigh_hit) rec_reason = R_NEIGH_MISS;
         else if (eport >= NPORTS) rec_reason = R_PORT;
         else rec_eport = eport;

@@ -17,12 +17,15 @@ localparam [24:0] OFF_GENERATION = 25'h000018;
 localparam [24:0] OFF_SCRATCH    = 25'h00001C;
 localparam [24:0] OFF_PORT_MAC   = 25'h000040;  // + 8p
 localparam [24:0] OFF_COUNTERS   = 25'h000100;  // + 64p, eight u64
+localparam [24:0] OFF_DROP_COUNTERS = 25'h000800;  // + 8p, one u64 (CAPS2 DROP)
+localparam [31:0] CAPS2_DROP     = 32'h00010000;  // NEXTHOP DROP flag and DROP_COUNTERS implemented
 localparam [24:0] OFF_NEXTHOP    = 25'h001000;  // + 16i
 localparam [24:0] OFF_TCAM6      = 25'h002000;  // + 32i
 localparam [24:0] OFF_NEIGH      = 25'h004000;  // + 32i
 localparam [24:0] OFF_SRAM4      = 25'h1000000;
 
 // Punt reasons (tag byte 1); same numbers as fpga/model/punt_reason.h.
+// R_DROP never reaches a tag: its frame is not sent.
 localparam [4:0] R_FORWARD    = 5'd0;
 localparam [4:0] R_RUNT       = 5'd1;
 localparam [4:0] R_BROADCAST  = 5'd2;
@@ -41,4 +44,5 @@ localparam [4:0] R_CODE0      = 5'd14;
 localparam [4:0] R_NH_INVALID = 5'd15;
 localparam [4:0] R_NEIGH_MISS = 5'd16;
 localparam [4:0] R_PORT       = 5'd17;
+localparam [4:0] R_DROP       = 5'd18;  // VALID|DROP entry: discarded, no output
 /* verilator lint_on UNUSEDPARAM */

@@ -7,6 +7,9 @@
 //   - An IPv6 frame followed by an IPv4 one with less than the 12-byte
 //     inter-frame gap would overlap on the output: the second frame is
 //     dropped (counted as drop_fifo), as the thesis' forwarding FIFO would.
+//   - A frame whose record says R_DROP (a VALID|DROP next-hop entry) is not
+//     sent at all: its record is taken at its tap and reported (ev_out with
+//     R_DROP) so the CSR counts it in DROP_COUNTERS of its ingress port.
 //   - The FCS of a forwarded frame is recomputed over the rewritten bytes and
 //     sent complemented if the received FCS was wrong (thesis 5.1.2.3).
 // Output: tx_dv/tx_data plus tx_sof/tx_eof marking the tag's first byte and
@@ -80,8 +83,9 @@ module fibnic_egress (
   wire la4_dv  = from_b ? dl_dv[TAP_B-5] : dl_dv[TAP_A-5];
   wire la4_bad = from_b ? dl_bad[TAP_B-5] : dl_bad[TAP_A-5];
   wire busy = act && cur_dv;
-  wire start = start_req && !busy;
-  wire drop = start_req && busy;
+  wire discard = head[RECW-1 -: 5] == R_DROP;   // the route drops it: nothing goes out
+  wire start = start_req && !busy && !discard;
+  wire drop = start_req && busy && !discard;    // lost to the overlap (drop_fifo)
 
   // Record fields of the frame being sent.
   wire [4:0]  r_reason = rec[RECW-1 -: 5];

@@ -32,9 +32,15 @@ StatusOr<PortId> ParsePort(std::string_view text, int ports) {
 }
 
 StatusOr<RouteLine> ParseRouteLine(const std::vector<std::string_view>& f, int ports) {
+  if (f.size() == 2 && f[1] == "blackhole") {
+    RouteLine r;
+    ASSIGN_OR_RETURN(r.prefix, Prefix::Parse(f[0]));
+    r.path = NextHop::Drop();
+    return r;
+  }
   if (f.size() != 3) {
-    return InvalidArgument("want 'PREFIX GATEWAY PORT' or 'PREFIX connected PORT', got " + std::to_string(f.size()) +
-                           " fields");
+    return InvalidArgument("want 'PREFIX GATEWAY PORT', 'PREFIX connected PORT' or 'PREFIX blackhole', got " +
+                           std::to_string(f.size()) + " fields");
   }
   RouteLine r;
   ASSIGN_OR_RETURN(r.prefix, Prefix::Parse(f[0]));

@@ -1,5 +1,5 @@
 // Route and neighbour files (docs/contract/FIBNIC.md, "Route file format"):
-//   PREFIX GATEWAY PORT   |   PREFIX connected PORT        (routes)
+//   PREFIX GATEWAY PORT | PREFIX connected PORT | PREFIX blackhole   (routes)
 //   ADDRESS MAC PORT                                       (neighbours)
 // '#' starts a comment; blank lines are ignored. A bad line is an error that
 // names file:line and the reason; nothing after it is delivered.

@@ -43,6 +43,12 @@ Status Group(std::vector<Line>& lines, bool v4, const std::vector<NextHop>& hops
       }
       paths.push_back(nh);
     }
+    // A blackhole discards; it has no paths to share with (the kernel's own
+    // blackhole route has none either).
+    if (paths.size() > 1 && std::find(paths.begin(), paths.end(), NextHop::Drop()) != paths.end()) {
+      return InvalidArgument(path + ":" + std::to_string(lines[i].line) + ": " + PrefixOf(v4, lines[i]).ToString() +
+                             " is a blackhole on one line and has paths on others");
+    }
     std::sort(paths.begin(), paths.end());
     auto [it, fresh] = set_index.try_emplace(paths, static_cast<uint32_t>(sets.size()));
     if (fresh) sets.push_back(paths);

@@ -28,6 +28,10 @@ const char* TypeName(uint8_t t) {
 
 FibPathsResult FibPaths(uint8_t rtn_type, Family family, const std::vector<NlPath>& paths,
                         const std::string& unsupported, const PortLookup& port_of) {
+  // The kernel discards a blackhole's packets without a word: a device that
+  // can drop does the same in the card. Unreachable and prohibit punt, so
+  // the host sends their ICMP errors.
+  if (rtn_type == RTN_BLACKHOLE) return {{NextHop::Drop()}, ""};
   if (rtn_type != RTN_UNICAST) return Punt(std::string(TypeName(rtn_type)) + " route");
   if (!unsupported.empty()) return Punt(unsupported);
   FibPathsResult out;

@@ -1,9 +1,11 @@
 // Turns a route's netlink paths into the RIB's next-hops. This is where the
 // safety rule lives: anything the FIBNIC must not forward by itself (local,
-// blackhole/unreachable/prohibit/throw, a path through an interface that is
-// not a FIBNIC port, an encapsulation, ...) becomes the single path
+// unreachable/prohibit/throw, a path through an interface that is not a
+// FIBNIC port, an encapsulation, ...) becomes the single path
 // NextHop::ToHost(), so the route still shadows covering routes and the
-// hardware punts its whole address space to the host.
+// hardware punts its whole address space to the host. A blackhole becomes
+// the single path NextHop::Drop(): dropped in the card where it can drop,
+// punted elsewhere.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ namespace fibnic {
 using PortLookup = std::function<std::optional<PortId>(uint32_t ifindex)>;
 
 struct FibPathsResult {
-  std::vector<NextHop> paths;  // sorted, unique; {ToHost()} when punted
+  std::vector<NextHop> paths;  // sorted, unique; {ToHost()} when punted, {Drop()} for a blackhole
   std::string punt_why;        // empty unless punted
 };
 

@@ -108,6 +108,44 @@ TEST(Codec, EncodeRefusesMismatchedImage) {
   EXPECT_FALSE(EncodeBarInto(DeviceImage(), 0, bar.data(), bar.size() - 1).ok());
 }
 
+// DROP: a lookup answers drop only on a device whose CAPS2 announce it, and
+// the codec refuses a DROP entry for any other (it would forward to port 0)
+// and DROP with CONNECTED (no meaning).
+TEST(Codec, DropEntries) {
+  DeviceImage img(regs::Caps::Model2Bit());
+  ASSERT_TRUE(img.caps.drop);
+  img.nexthop[2] = {MacAddr{}, 0, regs::kNexthopValid | regs::kNexthopDrop};
+  SetCode(img, 0x0a0b0c, 2);
+  auto bar = EncodeBar(img);
+  HwDecision d = HwLookup(bar.data(), bar.size(), A("10.11.12.13"));
+  EXPECT_TRUE(d.drop);
+  EXPECT_FALSE(d.forward);
+  EXPECT_STREQ(d.why, "drop");
+  EXPECT_EQ(d.code, 2);
+  EXPECT_EQ(d.ToString(), "drop code 2");
+  auto back = DecodeBar(bar.data(), bar.size());
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->caps.drop);
+  EXPECT_EQ(*back, img);
+
+  DeviceImage old = img;
+  old.caps.drop = false;
+  std::vector<uint8_t> out(old.caps.bar_bytes());
+  const Status st = EncodeBarInto(old, 0, out.data(), out.size());
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("do not announce DROP"), std::string::npos) << st.message();
+  EXPECT_FALSE(CheckNexthopEntry(old.caps, 2, old.nexthop[2]).ok());
+  EXPECT_TRUE(CheckNexthopEntry(img.caps, 2, img.nexthop[2]).ok());
+  const regs::NexthopEntry both{MacAddr{}, 0, regs::kNexthopValid | regs::kNexthopDrop | regs::kNexthopConnected};
+  EXPECT_FALSE(CheckNexthopEntry(img.caps, 2, both).ok());
+  // CAPS2 round trip, with and without the bit.
+  EXPECT_TRUE(regs::Caps::Decode(img.caps.caps0(), img.caps.caps1(), img.caps.caps2()).drop);
+  EXPECT_FALSE(regs::Caps::Decode(old.caps.caps0(), old.caps.caps1(), old.caps.caps2()).drop);
+  EXPECT_EQ(old.caps.caps2(), 256u);
+  EXPECT_TRUE(old.caps.SameModel(img.caps));
+  EXPECT_FALSE(old.caps.SameModel(regs::Caps::Model4Bit()));
+}
+
 // A readback without the reserved gap (hwif's ReadFibnic): the tables decoded
 // from the BAR's start alone, SRAM4 left for the caller; too short a start is
 // refused by name.

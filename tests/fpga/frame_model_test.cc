@@ -109,6 +109,26 @@ TEST_F(FrameModelTest, TableResultsThatMustPunt) {
   EXPECT_EQ(Run(BuildIpFrame(V4Spec("10.1.0.1"))).reason, Reason::kDisabled);
 }
 
+// A VALID|DROP entry discards the frame whatever its port and MAC say (even
+// a port beyond the device's); DROP without VALID punts.
+TEST_F(FrameModelTest, DropEntryDiscardsTheFrame) {
+  img_.nexthop[1] = {Mac(0xa1, 0x0a), 9, regs::kNexthopValid | regs::kNexthopDrop};
+  img_.nexthop[3] = {MacAddr{}, 0, regs::kNexthopDrop};
+  Encode();
+  const PipelineResult v4 = Run(BuildIpFrame(V4Spec("10.1.0.1")));
+  EXPECT_EQ(v4.reason, Reason::kDrop);
+  EXPECT_TRUE(v4.dropped());
+  EXPECT_FALSE(v4.forward());
+  EXPECT_EQ(v4.code, 1);
+  EXPECT_EQ(Run(BuildIpFrame(V6Spec("2001:db8:1::1"))).reason, Reason::kDrop);
+  EXPECT_EQ(Run(BuildIpFrame(V4Spec("10.3.0.1"))).reason, Reason::kNexthopInvalid);
+  // TTL 1 is still the host's (it sends time exceeded) before any lookup.
+  FrameSpec ttl = V4Spec("10.1.0.1");
+  ttl.ttl = 1;
+  EXPECT_EQ(Run(BuildIpFrame(ttl)).reason, Reason::kTtl);
+  EXPECT_STREQ(ReasonName(Reason::kDrop), "drop");
+}
+
 TEST_F(FrameModelTest, TtlAndHeaderChecks) {
   for (int ttl : {0, 1}) {
     auto s = V4Spec("10.1.0.1");

@@ -75,5 +75,21 @@ TEST(Counters, ShortBarIsAnErrorNamingTheCounter) {
   EXPECT_NE(got.status().message().find("port 2 counter rx"), std::string::npos) << got.status().ToString();
 }
 
+// DROP_COUNTERS[p] at 0x800 + 8p, read where CAPS2 announce DROP only.
+TEST(Counters, DropCountersWhereTheDeviceAnnouncesThem) {
+  MemoryBar bar(0x1000);
+  ASSERT_TRUE(bar.Write32(0x800 + 8 * 3, 7).ok());
+  ASSERT_TRUE(bar.Write32(0x800 + 8 * 3 + 4, 1).ok());
+  auto with = ReadPortCounters(bar, regs::Caps::Model2Bit());
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  EXPECT_EQ((*with)[3].drop_route, 0x100000007ull);
+  EXPECT_EQ((*with)[0].drop_route, 0u);
+  regs::Caps old = regs::Caps::Model2Bit();
+  old.drop = false;
+  auto without = ReadPortCounters(bar, old);
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ((*without)[3].drop_route, 0u);
+}
+
 }  // namespace
 }  // namespace fibnic

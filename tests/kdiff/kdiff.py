@@ -20,7 +20,10 @@ Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
 (default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
 N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
-KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_HOLD_SECONDS=N (keep the
+KDIFF_NO_SHRINK=1 (report without shrinking), KDIFF_SPECIAL_ROUTES (share of
+route events that add a blackhole, unreachable or prohibit route, default
+0.12), KDIFF_REQUIRE_DROP=1 (fail unless the device dropped some sampled
+destination, which only a kernel blackhole allows), KDIFF_HOLD_SECONDS=N (keep the
 namespaces, fibnicd and its BAR N seconds after a divergence, to question
 them), KDIFF_NS_PREFIX (namespace
 name prefix, default "kd"), KDIFF_PROGRESS (print a progress
@@ -66,6 +69,7 @@ class Env:
         self.daemon = self.bar = self.oracle = None
         self.sysctls = {}
         self.quiesce_timeouts = 0
+        self.drops = 0  # device answers that dropped (the kernel blackholed them), at quiescent checks
         # Answers checked while a mapped port was in the VRF (split or not), and
         # forwarding answers while all were (fibnicd follows table 10).
         self.vrf_checked = self.vrf_forwards = self.vrf_all_checks = 0
@@ -166,6 +170,8 @@ class Env:
         for a in self.bar.stdout.readline().split():
             if a == "p":
                 out.append(None)
+            elif a == "d":
+                out.append("drop")
             else:
                 _, port, mac = a.split(",")
                 out.append((int(port), mac))
@@ -279,8 +285,10 @@ def check_quiescent(env, rng, extra=()):
                        for hops in ks[a]])
                for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
         if not bad:
-            env.oracle.object_forwards += sum(d is not None and a in env.oracle.by_object for a, d in zip(addrs, dev))
-            forwards = sum(d is not None for d in dev)
+            env.oracle.object_forwards += sum(d not in (None, "drop") and a in env.oracle.by_object
+                                              for a, d in zip(addrs, dev))
+            env.drops += sum(d == "drop" for d in dev)
+            forwards = sum(d not in (None, "drop") for d in dev)
             if contexts != [0]:
                 env.vrf_checked += len(addrs)
                 if 0 not in contexts and len(contexts) == 1:
@@ -452,10 +460,14 @@ def main():
                                                       env.vrf_forwards, os.getloadavg()[0]), flush=True)
         dt = time.time() - t0
         print("kdiff: %d events in %.1f s (%.0f events/s incl. checks), %d quiescent checks, %d forwarding "
-              "answers checked (%d by a route by next-hop object), 0 divergences (seed %d, load %.1f, "
-              "quiesce timeouts %d)"
-              % (len(events), dt, len(events) / dt, checks, forwards, env.oracle.object_forwards, seed,
+              "answers checked (%d by a route by next-hop object), %d drop answers (blackholes), 0 divergences "
+              "(seed %d, load %.1f, quiesce timeouts %d)"
+              % (len(events), dt, len(events) / dt, checks, forwards, env.oracle.object_forwards, env.drops, seed,
                  os.getloadavg()[0], env.quiesce_timeouts))
+        if os.environ.get("KDIFF_REQUIRE_DROP") == "1" and env.drops == 0:
+            print("FAIL: KDIFF_REQUIRE_DROP=1 and the device never dropped a sampled destination "
+                  "(no blackhole was checked in the card)")
+            return 1
         if env.vrf:
             vrf_events = sum(any("master" in text for _, text in ev) for ev in events)
             print("kdiff: VRF (kernel %s): %d VRF events, %d answers checked with a port in the VRF; %d checks "

@@ -4,7 +4,8 @@
 // the device contract describes the hardware. A long-running co-process: one
 // request per stdin line, one answer line per request, flushed.
 //   "gen"              → the GENERATION register
-//   "ADDR ADDR ..."    → per address "f,PORT,MAC" (forward) or "p" (punt),
+//   "ADDR ADDR ..."    → per address "f,PORT,MAC" (forward), "d" (dropped in
+//                        the card: a VALID|DROP entry) or "p" (punt),
 //                        "?" for a line that is not an address
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
         continue;
       }
       const fibnic::HwDecision d = fibnic::HwLookup(bar, size, *addr);
-      out += d.forward ? "f," + std::to_string(d.port) + "," + d.dst_mac.ToString() : std::string("p");
+      out += d.forward ? "f," + std::to_string(d.port) + "," + d.dst_mac.ToString() : std::string(d.drop ? "d" : "p");
     }
     std::cout << out << '\n' << std::flush;
   }

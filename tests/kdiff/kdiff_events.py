@@ -7,6 +7,7 @@ seed alone — never on what the kernel answered — so a prefix replays exactly
 
 Interfaces: k0..k3 (FIBNIC ports 0..3) and u0 (not a port), veths into the
 peer namespace (pk0..pk3, pu0); VRF kdvrf (table 10); extra table 100."""
+import os
 import random
 
 PORTS = 4
@@ -41,6 +42,9 @@ class EventStream:
         # left every seed's events as they were (only some routes gain `src`).
         self.src_rng = random.Random(seed * 7 + 1)
         self.vrf = vrf
+        # Share of route events that add a blackhole, unreachable or prohibit
+        # route (KDIFF_SPECIAL_ROUTES; the stream of a seed depends on it too).
+        self.special = float(os.environ.get("KDIFF_SPECIAL_ROUTES", "0.12"))
         self.peer_ns = peer_ns
         self.name = list(IFS)      # current name (renames)
         self.exists = [True] * len(IFS)
@@ -72,7 +76,7 @@ class EventStream:
                 hop = self._hop(v6)
                 if hop:
                     words.append(hop)
-        elif kind < 0.12:
+        elif kind < self.special:
             words.insert(0, r.choice(["blackhole", "unreachable", "prohibit"]))
         elif kind < 0.55:
             hop = self._hop(v6)

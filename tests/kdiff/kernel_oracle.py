@@ -6,7 +6,11 @@ A device answer is acceptable when it is a punt, or when, in every forwarding
 context of the mapped ports (the main table, or the VRF a port is enslaved
 to), the kernel sends the destination out of an interface that is mapped to
 the same FIBNIC port, to a next hop whose neighbour entry on that interface
-holds the same MAC in a usable state."""
+holds the same MAC in a usable state. A device drop is acceptable only where,
+in every context, the kernel's answer is a blackhole's: RTM_GETROUTE refuses
+with EINVAL (`ip route get` prints "Invalid argument"), where an unreachable
+route answers EHOSTUNREACH, a prohibit route EACCES and no route ENETUNREACH."""
+import errno
 import ctypes
 import os
 import socket
@@ -25,6 +29,9 @@ CLONE_NEWNET = 0x40000000
 # States in which the kernel sends to the cached MAC.
 USABLE_NUD = {"REACHABLE", "STALE", "DELAY", "PROBE", "PERMANENT", "NOARP"}
 FLOWS = 16  # source ports tried on a multipath route (hash policy 1 = L4)
+# The answer set of a destination the kernel blackholes: one pseudo hop that
+# names no interface, so no forward can match it.
+BLACKHOLE = frozenset({("blackhole", "")})
 
 
 def netns_socket(ns):
@@ -76,6 +83,7 @@ class KernelOracle:
         self.seq = 0
         self.by_object = set()  # addresses whose route (fib match) names a next-hop object
         self.object_forwards = 0  # device answers that forwarded such an address (kdiff counts)
+        self.last_errno = 0  # of the last RTM_GETROUTE the kernel refused
 
     def close(self):
         self.sock.close()
@@ -115,6 +123,7 @@ class KernelOracle:
             if seq != self.seq:
                 continue
             if ty == NLMSG_ERROR:
+                self.last_errno = -struct.unpack_from("=i", msg, 16)[0]
                 return None
             if ty != RTM_NEWROUTE:
                 return None
@@ -138,6 +147,8 @@ class KernelOracle:
         live paths (fib match) and what 16 flows were actually given."""
         fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
         r = self._get(addr, ctx_oif)
+        if r is None and self.last_errno == errno.EINVAL:
+            return BLACKHOLE
         if r is None or r[0][7] != RTN_UNICAST:
             return frozenset()
         hops = {self._hop(fam, addr, r[1])}
@@ -166,11 +177,13 @@ class KernelOracle:
 
 
 def acceptable(device, contexts, port_of, neigh):
-    """device: None (punt) or (port, mac). contexts: per forwarding context the
-    kernel's answer set. port_of: ifindex → FIBNIC port or None. neigh:
-    (ifindex, address) → MAC in a usable state."""
+    """device: None (punt), "drop" or (port, mac). contexts: per forwarding
+    context the kernel's answer set. port_of: ifindex → FIBNIC port or None.
+    neigh: (ifindex, address) → MAC in a usable state."""
     if device is None:
         return True
+    if device == "drop":
+        return all(hops == BLACKHOLE for hops in contexts)
     port, mac = device
     for hops in contexts:
         if not any(port_of(i) == port and neigh.get((i, gw)) == mac for i, gw in hops):

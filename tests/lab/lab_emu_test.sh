@@ -3,7 +3,8 @@
 # "integration"): real zebra + bgpd, fibnicd on FPM + kernel sources, three
 # bird2 peers, fibnic-emu between the peers and the router. Oracles from
 # outside the card: the router kernel's own forwarding counter
-# (/proc/net/snmp Ip ForwDatagrams), frames captured on the peers' side of the
+# (/proc/net/snmp Ip ForwDatagrams) and an nftables counter for a blackholed
+# prefix, frames captured on the peers' side of the
 # wires (tests/lab/frames.py, AF_PACKET), ping's answers, the router's kernel
 # routes and FRR's BGP state.
 #   lab_emu_test.sh BIN_DIR SOURCE_DIR
@@ -29,12 +30,13 @@ fail() {
 r() { ip netns exec "$LAB_NAME-r" "$@"; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 hw() { "$ctl" lookup "$1" --bar "$bar" --json | jq -r "$2"; }  # hw ADDRESS JQ-FILTER
-counter() {  # counter PORT NAME: the emulator's PORT_COUNTERS as the BAR holds them
+counter() {  # counter PORT NAME: the emulator's PORT_COUNTERS (drop_route: DROP_COUNTERS) as the BAR holds them
   python3 - "$bar" "$1" "$2" <<'PY'
 import struct, sys
 names = ["rx", "forwarded", "punted", "drop_ttl", "drop_fifo", "tx", "rx_bytes", "tx_bytes"]
+port, name = int(sys.argv[2]), sys.argv[3]
 with open(sys.argv[1], "rb") as f:
-    f.seek(0x100 + 64 * int(sys.argv[2]) + 8 * names.index(sys.argv[3]))
+    f.seek(0x800 + 8 * port if name == "drop_route" else 0x100 + 64 * port + 8 * names.index(name))
     print(struct.unpack("<Q", f.read(8))[0])
 PY
 }
@@ -118,6 +120,31 @@ kf=$(($(kernel_forwarded) - kf0)); punted=$(($(counter 0 punted) - punt0))
 [ "$kf" -ge 5 ] && [ "$punted" -ge 5 ] || fail "/25: card punted $punted, kernel forwarded $kf (want >= 5 each)"
 r ip route del 198.18.2.128/25 via 10.0.0.1
 echo "longer than /24: with a /25 inside it the device punts 198.18.2.0/24, the kernel forwards it ($kf datagrams)"
+
+# 2b. A blackhole is dropped in the card: probes to it are counted in port 0's
+# DROP_COUNTERS, and the router's kernel sees none of them (an nftables
+# counter on its prerouting hook, in a table of this test's own).
+r ip route add blackhole 198.51.100.0/24
+for _ in $(seq 40); do [ "$(hw 198.51.100.9 .hardware.drop)" = true ] && break; sleep 0.25; done
+[ "$(hw 198.51.100.9 .hardware.drop)" = true ] || fail "the device does not drop 198.51.100.0/24 after the kernel's blackhole"
+r nft -f - <<'NFT'
+table ip fibnic_lab_blackhole {
+  chain pre { type filter hook prerouting priority -300; ip daddr 198.51.100.0/24 counter; }
+}
+NFT
+drop0=$(counter 0 drop_route); punt0=$(counter 0 punted); fwd0=$(counter 0 forwarded)
+ip netns exec "$LAB_NAME-h0" python3 "$frames" udp 198.51.100.9 40002 200 64 0.002
+sleep 0.5
+dropped=$(($(counter 0 drop_route) - drop0)); punted=$(($(counter 0 punted) - punt0)); fwd=$(($(counter 0 forwarded) - fwd0))
+seen_by_kernel=$(r nft -j list table ip fibnic_lab_blackhole | python3 -c '
+import json, sys
+print(sum(e["counter"]["packets"] for x in json.load(sys.stdin)["nftables"] if "rule" in x
+          for e in x["rule"]["expr"] if "counter" in e))')
+r nft delete table ip fibnic_lab_blackhole
+r ip route del blackhole 198.51.100.0/24
+echo "blackhole: 200 datagrams to 198.51.100.9, card dropped $dropped on port 0 (forwarded $fwd, punted $punted meanwhile), the router's kernel saw $seen_by_kernel"
+[ "$dropped" -ge 200 ] || fail "the card's DROP_COUNTERS on port 0 counted only $dropped of 200 datagrams to the blackhole"
+[ "$seen_by_kernel" = 0 ] || fail "the router's kernel received $seen_by_kernel datagrams for the blackholed prefix"
 
 # 3. Peer 1 withdraws 198.18.1.0/24 under a 100 pps probe. Every frame to
 # that prefix leaving the card must go where the router's routes send it at

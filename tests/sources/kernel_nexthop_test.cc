@@ -27,16 +27,17 @@ using testing::WaitFor;
 const PortNames kPorts{{"k0", 0}, {"k1", 1}};
 
 // What the kernel does with addr: the (gateway, port) pairs 32 UDP flows go
-// to (fib_multipath_hash_policy=1 spreads them over a group's paths), or
-// ToHost when it does not forward (blackhole, unreachable) or uses an
+// to (fib_multipath_hash_policy=1 spreads them over a group's paths), Drop
+// for a blackhole (RTM_GETROUTE answers EINVAL, "Invalid argument"), or
+// ToHost when it does not forward otherwise (unreachable, ...) or uses an
 // interface that is not a FIBNIC port.
 std::vector<NextHop> KernelAnswer(const std::string& addr) {
   std::set<NextHop> out;
   for (int sport = 1000; sport < 1032; ++sport) {
     int rc = 0;
     const std::string j =
-        Sh("ip -j route get " + addr + " ipproto udp sport " + std::to_string(sport) + " dport 53 2>/dev/null", &rc);
-    if (rc != 0) return {NextHop::ToHost()};
+        Sh("ip -j route get " + addr + " ipproto udp sport " + std::to_string(sport) + " dport 53 2>&1", &rc);
+    if (rc != 0) return {j.find("Invalid argument") != std::string::npos ? NextHop::Drop() : NextHop::ToHost()};
     const auto r = nlohmann::json::parse(j).at(0);
     const auto port = kPorts.find(r.value("dev", ""));
     if (r.value("type", "unicast") != "unicast" || port == kPorts.end()) return {NextHop::ToHost()};
@@ -81,8 +82,9 @@ class KernelNexthopTest : public KernelSourceTest {
           for (const std::string& a : addrs) {
             const auto kernel = KernelAnswer(a), device = DeviceAnswer(a);
             const bool punt = device == std::vector<NextHop>{NextHop::ToHost()};
+            const bool drop = device == std::vector<NextHop>{NextHop::Drop()};
             if (device == kernel || (punt && may_punt.count(a))) {
-              forwarded += punt ? 0 : 1;
+              forwarded += punt || drop ? 0 : 1;
               continue;
             }
             diff += "  " + a + ": kernel " + Show(kernel) + ", device " + Show(device) + "\n";

@@ -113,8 +113,14 @@ TEST(FibPaths, PuntsWhatTheFibnicMustNotForward) {
   EXPECT_EQ(c.paths[0], (NextHop{std::nullopt, 2}));
 
   const std::vector<NextHop> host{NextHop::ToHost()};
-  for (uint8_t t : {RTN_LOCAL, RTN_BLACKHOLE, RTN_UNREACHABLE, RTN_PROHIBIT, RTN_BROADCAST, RTN_THROW}) {
+  for (uint8_t t : {RTN_LOCAL, RTN_UNREACHABLE, RTN_PROHIBIT, RTN_BROADCAST, RTN_THROW}) {
     EXPECT_EQ(FibPaths(t, Family::kV4, {Via("192.0.2.1", 10)}, "", ports).paths, host) << int(t);
+  }
+  // A blackhole discards silently (no ICMP for the host to send): a drop.
+  for (Family f : {Family::kV4, Family::kV6}) {
+    const auto b = FibPaths(RTN_BLACKHOLE, f, {}, "", ports);
+    EXPECT_EQ(b.paths, std::vector<NextHop>{NextHop::Drop()});
+    EXPECT_TRUE(b.punt_why.empty());
   }
   // Not a FIBNIC port, alone or as one path of several.
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 3)}, "", ports).paths, host);

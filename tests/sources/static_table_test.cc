@@ -71,7 +71,8 @@ TEST_F(StaticTableTest, ErrorsNameFileAndLine) {
        ":3: next-hop repeated for 2001:db8::/32 (duplicate route 2001:db8::/32 connected port 1, first on line 1)"},
       {"10.1.0.0/16 192.0.2.1 1\n10.2.0.0/33 192.0.2.2 2\n", ":2: "},
       {"10.1.0.0/16 192.0.2.1 1\n\n10.2.0.0/16 192.0.2.2 4\n", ":3: bad port '4' (want 0..3)"},
-      {"10.1.0.0/16 192.0.2.1\n", ":1: want 'PREFIX GATEWAY PORT' or 'PREFIX connected PORT', got 2 fields"},
+      {"10.1.0.0/16 192.0.2.1\n",
+       ":1: want 'PREFIX GATEWAY PORT', 'PREFIX connected PORT' or 'PREFIX blackhole', got 2 fields"},
       {"10.1.0.0/16 2001:db8::1 1\n", ":1: gateway 2001:db8::1 is not"},
       {"10.1.0.0/16 nowhere 1\n", ":1: "},
   };

@@ -32,6 +32,7 @@ StatusOr<DeviceTables> DeviceView::Tables() {
   ASSIGN_OR_RETURN(BarHeader h, Header());
   const regs::Caps& c = h.caps;
   RETURN_IF_ERROR(ReadRegion(regs::kOffPortMac, regs::PortCountersOffset(c.ports) - regs::kOffPortMac));
+  if (c.drop) RETURN_IF_ERROR(ReadRegion(regs::kOffDropCounters, regs::DropCounterOffset(c.ports) - regs::kOffDropCounters));
   RETURN_IF_ERROR(ReadRegion(regs::NexthopOffset(0), regs::kNexthopStride * c.nexthop_entries));
   RETURN_IF_ERROR(ReadRegion(regs::Tcam6Offset(0), regs::kTcam6Stride * c.tcam_entries));
   RETURN_IF_ERROR(ReadRegion(regs::NeighOffset(0), regs::kNeighStride * c.neigh_entries));
@@ -49,6 +50,11 @@ StatusOr<DeviceTables> DeviceView::Tables() {
       counters[i] = v;
     }
     t.port_counters.push_back(std::move(counters));
+    if (c.drop) {
+      uint64_t v = 0;
+      for (int k = 7; k >= 0; --k) v = (v << 8) | b[regs::DropCounterOffset(p) + k];
+      t.drop_counters.push_back(v);
+    }
   }
   for (uint32_t i = 0; i < c.nexthop_entries; ++i) t.nexthop.push_back(regs::NexthopEntry::Decode(b + regs::NexthopOffset(i)));
   for (uint32_t i = 0; i < c.tcam_entries; ++i) t.tcam.push_back(regs::Tcam6Entry::Decode(b + regs::Tcam6Offset(i)));

@@ -23,6 +23,7 @@ struct DeviceTables {
   std::vector<regs::Tcam6Entry> tcam;
   std::vector<regs::NeighEntry> neigh;
   std::vector<std::vector<uint64_t>> port_counters;  // [port][regs::kPortCounterNames index]
+  std::vector<uint64_t> drop_counters;               // [port] DROP_COUNTERS; empty without CAPS2 DROP
 };
 
 class DeviceView {

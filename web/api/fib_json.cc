@@ -6,9 +6,10 @@ using nlohmann::json;
 
 json ToJson(const NextHop& nh) {
   return {{"gateway", nh.gateway ? json(nh.gateway->ToString()) : json(nullptr)},
-          {"port", nh.to_host() ? json(nullptr) : json(nh.port)},
-          {"connected", nh.connected() && !nh.to_host()},
+          {"port", nh.to_host() || nh.drop() ? json(nullptr) : json(nh.port)},
+          {"connected", nh.connected()},
           {"to_host", nh.to_host()},
+          {"drop", nh.drop()},
           {"text", nh.ToString()}};
 }
 
@@ -46,14 +47,16 @@ json ToJson(const RibAnswer& a) {
             {"neighbor", a.neighbor ? ToJson(*a.neighbor) : json(nullptr)}};
   if (!a.why.empty()) j["why"] = a.why;
   // What a correct forwarder does: the neighbour's MAC out of the path's port.
-  const bool forward = a.path && !a.path->to_host() && a.neighbor && NeighUsable(a.neighbor->state);
+  const bool forward = a.path && !a.path->to_host() && !a.path->drop() && a.neighbor && NeighUsable(a.neighbor->state);
   j["forward"] = forward;
+  j["drop"] = a.path && a.path->drop();
   j["expected"] = forward ? json{{"mac", a.neighbor->mac.ToString()}, {"port", a.path->port}} : json(nullptr);
   return j;
 }
 
 json ToJson(const HwDecision& d) {
   return {{"forward", d.forward},
+          {"drop", d.drop},
           {"code", d.code},
           {"tcam_index", d.tcam_index},
           {"port", d.forward ? json(d.port) : json(nullptr)},
@@ -62,7 +65,11 @@ json ToJson(const HwDecision& d) {
 }
 
 json ToJson(const regs::NexthopEntry& e) {
-  return {{"valid", e.valid()}, {"connected", e.connected()}, {"mac", e.dst_mac.ToString()}, {"port", e.port}};
+  return {{"valid", e.valid()},
+          {"connected", e.connected()},
+          {"drop", e.drop()},
+          {"mac", e.dst_mac.ToString()},
+          {"port", e.port}};
 }
 
 int TcamMaskLength(uint64_t mask) {
@@ -86,7 +93,7 @@ json ToJson(const regs::Tcam6Entry& e) {
 json ToJson(const regs::Caps& c) {
   return {{"sram_addr_bits", c.sram_addr_bits}, {"code_bits", c.code_bits},   {"ports", c.ports},
           {"nexthop_entries", c.nexthop_entries}, {"tcam_entries", c.tcam_entries}, {"neigh_entries", c.neigh_entries},
-          {"slots", c.slots()}};
+          {"slots", c.slots()}, {"drop", c.drop}};
 }
 
 }  // namespace fibnic::web

@@ -184,9 +184,16 @@ StatusOr<HttpReply> FibApi::Impl::GetMetrics(const HttpRequest&) {
           }
         }
       }
-      m.Counter("fibnic_device_port_counter_total", "PORT_COUNTERS of the device (packets; *_bytes in bytes)", all);
+      for (size_t p = 0; p < t->drop_counters.size(); ++p) {
+        const double v = static_cast<double>(t->drop_counters[p]);
+        all.push_back({{{"port", std::to_string(p)}, {"counter", "drop_route"}}, v});
+        packets.push_back({{{"port", std::to_string(p)}, {"counter", "drop_route"}}, v});
+      }
+      m.Counter("fibnic_device_port_counter_total",
+                "PORT_COUNTERS of the device (packets; *_bytes in bytes), and drop_route: DROP_COUNTERS", all);
       m.Counter("fibnic_device_port_packets_total",
-                "PORT_COUNTERS packet counters: rx, forwarded, punted, drop_ttl, drop_fifo, tx", packets);
+                "PORT_COUNTERS packet counters: rx, forwarded, punted, drop_ttl, drop_fifo, tx; drop_route (DROP_COUNTERS: "
+                "dropped by a blackhole)", packets);
       m.Counter("fibnic_device_port_bytes_total", "PORT_COUNTERS byte counters, by direction (rx, tx)", bytes);
     }
     m.Gauge("fibnic_device_readable", "1 if the BAR decodes as a FIBNIC v1", {{{}, t.ok() ? 1.0 : 0.0}});

@@ -130,7 +130,9 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
   json body = json::parse(r.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) return InvalidArgument("body is not a JSON object");
   for (const auto& [k, v] : body.items()) {
-    if (k != "paths" && k != "distance") return InvalidArgument("body: unknown key '" + k + "' (allowed: paths, distance)");
+    if (k != "paths" && k != "distance" && k != "blackhole") {
+      return InvalidArgument("body: unknown key '" + k + "' (allowed: paths, blackhole, distance)");
+    }
   }
   Route route;
   route.prefix = p;
@@ -141,11 +143,19 @@ StatusOr<HttpReply> FibApi::Impl::PutStaticRoute(const HttpRequest& r) {
     }
     route.distance = body["distance"].get<uint8_t>();
   }
-  if (!body.contains("paths") || !body["paths"].is_array() || body["paths"].empty() || body["paths"].size() > 16) {
-    return InvalidArgument("body: 'paths' must be an array of 1..16 {\"gateway\"?, \"port\"}");
+  if (body.contains("blackhole")) {
+    // A blackhole discards what it matches: it has no paths to go with.
+    if (!body["blackhole"].is_boolean() || !body["blackhole"].get<bool>() || body.contains("paths")) {
+      return InvalidArgument("body: 'blackhole' must be true, without 'paths'");
+    }
+    route.paths = {NextHop::Drop()};
+  } else if (!body.contains("paths") || !body["paths"].is_array() || body["paths"].empty() ||
+             body["paths"].size() > 16) {
+    return InvalidArgument("body: 'paths' must be an array of 1..16 {\"gateway\"?, \"port\"}, or 'blackhole': true");
   }
   const int ports = view.config().caps.ports;
-  for (size_t i = 0; i < body["paths"].size(); ++i) {
+  const size_t listed = body.contains("blackhole") ? 0 : body["paths"].size();
+  for (size_t i = 0; i < listed; ++i) {
     const json& jp = body["paths"][i];
     const std::string where = "body: paths[" + std::to_string(i) + "]";
     if (!jp.is_object()) return InvalidArgument(where + " is not an object");
@@ -204,12 +214,15 @@ StatusOr<HttpReply> FibApi::Impl::GetLookup(const HttpRequest& r) {
   }
   ASSIGN_OR_RETURN(HwDecision hw, device->Lookup(*dst));
   j["hardware"] = ToJson(hw);
-  // Forwarding must match the RIB's answer exactly; punting is always safe.
+  // Forwarding must match the RIB's answer exactly, and a drop may stand
+  // only where the RIB drops; punting is always safe.
   const json& exp = j["rib"]["expected"];
   std::string verdict = "punt";
   if (hw.forward) {
     const bool same = !exp.is_null() && exp["mac"] == hw.dst_mac.ToString() && exp["port"] == hw.port;
     verdict = same ? "match" : "mismatch";
+  } else if (hw.drop) {
+    verdict = j["rib"]["drop"].get<bool>() ? "drop" : "mismatch";
   }
   j["verdict"] = verdict;
   return JsonReply(j);

@@ -64,7 +64,7 @@ function renderStatus(st) {
   setText('dev-name', dev.name || '(no device)');
   setText('dev-generation', dev.generation !== undefined ? fmt(dev.generation) : dev.error || '–');
   const caps = dev.caps || st.caps;
-  setText('dev-model', caps ? `${caps.code_bits}-bit codes, ${caps.slots} slots, ${caps.tcam_entries} TCAM, ${caps.ports} ports` : '–');
+  setText('dev-model', caps ? `${caps.code_bits}-bit codes, ${caps.slots} slots, ${caps.tcam_entries} TCAM, ${caps.ports} ports${caps.drop ? ', drops blackholes' : ''}` : '–');
   setText('dev-control', dev.control ? ['ipv4', 'ipv6'].filter((f) => dev.control[f]).join(' + ') || 'disabled' : '–');
   setText('uptime', duration(st.uptime_s));
   for (const [f, id] of [['ipv4', 'v4'], ['ipv6', 'v6']]) {
@@ -304,13 +304,14 @@ async function lookup() {
     const v = $('lookup-verdict');
     v.className = 'verdict ' + r.verdict;
     v.textContent = { match: '✔ the device forwards exactly as the RIB says', punt: 'the device punts this destination to the host (safe)',
-      mismatch: '✘ MISMATCH: the device forwards somewhere the RIB does not', 'no-device': 'no device attached' }[r.verdict] || r.verdict;
+      drop: '✔ the device drops this destination, as the RIB\'s blackhole says',
+      mismatch: '✘ MISMATCH: the device forwards or drops where the RIB does not', 'no-device': 'no device attached' }[r.verdict] || r.verdict;
     const rib = r.rib;
     dlRows($('lookup-rib'), [['matched', rib.matched], ['path', rib.path && rib.path.text], ['reason', rib.reason],
       ['neighbour', rib.neighbor && `${rib.neighbor.address} ${rib.neighbor.mac} (${rib.neighbor.state})`],
-      ['expected', rib.expected ? `${rib.expected.mac} port ${rib.expected.port}` : 'punt']]);
+      ['expected', rib.expected ? `${rib.expected.mac} port ${rib.expected.port}` : rib.drop ? 'drop' : 'punt']]);
     const hw = r.hardware;
-    dlRows($('lookup-hw'), hw ? [['decision', hw.forward ? 'forward' : 'punt'], ['why', hw.why], ['code', hw.code],
+    dlRows($('lookup-hw'), hw ? [['decision', hw.forward ? 'forward' : hw.drop ? 'drop' : 'punt'], ['why', hw.why], ['code', hw.code],
       ['TCAM entry', hw.tcam_index >= 0 ? hw.tcam_index : null], ['egress', hw.forward ? `${hw.mac} port ${hw.port}` : null],
       ['SRAM word', r.sram_word !== undefined ? r.sram_word : null]] : [['device', 'none']]);
   } catch (e) { setText('lookup-error', e.message); $('lookup-result').hidden = true; }
@@ -330,7 +331,8 @@ pages.tcam = {
 pages.nexthops = {
   async enter() {
     const n = await api.get('/api/v1/nexthops');
-    const entry = (e) => e ? `${e.valid ? 'valid' : 'invalid'}${e.connected ? ' connected' : ''} ${e.mac} port ${e.port}` : '';
+    const entry = (e) => !e ? '' : e.drop ? `${e.valid ? 'valid' : 'invalid'} drop`
+      : `${e.valid ? 'valid' : 'invalid'}${e.connected ? ' connected' : ''} ${e.mac} port ${e.port}`;
     fillRows($('nexthop-rows'), n.slots.map((s) => el('tr', {}, el('td', {}, el('span', { class: 'swatch', style: 'background:' + PALETTE[s.code & 15] }), s.code),
       el('td', {}, s.owner ? s.owner.text : 'free'), el('td', {}, fmt(s.weight)), el('td', {}, entry(s.entry)),
       el('td', {}, entry(s.device)), el('td', {}, s.in_sync === null ? '' : s.in_sync ? 'yes' : 'NO'))));
