@@ -115,6 +115,12 @@ void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
 void Fib::DeleteNeighbor(const IpAddr& addr, PortId port) { impl_->DeleteNeighbor(addr, port); }
 RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
+
+void Fib::CommitWhole() {
+  impl_->sram.set_record(false);
+  impl_->Commit();
+  impl_->sram.set_record(true);
+}
 void Fib::TrimAfterChurn() { impl_->heap.Quiet(); }
 void Fib::TrimWhenIdle() { impl_->heap.Idle(); }
 DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->AdoptDevice(device); }

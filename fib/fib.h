@@ -140,6 +140,9 @@ class Fib {
 
   // Compile what is pending; the deltas are to be pushed in order.
   std::vector<DeviceDelta> Commit();
+  // Compile what is pending for a Sync, which writes the whole image: no
+  // SRAM delta is built (a table load's would hold every word, 8 bytes each).
+  void CommitWhole();
   // The update stream has gone quiet (the caller's queue is empty): hands the
   // heap a churn left behind back to the system if many routes changed since
   // the last trim (fib/heap_trim.h).

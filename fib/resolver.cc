@@ -444,11 +444,12 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       named = true;
     }
     if (!named) {
-      // A kept entry no live next-hop names: the previous run held it for an
-      // adjacency whose routes had gone (a routing daemon's restart). Held
-      // again for one hold, at a nominal weight any challenger outweighs, so
-      // a restart in the middle of it neither frees it nor writes.
-      if (!Kept(e) || config_.slot_hold.count() == 0) continue;
+      // An entry no live next-hop names — a gateway's kept VALID=0, or a
+      // connected port's — is one the previous run held for an adjacency
+      // whose routes had gone (a routing daemon's restart). Held again for
+      // one hold, at a nominal weight any challenger outweighs, so a restart
+      // in the middle of it neither frees it nor writes.
+      if (!(Kept(e) || e.connected()) || config_.slot_hold.count() == 0) continue;
       AdjacencyWeight& w = held_[adj];
       w.v4.held = 1;
       w.v4.until = Now() + config_.slot_hold;

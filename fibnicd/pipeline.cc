@@ -214,7 +214,7 @@ void Pipeline::FinishInitialSync(std::function<void(Status, const Fib&)> done) {
     auto held = device_.ReadBack();
     if (held.ok()) adopted = fib_->AdoptDevice(held->image);
     auto t0 = Clock::now();
-    fib_->Commit();
+    fib_->CommitWhole();
     int64_t commit_ns = NsSince(t0);
     auto t1 = Clock::now();
     uint64_t writes_before = device_.bus_writes();

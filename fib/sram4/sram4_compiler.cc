@@ -240,7 +240,7 @@ void Sram4Compiler::Flush(const GroupCodes& codes, uint8_t* sram, int code_bits,
   // Room for every dirty word up front: a table load's delta is millions of
   // words, and growing it by doubling would copy and fault it in twice.
   size_t dirty_words = 0;
-  for (uint32_t b : dirty_blocks_) dirty_words += static_cast<size_t>(std::popcount(dirty_[b]));
+  for (uint32_t b : dirty_blocks_) dirty_words += record_ ? static_cast<size_t>(std::popcount(dirty_[b])) : 0;
   out.sram_words.reserve(out.sram_words.size() + dirty_words);
   out.sram_values.reserve(out.sram_values.size() + dirty_words);
   out.sram_before.reserve(out.sram_before.size() + dirty_words);
@@ -282,6 +282,7 @@ void Sram4Compiler::FlushWords(const GroupCodes& codes, const std::vector<uint8_
       const uint32_t was = ReadWord(sram, kBits, w);
       if (v == was) continue;
       WriteWord(sram, kBits, w, v);
+      if (!record_) continue;
       out.sram_words.push_back(w);
       out.sram_values.push_back(static_cast<uint16_t>(v));
       out.sram_before.push_back(static_cast<uint16_t>(was));
@@ -332,10 +333,11 @@ void Sram4Compiler::ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int 
     }
     if (nv != v) {
       WriteWord(sram, code_bits, w, nv);
+      MarkWordDirty(w);
+      if (!record_) continue;
       out.sram_words.push_back(w);
       out.sram_values.push_back(static_cast<uint16_t>(nv));
       out.sram_before.push_back(static_cast<uint16_t>(v));
-      MarkWordDirty(w);
     }
   }
 }

@@ -94,6 +94,9 @@ class Sram4Compiler {
   // Rewrites every dirty SRAM word, appends the words whose content changed
   // (ascending, with their values) to out, and clears the dirty set.
   void Flush(const GroupCodes& codes, uint8_t* sram, int code_bits, DeviceDelta& out);
+  // Whether Flush and ZeroCodes append the words they change to their delta
+  // (off while the caller syncs the whole image instead of pushing deltas).
+  void set_record(bool on) { record_ = on; }
   // Sets every code c with zero[c] to 0; appends the changed words to out and
   // marks them dirty (their final codes are computed by the next Flush).
   void ZeroCodes(const std::vector<bool>& zero, uint8_t* sram, int code_bits, DeviceDelta& out);
@@ -133,6 +136,7 @@ class Sram4Compiler {
   std::unordered_map<uint32_t, std::vector<Longer>> longer_;
   std::vector<uint64_t> dirty_;         // one bit per SRAM word (4 /24s)
   std::vector<uint32_t> dirty_blocks_;  // indexes of non-zero dirty_ blocks (small commits stay O(change))
+  bool record_ = true;
 };
 
 }  // namespace fibnic

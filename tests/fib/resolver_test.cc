@@ -399,15 +399,20 @@ TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
   auto clock = std::make_shared<FakeClock>();
   Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
   std::vector<regs::NexthopEntry> device(4);
-  device[2] = {Mac(5), 1, 0};  // VALID=0
-  ASSERT_EQ(h.res.Adopt(device), 1);
+  device[2] = {Mac(5), 1, 0};                                                          // VALID=0
+  device[3] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};  // a connected port's
+  ASSERT_EQ(h.res.Adopt(device), 2);
   CommitCodes codes = h.Commit();
-  EXPECT_FALSE(codes.owner_changes[2]);
-  EXPECT_EQ(h.res.EntryFor(2, device[2]), device[2]);
+  for (int c : {2, 3}) {
+    EXPECT_FALSE(codes.owner_changes[c]) << c;
+    EXPECT_EQ(h.res.EntryFor(c, device[c]), device[c]) << c;
+  }
   clock->Advance(std::chrono::seconds(61));
   codes = h.Commit();
-  EXPECT_TRUE(codes.retired[2]);
-  EXPECT_FALSE(h.res.EntryFor(2, device[2]).has_value());
+  for (int c : {2, 3}) {
+    EXPECT_TRUE(codes.retired[c]) << c;
+    EXPECT_FALSE(h.res.EntryFor(c, device[c]).has_value()) << c;
+  }
 
   Harness no_hold(Config(2));  // without a hold there is nothing to keep it for
   EXPECT_EQ(no_hold.res.Adopt(device), 0);
