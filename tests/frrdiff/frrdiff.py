@@ -182,21 +182,26 @@ class FrrEnv(kdiff.Env):
         return (routes, nexthops) if split else routes + nexthops
 
     # --- processes ---------------------------------------------------------
-    def _spawn(self, name, argv):
+    def _spawn(self, name, argv, ns=None):
         log = open("%s/%s.log" % (self.work, name), "a")
-        self.procs[name] = subprocess.Popen(["ip", "netns", "exec", self.ns] + argv, stdout=log,
+        self.procs[name] = subprocess.Popen(["ip", "netns", "exec", ns or self.ns] + argv, stdout=log,
                                             stderr=subprocess.STDOUT)
         log.close()
 
-    def start_frr(self, daemon):
-        d = self.work + "/frr"
-        self._spawn(daemon, [FRR + daemon, "-f", "%s/%s.conf" % (d, daemon), "-i", "%s/%s.pid" % (d, daemon),
-                             "-z", d + "/zserv.api", "--vty_socket", d, "-u", "frr", "-g", "frr", "-P", "0",
-                             "--log", "stdout"] + (["-M", "dplane_fpm_nl"] if daemon == "zebra" else []))
+    def start_frr(self, daemon, node=None):
+        """node: another FRR instance's (name, namespace); its files are in
+        work/<name> and its processes named <name>-<daemon>. Else the router's."""
+        name, ns = node or (None, None)
+        d = "%s/%s" % (self.work, name or "frr")
+        self._spawn("%s-%s" % (name, daemon) if name else daemon,
+                    [FRR + daemon, "-f", "%s/%s.conf" % (d, daemon), "-i", "%s/%s.pid" % (d, daemon),
+                     "-z", d + "/zserv.api", "--vty_socket", d, "-u", "frr", "-g", "frr", "-P", "0",
+                     "--log", "stdout"] + (["-M", "dplane_fpm_nl"] if daemon == "zebra" and not name else []), ns)
 
-    def start_zebra(self):
-        self.start_frr("zebra")
-        self._wait(lambda: os.path.exists(self.work + "/frr/zebra.vty"), 15, "zebra's vty")
+    def start_zebra(self, node=None):
+        self.start_frr("zebra", node)
+        vty = "%s/%s/zebra.vty" % (self.work, node[0] if node else "frr")
+        self._wait(lambda: os.path.exists(vty), 15, "zebra's vty")
 
     def stop(self, name, sig=signal.SIGTERM):
         p = self.procs.pop(name, None)
@@ -284,8 +289,9 @@ class FrrEnv(kdiff.Env):
                 f.write("# vtysh %s\n%s\n" % (c, self.vtysh(c)))
 
     # --- events ------------------------------------------------------------
-    def vtysh(self, *cmds):
-        args = ["vtysh", "--vty_socket", self.work + "/frr"]
+    def vtysh(self, *cmds, node=None):
+        """node: another FRR instance's name (start_frr), else the router's."""
+        args = ["vtysh", "--vty_socket", "%s/%s" % (self.work, node or "frr")]
         for c in cmds:
             args += ["-c", c]
         return subprocess.run(args, capture_output=True, text=True).stdout

@@ -218,8 +218,10 @@ class Env:
     def ip_json(self, *args):
         return json.loads(sh("ip", "-n", self.ns, "-j", *args) or "[]")
 
-    def view(self):
-        """The kernel state the oracle needs besides RTM_GETROUTE."""
+    def view(self, with_routes=True):
+        """The kernel state the oracle needs besides RTM_GETROUTE (with_routes=False:
+        without the route list, which a sampler reading many times a second
+        does not need)."""
         links = self.ip_json("-d", "link", "show")
         by_name = {l["ifname"]: l for l in links}
         port_of = {l["ifindex"]: IFS.index(l["ifname"]) for l in links if l["ifname"] in IFS[:PORTS]}
@@ -230,7 +232,7 @@ class Env:
             if "lladdr" in n and n["dev"] in by_name and USABLE_NUD & set(n.get("state", [])):
                 neigh[(by_name[n["dev"]]["ifindex"], str(ipaddress.ip_address(n["dst"])))] = n["lladdr"]
         routes = []
-        for fam in ("-4", "-6"):
+        for fam in ("-4", "-6") if with_routes else ():
             for r in self.ip_json(fam, "route", "show", "table", "all"):
                 d = r["dst"]
                 if d == "default":
