@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""OSPF-driven offload against the kernel (docs/oracle.md "The OSPF oracle").
+Root, FRR (zebra, ospfd, ospf6d).
+
+  ospfdiff.py FIBNICD KDIFF_BAR
+
+The router of ospf_env.py (real ospfd and ospf6d, five neighbours with their
+own: equal-cost paths from two of them, numbered point-to-point links, a
+broadcast LAN with a DR election, an unnumbered point-to-point link with
+onlink next hops, OSPFv3's link-local next hops) and fibnicd following its
+kernel. Scenarios, one phase each: cost change and back, carrier loss and
+return, admin down and up of the unnumbered link, the DR's ospfd stopped and
+started, the router's ospfd and ospf6d restarted.
+
+During each phase the watched destinations (first and last address of every
+originated prefix) are read in rounds: the kernel's answer (RTM_GETROUTE,
+its neighbour table), the device's (the BAR decoded by kdiff_bar), the
+kernel's again. A device answer must be a punt or acceptable under some state
+the kernel held since the phase began (fibnicd may lag the kernel, never
+invent a path): one that is not is a path outside the kernel's. How long the
+device lagged (forwarded where the current kernel no longer does) is
+measured, not failed. A phase ends once OSPF is where the scenario leads
+(the kernel's own paths: e.g. both equal-cost paths, or one), the kernel's
+OSPF routes and the BAR's GENERATION have been still, and every watched
+destination the kernel forwards by a port with a resolved neighbour is
+forwarded the same way by the device. Then tests/kdiff's quiescent check:
+sampled routes, neighbours, martians and the watched destinations, each a
+punt or the kernel's answer — 0 misforwards.
+
+Prints per phase: kernel convergence (last OSPF route change after the
+event), device convergence (last batch written), their ratio, reads taken,
+reads outside the kernel's paths, the lag window, the end check. Fails on a
+read outside the kernel's paths, a misforward at the end, a phase that does
+not converge within OSPF_PHASE_SECONDS (default 45), or a device that
+never forwarded.
+
+Environment: FIBSYNC_SEED (the end checks' sampling; printed, replays it),
+OSPF_V4 / OSPF_V6 (each neighbour's own IPv4 /24s and IPv6 /64s, default
+8 / 4; half as many shared), OSPF_WATCH (most destinations read per round,
+default 400), OSPF_PHASES (a subset, space-separated keys), OSPF_KEEP=DIR
+(keep logs and BARs), OSPF_NS_PREFIX (namespace prefix, default "os")."""
+import ipaddress
+import json
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "frr"))
+from ospf_env import NEIGHBOURS, OspfEnv, neighbour_prefixes, prefixes, kdiff  # noqa: E402
+from kernel_oracle import acceptable, netns_socket  # noqa: E402
+from route_watch import RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP, SOL_NETLINK, \
+    NETLINK_ADD_MEMBERSHIP, drain  # noqa: E402
+
+RTPROT_OSPF = 188  # zebra's OSPF and OSPFv3 routes
+GENERATION = 0x18
+PHASE_SECONDS = float(os.environ.get("OSPF_PHASE_SECONDS", "45"))
+
+
+class Clock(threading.Thread):
+    """Stamps the kernel's last change of an OSPF route (or of a next-hop
+    object) and the device's last GENERATION change, from a thread of its
+    own, so the sampler's rounds do not blur them."""
+
+    def __init__(self, ns, bar_path):
+        super().__init__(daemon=True)
+        self.sock = netns_socket(ns)
+        self.sock.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
+        for group in (RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP):
+            self.sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group)
+        self.sock.setblocking(False)
+        self.bar = os.open(bar_path, os.O_RDONLY)
+        self.stop, self.overruns = False, 0
+        self.mark()
+
+    def mark(self):
+        self.gen = os.pread(self.bar, 4, GENERATION)
+        self.kernel_last = self.device_last = None
+        self.counts = {"events": 0}
+
+    def run(self):
+        while not self.stop:
+            select.select([self.sock], [], [], 0.005)
+            try:
+                self.kernel_last = drain(self.sock, {}, {}, self.kernel_last, self.counts, RTPROT_OSPF)
+            except OSError:  # ENOBUFS: events lost; the stamp is still the last one seen
+                self.overruns += 1
+            g = os.pread(self.bar, 4, GENERATION)
+            if g != self.gen:
+                self.gen, self.device_last = g, time.monotonic()
+
+    def close(self):
+        self.stop = True
+        self.join()
+        self.sock.close()
+        os.close(self.bar)
+
+
+def first_addresses(v4, v6):
+    """The first address of every originated prefix (the end checks')."""
+    return sorted({str(ipaddress.ip_network(p)[0]) for i in range(len(NEIGHBOURS))
+                   for p in neighbour_prefixes(i, v4, v6)})
+
+
+def watched(v4, v6, limit, rng):
+    """(every destination read, those the device must forward once the kernel
+    forwards them by a port): first and last address of each /24 or /64, and
+    inside the longer prefixes (which must punt) their first address and
+    their /24's or /64's."""
+    addrs, forward = set(), set()
+    for i in range(len(NEIGHBOURS)):
+        for p in neighbour_prefixes(i, v4, v6):
+            n = ipaddress.ip_network(p)
+            unit = 24 if n.version == 4 else 64
+            if n.prefixlen == unit:
+                forward |= {str(n[0]), str(n[-1])}
+            elif n.prefixlen < unit:
+                addrs |= {str(n[0]), str(n[-1])}
+            else:
+                addrs |= {str(n[0]), str(n.supernet(new_prefix=unit)[1])}
+    addrs |= forward
+    addrs |= {n[2] for n in NEIGHBOURS}
+    if len(addrs) > limit:
+        addrs = set(rng.sample(sorted(addrs), limit))
+    return sorted(addrs), forward & addrs
+
+
+class Sampler:
+    """Rounds of kernel, device, kernel over the watched destinations."""
+
+    def __init__(self, env, addrs, forward):
+        self.env, self.addrs, self.forward = env, addrs, forward
+        self.history = {}
+
+    def _states(self):
+        port_of, contexts, neigh, _ = self.env.view(with_routes=False)
+        return kdiff.kernel_sets(self.env, contexts, self.addrs), port_of, neigh
+
+    def begin(self):
+        k, port_of, neigh = self._states()
+        self.history = {a: set() for a in self.addrs}
+        self._note(k, port_of, neigh)
+        self.last = k
+        self.changed = {a: time.monotonic() for a in self.addrs}
+        self.reads = self.outside = self.lagging = 0
+        self.lag_seen, self.lag_worst, self.examples = set(), 0.0, []
+
+    def _note(self, k, port_of, neigh):
+        p, n = tuple(sorted(port_of.items())), tuple(sorted(neigh.items()))
+        for a in self.addrs:
+            self.history[a].add((tuple(k[a]), p, n))
+
+    def round(self):
+        """One round; returns whether the device was exact: every destination
+        acceptable under the kernel's latest answer, and forwarded where it
+        must be (kernel by a port, resolved neighbour)."""
+        t0 = time.monotonic()
+        k0, port0, neigh0 = self._states()
+        dev = self.env.device(self.addrs)
+        k1, port1, neigh1 = self._states()
+        self._note(k0, port0, neigh0)
+        self._note(k1, port1, neigh1)
+        exact = True
+        for a, d in zip(self.addrs, dev):
+            if k0[a] != self.last[a]:
+                self.changed[a] = t0
+            elif k1[a] != k0[a]:
+                self.changed[a] = time.monotonic()
+            self.last[a] = k1[a]
+            self.reads += 1
+            if not any(acceptable(d, list(k), dict(p).get, dict(n)) for k, p, n in self.history[a]):
+                self.outside += 1
+                if len(self.examples) < 5:
+                    self.examples.append("%s: device %s, the kernel's states since the phase began: %s" % (
+                        a, d, "; ".join(sorted(str([sorted(h) for h in k]) for k, _, _ in self.history[a]))))
+            now_ok = acceptable(d, k1[a], port1.get, neigh1)
+            if not now_ok and not acceptable(d, k0[a], port0.get, neigh0):
+                self.lagging += 1
+                self.lag_seen.add(a)
+                self.lag_worst = max(self.lag_worst, time.monotonic() - self.changed[a])
+            must = a in self.forward and all(h and all(port1.get(i) is not None and (i, gw) in neigh1 for i, gw in h)
+                                               for h in k1[a])
+            exact = exact and now_ok and (d is not None or not must)
+        return exact
+
+
+def paths(env, addr):
+    """The kernel's own paths for addr: {(interface name, next hop)}."""
+    names = env.ifnames()
+    return {(names.get(i, "if%d" % i), gw) for i, gw in env.oracle.answers(addr)}
+
+
+def zebra_paths(env, addr):
+    """zebra's selected route for addr: {(interface name, next hop)} of its
+    active next hops (what OSPF decided; the kernel may hold less)."""
+    try:
+        routes = json.loads(env.vtysh("show %s route %s json" % ("ipv6" if ":" in addr else "ip", addr)) or "{}")
+    except ValueError:
+        return set()
+    for entries in routes.values():
+        for r in entries:
+            if r.get("selected") and r.get("protocol") in ("ospf", "ospf6"):
+                return {(h.get("interfaceName"), h.get("ip")) for h in r.get("nexthops", []) if h.get("active")}
+    return set()
+
+
+class Scenario:
+    """What OSPF must have done (read from ospfd, ospf6d and zebra, never
+    from the code under test) for a phase to be over. zebra's routes, not the
+    kernel's: after a link's carrier came back FRR 8.4's zebra re-used a
+    next-hop group the kernel had shrunk while the link was down, so the
+    kernel kept one path where zebra holds two (noted, not failed: the
+    kernel stays the oracle of the device)."""
+
+    def __init__(self, env, v4, v6):
+        self.env = env
+        first = lambda owner, fam: str(ipaddress.ip_network(
+            prefixes(owner, 1, 0)[0] if fam == 4 else prefixes(owner, 0, 1)[0])[1])
+        self.probe = {(o, f): first(o, f) for o in list(range(len(NEIGHBOURS))) + ["ecmp", "lan"] for f in (4, 6)}
+
+    def why_not(self, ecmp=None, lan=None, own=(), gone=(), full=5, dr=None):
+        """None once zebra holds what the scenario leads to, else what is
+        missing: ecmp, the interfaces of the shared equal-cost prefixes; lan,
+        the LAN's shared prefixes' IPv4 next hops; own, the neighbours whose
+        prefixes go by their link; gone, those whose prefixes have no route;
+        full, Full adjacencies per family; dr, the LAN's DR (router id)."""
+        env = self.env
+        f2, f3 = env.full_neighbours()
+        if len(f2) != full or len(f3) != full:
+            return "Full adjacencies: OSPFv2 %d, OSPFv3 %d of %d" % (len(f2), len(f3), full)
+        if dr and env.dr() != (dr, dr):
+            return "DR on the LAN: %s, not %s" % (env.dr(), dr)
+        for fam in (4, 6):
+            got = zebra_paths(env, self.probe[("ecmp", fam)])
+            if ecmp and ({i for i, _ in got} != set(ecmp) or len(got) != len(ecmp)):
+                return "IPv%d equal-cost paths %s, not by %s" % (fam, sorted(got), list(ecmp))
+            got = zebra_paths(env, self.probe[("lan", fam)])
+            if lan and (len(got) != len(lan) or {i for i, _ in got} != {"k2"} or
+                        fam == 4 and {g for _, g in got} != set(lan)):
+                return "IPv%d LAN paths %s, not via %s" % (fam, sorted(got), list(lan))
+            for i, (name, rif, addr, _) in enumerate(NEIGHBOURS):
+                got = zebra_paths(env, self.probe[(i, fam)])
+                if i in gone and got:
+                    return "%s's IPv%d prefixes still routed: %s" % (name, fam, sorted(got))
+                if i in own and (len(got) != 1 or next(iter(got))[0] != rif or next(iter(got))[1] != addr and
+                                 not (fam == 6 and next(iter(got))[1].startswith("fe80:"))):
+                    return "%s's IPv%d prefixes: %s, not via %s" % (
+                        name, fam, sorted(got), addr if fam == 4 else "a link-local address on " + rif)
+        return None
+
+    def kernel_differs(self):
+        """Probes whose kernel paths differ from zebra's: (address, zebra, kernel)."""
+        out = []
+        for a in sorted(self.probe.values()):
+            z, k = zebra_paths(self.env, a), paths(self.env, a)
+            if z != k:
+                out.append((a, sorted(z), sorted(k)))
+        return out
+
+
+def phases(env):
+    """(key, what happens, the action, what OSPF must have done) in order.
+    The link losses come last: after one, FRR 8.4's zebra keeps a next-hop
+    group the kernel shrank (Scenario), and the kernel holds one path of the
+    equal-cost pair from then on."""
+    both, lan, every = ("k0", "k1"), ("10.2.0.2", "10.2.0.3"), tuple(range(len(NEIGHBOURS)))
+    return [
+        ("converge", "OSPF comes up (both families, 5 neighbours)", lambda: None,
+         {"ecmp": both, "lan": lan, "own": every}),
+        ("cost", "cost 100 on k0: ECMP collapses to k1", lambda: env.set_cost("k0", 100), {"ecmp": ("k1",)}),
+        ("cost-back", "cost 10 on k0: ECMP again", lambda: env.set_cost("k0", 10), {"ecmp": both}),
+        ("dr-loss", "the LAN's DR (n2) stops ospfd, ospf6d: n3 becomes DR",
+         lambda: env.stop_ospf(2), {"lan": ("10.2.0.3",), "gone": (2,), "full": 4, "dr": "10.255.1.4"}),
+        ("dr-back", "n2 starts ospfd, ospf6d again", lambda: env.start_ospf(2), {"lan": lan, "own": (2,)}),
+        ("restart", "the router's ospfd and ospf6d restarted", lambda: env.restart_ospf(),
+         {"ecmp": both, "lan": lan, "own": every}),
+        ("carrier", "n1's end down: k1 loses carrier", lambda: env.carrier(1, False),
+         {"ecmp": ("k0",), "gone": (1,), "full": 4}),
+        ("carrier-back", "n1's end up again", lambda: env.carrier(1, True), {"ecmp": both, "own": (1,)}),
+        ("admin", "k3 (unnumbered, onlink) admin down", lambda: env.admin("k3", False), {"gone": (4,), "full": 4}),
+        ("admin-back", "k3 admin up", lambda: env.admin("k3", True), {"own": (4,)}),
+    ]
+
+
+def run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs):
+    """Returns the phase's row (dict) and its failures."""
+    sampler.begin()
+    clock.mark()
+    t0 = time.monotonic()
+    action()
+    why, exact_since, next_look, rounds = "not looked at yet", None, 0.0, 0
+    while True:
+        exact = sampler.round()
+        rounds += 1
+        now = time.monotonic()
+        if now >= next_look:
+            why = scenario.why_not(**expect)
+            next_look = now + 0.5
+        quiet = min(now - (clock.kernel_last or t0), now - (clock.device_last or t0))
+        if why is None and exact and quiet >= 1.5:
+            exact_since = exact_since or now
+            if now - exact_since >= 1.0:
+                break
+        else:
+            exact_since = None
+        if now - t0 > PHASE_SECONDS:
+            break
+        time.sleep(0.02)  # the sampler leaves the daemons a share of the CPU
+    failures = []
+    if why is not None or exact_since is None:
+        failures.append("did not converge within %.0f s: %s" % (
+            PHASE_SECONDS, why or "the device was not exact (a destination punted or lagging)"))
+    if sampler.outside:
+        failures.append("%d reads outside the kernel's paths, e.g. %s" % (sampler.outside, sampler.examples))
+    differs = scenario.kernel_differs()
+    bad, forwards = kdiff.check_quiescent(env, rng, sorted(set(sampler.addrs) | set(end_addrs)))
+    if bad:
+        failures.append("end check: %d misforwarded, e.g. %s" % (
+            len(bad), "; ".join("%s: device %s, kernel %s" % x for x in bad[:3])))
+    k = None if clock.kernel_last is None else clock.kernel_last - t0
+    d = None if clock.device_last is None else clock.device_last - t0
+    return {"kernel_s": k, "device_s": d, "events": clock.counts["events"], "reads": sampler.reads,
+            "outside": sampler.outside, "lag": len(sampler.lag_seen), "lag_s": sampler.lag_worst,
+            "bad": len(bad), "forwards": 0 if bad else forwards,
+            "rounds": rounds, "differs": differs}, failures
+
+
+def fmt(x, digits=3):
+    return "-" if x is None else "%.*f" % (digits, x)
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    if os.geteuid() != 0:
+        print("FAIL: ospfdiff needs root (network namespaces, FRR)")
+        return 1
+    missing = [d for d in ("zebra", "ospfd", "ospf6d") if not os.access("/usr/lib/frr/" + d, os.X_OK)]
+    if missing:
+        print("FAIL: FRR's %s not installed in /usr/lib/frr (scripts/install-deps.sh)" % ", ".join(missing))
+        return 1
+    fibnicd, bar_tool = sys.argv[1], sys.argv[2]
+    env_seed = os.environ.get("FIBSYNC_SEED")
+    seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
+    v4, v6 = int(os.environ.get("OSPF_V4", "8")), int(os.environ.get("OSPF_V6", "4"))
+    keys = os.environ.get("OSPF_PHASES", "").split()
+    print("ospfdiff: seed %d (FIBSYNC_SEED=%d replays the end checks' sampling); %d IPv4 /24s and %d IPv6 /64s "
+          "per neighbour" % (seed, seed, v4, v6), flush=True)
+    rng = random.Random(seed)
+    t_start = time.monotonic()
+    env = OspfEnv(fibnicd, bar_tool, v4, v6)
+    clock = None
+    failed, forwards = [], 0
+    try:
+        addrs, forward = watched(v4, v6, int(os.environ.get("OSPF_WATCH", "400")), rng)
+        end_addrs = first_addresses(v4, v6)
+        clock = Clock(env.ns, env.work + "/bar0.img")
+        clock.start()
+        sampler, scenario = Sampler(env, addrs, forward), Scenario(env, v4, v6)
+        print("ospfdiff: %d destinations watched (%d must be forwarded once the kernel forwards them); setup %.1f s"
+              % (len(addrs), len(forward), time.monotonic() - t_start), flush=True)
+        print("%-13s %8s %8s %7s %6s %7s %7s %7s %12s %10s" % ("phase", "kernel_s", "device_s", "dev/krn", "dev-ms",
+                                                             "events", "reads", "outside", "lag_window", "misfwd_end"))
+        for key, what, action, expect in phases(env):
+            if keys and key not in keys and key != "converge":
+                continue
+            row, failures = run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs)
+            if key == "converge":
+                onlink = kdiff.sh("ip", "-n", env.ns, "route", "show", prefixes(4, 1, 0)[0])
+                if "onlink" not in onlink:
+                    failures.append("n4's routes are not onlink over the unnumbered link: %s" % onlink.strip())
+            k, d = row["kernel_s"], row["device_s"]
+            print("%-13s %8s %8s %7s %6s %7d %7d %7d %12s %10s" % (
+                key, fmt(k), fmt(d), fmt(d / k if k and d else None), "%+.0f" % ((d - k) * 1000) if k and d else "-",
+                row["events"], row["reads"], row["outside"], "%d/%.2fs" % (row["lag"], row["lag_s"]),
+                "%d" % row["bad"]), flush=True)
+            print("    %s; %d rounds, %d forwarding answers at the end" % (what, row["rounds"], row["forwards"]))
+            for a, z, k in row["differs"]:
+                print("    note: the kernel differs from zebra for %s: zebra %s, kernel %s" % (a, z, k))
+            forwards += row["forwards"]
+            for f in failures:
+                print("    FAIL: " + f, flush=True)
+            if failures:
+                failed.append(key)
+                if key == "converge":
+                    break
+        print("kernel_s: the kernel's last change of an OSPF route (or next-hop object) after the phase's event; "
+              "device_s: fibnicd's last batch written (GENERATION); outside: device reads outside every path the "
+              "kernel held in the phase; lag_window: destinations the device still sent where the kernel no longer "
+              "did / the longest since the kernel changed; misfwd_end: misforwarded in the quiescent check once converged")
+        if clock.overruns:
+            print("ospfdiff: %d netlink overruns: kernel_s is a lower bound" % clock.overruns)
+        if forwards == 0:
+            print("FAIL: the device never forwarded a checked destination")
+            failed.append("no forwarding")
+        print("ospfdiff: %s in %.0f s (FIBSYNC_SEED=%d)" % ("FAILED: " + ", ".join(failed) if failed else
+                                                           "every phase passed, 0 misforwards",
+                                                           time.monotonic() - t_start, seed))
+        if failed:
+            print(env.logs())
+        return 1 if failed else 0
+    finally:
+        if clock:
+            clock.close()
+        keep = os.environ.get("OSPF_KEEP")
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            kdiff.sh("cp", "-r", env.work, keep)
+        env.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
