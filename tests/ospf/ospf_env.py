@@ -103,6 +103,7 @@ class OspfEnv(FrrEnv):
         self.fibnicd, self.bar_tool, self.v4, self.v6, self.web_port = fibnicd, bar_tool, v4, v6, web_port
         self.daemon = self.bar = self.oracle = None
         self.procs, self.sysctls = {}, {}
+        self.quiesce_timeouts = 0
         self.costs = {}
         try:
             self._setup()

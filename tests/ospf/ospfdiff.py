@@ -190,10 +190,13 @@ class Sampler:
         return exact
 
 
-def paths(env, addr):
-    """The kernel's own paths for addr: {(interface name, next hop)}."""
-    names = env.ifnames()
-    return {(names.get(i, "if%d" % i), gw) for i, gw in env.oracle.answers(addr)}
+def table_paths(env, prefix):
+    """The paths of prefix's route in the kernel's main table: {(interface name, next hop)}."""
+    out = set()
+    for r in env.ip_json("-6" if ":" in prefix else "-4", "route", "show", "table", "main", "exact", prefix):
+        for h in r.get("nexthops", [r]):
+            out.add((h.get("dev"), h.get("gateway")))
+    return out
 
 
 def zebra_paths(env, addr):
@@ -220,9 +223,10 @@ class Scenario:
 
     def __init__(self, env, v4, v6):
         self.env = env
-        first = lambda owner, fam: str(ipaddress.ip_network(
-            prefixes(owner, 1, 0)[0] if fam == 4 else prefixes(owner, 0, 1)[0])[1])
-        self.probe = {(o, f): first(o, f) for o in list(range(len(NEIGHBOURS))) + ["ecmp", "lan"] for f in (4, 6)}
+        first = lambda owner, fam: prefixes(owner, 1, 0)[0] if fam == 4 else prefixes(owner, 0, 1)[0]
+        owners = list(range(len(NEIGHBOURS))) + ["ecmp", "lan"]
+        self.prefix = {(o, f): first(o, f) for o in owners for f in (4, 6)}
+        self.probe = {k: str(ipaddress.ip_network(p)[1]) for k, p in self.prefix.items()}
 
     def why_not(self, ecmp=None, lan=None, own=(), gone=(), full=5, dr=None):
         """None once zebra holds what the scenario leads to, else what is
@@ -255,12 +259,14 @@ class Scenario:
         return None
 
     def kernel_differs(self):
-        """Probes whose kernel paths differ from zebra's: (address, zebra, kernel)."""
+        """Probes whose route in the kernel's table has other paths than
+        zebra's: (prefix, zebra, kernel)."""
         out = []
-        for a in sorted(self.probe.values()):
-            z, k = zebra_paths(self.env, a), paths(self.env, a)
+        for key in sorted(self.prefix, key=str):
+            p = self.prefix[key]
+            z, k = zebra_paths(self.env, self.probe[key]), table_paths(self.env, p)
             if z != k:
-                out.append((a, sorted(z), sorted(k)))
+                out.append((p, sorted(z), sorted(k)))
         return out
 
 
@@ -312,6 +318,7 @@ def run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs):
         if now - t0 > PHASE_SECONDS:
             break
         time.sleep(0.02)  # the sampler leaves the daemons a share of the CPU
+    seconds = time.monotonic() - t0
     failures = []
     if why is not None or exact_since is None:
         failures.append("did not converge within %.0f s: %s" % (
@@ -328,7 +335,7 @@ def run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs):
     return {"kernel_s": k, "device_s": d, "events": clock.counts["events"], "reads": sampler.reads,
             "outside": sampler.outside, "lag": len(sampler.lag_seen), "lag_s": sampler.lag_worst,
             "bad": len(bad), "forwards": 0 if bad else forwards,
-            "rounds": rounds, "differs": differs}, failures
+            "rounds": rounds, "seconds": seconds, "differs": differs}, failures
 
 
 def fmt(x, digits=3):
@@ -379,7 +386,8 @@ def main():
                 key, fmt(k), fmt(d), fmt(d / k if k and d else None), "%+.0f" % ((d - k) * 1000) if k and d else "-",
                 row["events"], row["reads"], row["outside"], "%d/%.2fs" % (row["lag"], row["lag_s"]),
                 "%d" % row["bad"]), flush=True)
-            print("    %s; %d rounds, %d forwarding answers at the end" % (what, row["rounds"], row["forwards"]))
+            print("    %s; %d rounds of reads (one every %.0f ms), %d forwarding answers at the end" % (
+                what, row["rounds"], row["seconds"] * 1000 / max(row["rounds"], 1), row["forwards"]))
             for a, z, k in row["differs"]:
                 print("    note: the kernel differs from zebra for %s: zebra %s, kernel %s" % (a, z, k))
             forwards += row["forwards"]
