@@ -37,7 +37,6 @@ from frrdiff import FrrEnv  # noqa: E402
 from kernel_oracle import KernelOracle  # noqa: E402
 
 sh = kdiff.sh
-PORTS = 4
 ROUTER_ID = "10.255.0.1"
 # name, the router's interface, the neighbour's address on it (IPv4), priority on the LAN
 NEIGHBOURS = [("n0", "k0", "10.0.0.2", None), ("n1", "k1", "10.1.0.2", None),
@@ -99,17 +98,8 @@ class OspfEnv(FrrEnv):
         self.ns = "%s-%d-m" % (os.environ.get("OSPF_NS_PREFIX", "os"), os.getpid())
         self.peers = ["%s-%s" % (self.ns, n[0]) for n in NEIGHBOURS]
         self.host = self.ns + "-lan"  # the LAN's bridge
-        self.work = "/tmp/" + self.ns
-        self.fibnicd, self.bar_tool, self.v4, self.v6, self.web_port = fibnicd, bar_tool, v4, v6, web_port
-        self.daemon = self.bar = self.oracle = None
-        self.procs, self.sysctls = {}, {}
-        self.quiesce_timeouts = 0
-        self.costs = {}
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
+        self.v4, self.v6, self.web_port = v4, v6, web_port
+        self._build(fibnicd, bar_tool)
 
     def node(self, i):
         return NEIGHBOURS[i][0], self.peers[i]
@@ -118,20 +108,7 @@ class OspfEnv(FrrEnv):
         sh("ip", "-n", a_ns, "link", "add", a, "type", "veth", "peer", "name", b, "netns", b_ns)
 
     def _setup(self):
-        sh("rm", "-rf", self.work)
-        for ns in [self.ns, self.host] + self.peers:
-            sh("ip", "netns", "add", ns)
-            for k in ("default/accept_dad", "all/accept_dad"):
-                self.sysctl(ns, "net/ipv6/conf/" + k, 0)
-            # A link's carrier loss keeps its link-local address (OSPFv3's next hop).
-            for k in ("default/keep_addr_on_down", "all/keep_addr_on_down"):
-                self.sysctl(ns, "net/ipv6/conf/" + k, 1)
-            self.sysctl(ns, "net/ipv4/ip_forward", 1)
-            self.sysctl(ns, "net/ipv6/conf/all/forwarding", 1)
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-        # L4 hashing: the oracle's 16 flows find every path of a multipath route.
-        self.sysctl(self.ns, "net/ipv4/fib_multipath_hash_policy", 1)
-        self.sysctl(self.ns, "net/ipv6/fib_multipath_hash_policy", 1)
+        self._namespaces()
         sh("ip", "-n", self.ns, "addr", "add", ROUTER_ID + "/32", "dev", "lo")
         sh("ip", "-n", self.host, "link", "add", "br0", "type", "bridge")
         sh("ip", "-n", self.host, "link", "set", "br0", "up")
@@ -156,7 +133,6 @@ class OspfEnv(FrrEnv):
             sh("ip", "-n", ns, "-batch", "-", inp="".join(
                 "route add blackhole %s\n" % p for p in neighbour_prefixes(i, self.v4, self.v6)))
         w = self.work
-        os.makedirs(w + "/frr")
         with open(w + "/frr/zebra.conf", "w") as f:
             f.write("hostname router\nfpm address 127.0.0.1 port 2620\n")
         router_ifs = {"k0": ["ip ospf network point-to-point", "ipv6 ospf6 network point-to-point"],
@@ -172,16 +148,8 @@ class OspfEnv(FrrEnv):
                      ["ip ospf network point-to-point", "ipv6 ospf6 network point-to-point"])
             self._write_ospf(name, name, "10.255.1.%d" % (i + 1), {"p" + rif: extra})
         sh("chown", "-R", "frr:frr", w)
-        ports = "\n".join("  - {interface: k%d, port: %d}" % (i, i) for i in range(PORTS))
-        self.cfg = w + "/fibnicd.yaml"
-        with open(self.cfg, "w") as f:
-            f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
-                    "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
-                    "  fpm: {enabled: true, listen: 127.0.0.1:2620}\n"
-                    "policies: {batch_delay: 1ms}\nweb: %s\n"
-                    % (w, ports, "{listen: 127.0.0.1:%d}" % self.web_port if self.web_port else "{enabled: false}"))
+        self._fibnicd_config(2620, "batch_delay: 1ms", self.web_port)
         self.start_fibnicd()
-        self.daemon = self.procs["fibnicd"]  # kdiff.Env.quiesce's fibnicd_busy (ip netns exec execs it)
         for i in range(len(NEIGHBOURS)):
             self.start_zebra(self.node(i))
         self.start_zebra()
@@ -200,7 +168,7 @@ class OspfEnv(FrrEnv):
 
     def start_fibnicd(self, tick=None):
         super().start_fibnicd(tick)
-        self.daemon = self.procs["fibnicd"]
+        self.daemon = self.procs["fibnicd"]  # kdiff.Env.quiesce's fibnicd_busy (ip netns exec execs it)
 
     def quiesce(self):
         kdiff.Env.quiesce(self)
