@@ -160,16 +160,7 @@ class Env:
             i = j
 
     def device(self, addrs):
-        self.bar.stdin.write(" ".join(addrs) + "\n")
-        self.bar.stdin.flush()
-        out = []
-        for a in self.bar.stdout.readline().split():
-            if a == "p":
-                out.append(None)
-            else:
-                _, port, mac = a.split(",")
-                out.append((int(port), mac))
-        return out
+        return bar_answers(self.bar, addrs)
 
     def generation(self):
         self.bar.stdin.write("gen\n")
@@ -241,6 +232,20 @@ class Env:
                     d += "/32" if fam == "-4" else "/128"
                 routes.append(d)
         return port_of, contexts, neigh, routes
+
+
+def bar_answers(bar, addrs):
+    """The device's answers for addrs from a kdiff_bar process: None (punt) or (port, MAC)."""
+    bar.stdin.write(" ".join(addrs) + "\n")
+    bar.stdin.flush()
+    out = []
+    for a in bar.stdout.readline().split():
+        if a == "p":
+            out.append(None)
+        else:
+            _, port, mac = a.split(",")
+            out.append((int(port), mac))
+    return out
 
 
 def sample(rng, routes, neigh, cap=160):

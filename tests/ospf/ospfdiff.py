@@ -55,10 +55,12 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "frr"))
 from ospf_env import NEIGHBOURS, OspfEnv, neighbour_prefixes, prefixes, kdiff  # noqa: E402
 from kernel_oracle import acceptable, netns_socket  # noqa: E402
-from route_watch import RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP, SOL_NETLINK, \
+from device_lag import DevicePoller, LagMeter  # noqa: E402
+from route_watch import NEXTHOPS, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP, SOL_NETLINK, \
     NETLINK_ADD_MEMBERSHIP, drain  # noqa: E402
 
 RTPROT_OSPF = 188  # zebra's OSPF and OSPFv3 routes
+RTNLGRP_LINK = 1
 GENERATION = 0x18
 PHASE_SECONDS = float(os.environ.get("OSPF_PHASE_SECONDS", "45"))
 
@@ -75,20 +77,31 @@ class Clock(threading.Thread):
         for group in (RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_NEXTHOP):
             self.sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group)
         self.sock.setblocking(False)
+        # A link's loss or return changes the kernel's answers with no route
+        # event (IPv4 routes through a link that went down go silently).
+        self.links = netns_socket(ns)
+        self.links.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_LINK)
+        self.links.setblocking(False)
         self.bar = os.open(bar_path, os.O_RDONLY)
         self.stop, self.overruns = False, 0
         self.mark()
 
     def mark(self):
+        self.spans = {}  # route_watch.last_change's: when the kernel last changed a prefix, or an object
         self.gen = os.pread(self.bar, 4, GENERATION)
         self.kernel_last = self.device_last = None
         self.counts = {"events": 0}
 
     def run(self):
         while not self.stop:
-            select.select([self.sock], [], [], 0.005)
+            select.select([self.sock, self.links], [], [], 0.005)
             try:
-                self.kernel_last = drain(self.sock, {}, {}, self.kernel_last, self.counts, RTPROT_OSPF)
+                while self.links.recv(1 << 16):
+                    self.spans[NEXTHOPS] = time.monotonic()  # last_change: may move any destination
+            except OSError:  # BlockingIOError: none waiting
+                pass
+            try:
+                self.kernel_last = drain(self.sock, {}, self.spans, self.kernel_last, self.counts, RTPROT_OSPF)
             except OSError:  # ENOBUFS: events lost; the stamp is still the last one seen
                 self.overruns += 1
             g = os.pread(self.bar, 4, GENERATION)
@@ -99,6 +112,7 @@ class Clock(threading.Thread):
         self.stop = True
         self.join()
         self.sock.close()
+        self.links.close()
         os.close(self.bar)
 
 
@@ -134,21 +148,32 @@ def watched(v4, v6, limit, rng):
 class Sampler:
     """Rounds of kernel, device, kernel over the watched destinations."""
 
-    def __init__(self, env, addrs, forward):
+    def __init__(self, env, addrs, forward, poller, clock):
         self.env, self.addrs, self.forward = env, addrs, forward
+        self.meter = LagMeter(poller, clock, self.exact)
         self.history = {}
+
+    def exact(self, a, d, state):
+        """d is acceptable under state (answer sets, port map, neighbours),
+        and a forward where the kernel forwards a by ports with resolved
+        neighbours and a must be forwarded."""
+        k, port_of, neigh = state
+        must = a in self.forward and all(h and all(port_of.get(i) is not None and (i, gw) in neigh for i, gw in h)
+                                         for h in k)
+        return acceptable(d, k, port_of.get, neigh) and (d is not None or not must)
 
     def _states(self):
         port_of, contexts, neigh, _ = self.env.view(with_routes=False)
         return kdiff.kernel_sets(self.env, contexts, self.addrs), port_of, neigh
 
     def begin(self):
+        self.prev_at = time.monotonic()
         self.prev = self._states()
         self.history = {a: set() for a in self.addrs}
         self._note(*self.prev)
-        self.changed = {a: time.monotonic() for a in self.addrs}
-        self.reads = self.outside = self.lagging = 0
-        self.lag_seen, self.lag_worst, self.examples = set(), 0.0, []
+        self.meter.begin()
+        self.reads = self.outside = 0
+        self.examples = []
 
     def _note(self, k, port_of, neigh):
         p, n = tuple(sorted(port_of.items())), tuple(sorted(neigh.items()))
@@ -163,27 +188,22 @@ class Sampler:
         a resolved neighbour)."""
         dev = self.env.device(self.addrs)
         t = time.monotonic()
-        k0, port0, neigh0 = self.prev
+        k0 = self.prev[0]
         k1, port1, neigh1 = self.prev = self._states()
+        since, self.prev_at = self.prev_at, t
         self._note(k1, port1, neigh1)
         exact = True
         for a, d in zip(self.addrs, dev):
             if k1[a] != k0[a]:
-                self.changed[a] = t
+                self.meter.changed(a, since, time.monotonic(), (k1[a], port1, neigh1))
             self.reads += 1
             if not any(acceptable(d, list(k), dict(p).get, dict(n)) for k, p, n in self.history[a]):
                 self.outside += 1
                 if len(self.examples) < 5:
                     self.examples.append("%s: device %s, the kernel's states since the phase began: %s" % (
                         a, d, "; ".join(sorted(str([sorted(h) for h in k]) for k, _, _ in self.history[a]))))
-            now_ok = acceptable(d, k1[a], port1.get, neigh1)
-            if not now_ok and not acceptable(d, k0[a], port0.get, neigh0):
-                self.lagging += 1
-                self.lag_seen.add(a)
-                self.lag_worst = max(self.lag_worst, t - self.changed[a])
-            must = a in self.forward and all(h and all(port1.get(i) is not None and (i, gw) in neigh1 for i, gw in h)
-                                               for h in k1[a])
-            exact = exact and now_ok and (d is not None or not must)
+            exact = exact and self.exact(a, d, (k1[a], port1, neigh1))
+        self.meter.settle()
         return exact
 
 
@@ -321,6 +341,7 @@ def run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs):
         if now - t0 > PHASE_SECONDS:
             break
         time.sleep(0.02)  # the sampler leaves the daemons a share of the CPU
+    sampler.meter.settle(final=True)
     seconds = time.monotonic() - t0
     failures = []
     if why is not None or exact_since is None:
@@ -340,7 +361,8 @@ def run_phase(env, clock, sampler, scenario, action, expect, rng, end_addrs):
     k = None if clock.kernel_last is None else clock.kernel_last - t0
     d = None if clock.device_last is None else clock.device_last - t0
     return {"kernel_s": k, "device_s": d, "events": clock.counts["events"], "reads": sampler.reads,
-            "outside": sampler.outside, "lag": len(sampler.lag_seen), "lag_s": sampler.lag_worst,
+            "outside": sampler.outside, "mf": len(sampler.meter.mf), "mf_s": sampler.meter.mf_worst,
+            "lag_s": sampler.meter.worst,
             "bad": len(bad), "forwards": 0 if bad else forwards,
             "rounds": rounds, "seconds": seconds, "notes": notes}, failures
 
@@ -368,18 +390,21 @@ def main():
     rng = random.Random(seed)
     t_start = time.monotonic()
     env = OspfEnv(fibnicd, bar_tool, v4, v6)
-    clock = None
+    clock = poller = None
     failed, forwards = [], 0
     try:
         addrs, forward = watched(v4, v6, int(os.environ.get("OSPF_WATCH", "400")), rng)
         end_addrs = first_addresses(v4, v6)
         clock = Clock(env.ns, env.work + "/bar0.img")
         clock.start()
-        sampler, scenario = Sampler(env, addrs, forward), Scenario(env, v4, v6)
+        poller = DevicePoller(bar_tool, env.work + "/bar0.img", addrs)
+        poller.start()
+        sampler, scenario = Sampler(env, addrs, forward, poller, clock), Scenario(env, v4, v6)
         print("ospfdiff: %d destinations watched (%d must be forwarded once the kernel forwards them); setup %.1f s"
               % (len(addrs), len(forward), time.monotonic() - t_start), flush=True)
-        print("%-13s %8s %8s %7s %6s %7s %7s %7s %12s %10s" % ("phase", "kernel_s", "device_s", "dev/krn", "dev-ms",
-                                                             "events", "reads", "outside", "lag_window", "misfwd_end"))
+        print("%-13s %8s %8s %7s %6s %7s %7s %7s %11s %7s %10s" % (
+            "phase", "kernel_s", "device_s", "dev/krn", "dev-ms", "events", "reads", "outside", "mf_window",
+            "lag_ms", "misfwd_end"))
         for key, what, action, expect in phases(env):
             if keys and key not in keys and key != "converge":
                 continue
@@ -389,10 +414,10 @@ def main():
                 if "onlink" not in onlink:
                     failures.append("n4's routes are not onlink over the unnumbered link: %s" % onlink.strip())
             k, d = row["kernel_s"], row["device_s"]
-            print("%-13s %8s %8s %7s %6s %7d %7d %7d %12s %10s" % (
+            print("%-13s %8s %8s %7s %6s %7d %7d %7d %11s %7.0f %10d" % (
                 key, fmt(k), fmt(d), fmt(d / k if k and d else None), "%+.0f" % ((d - k) * 1000) if k and d else "-",
-                row["events"], row["reads"], row["outside"], "%d/%.2fs" % (row["lag"], row["lag_s"]),
-                "%d" % row["bad"]), flush=True)
+                row["events"], row["reads"], row["outside"], "%d/%.3fs" % (row["mf"], row["mf_s"]),
+                row["lag_s"] * 1000, row["bad"]), flush=True)
             print("    %s; %d rounds of reads (one every %.0f ms), %d forwarding answers at the end" % (
                 what, row["rounds"], row["seconds"] * 1000 / max(row["rounds"], 1), row["forwards"]))
             for n in row["notes"]:
@@ -406,8 +431,10 @@ def main():
                     break
         print("kernel_s: the kernel's last change of an OSPF route (or next-hop object) after the phase's event; "
               "device_s: fibnicd's last batch written (GENERATION); outside: device reads outside every path the "
-              "kernel held in the phase; lag_window: destinations the device still sent where the kernel no longer "
-              "did / the longest since the kernel changed; misfwd_end: misforwarded in the quiescent check once converged")
+              "kernel held in the phase; mf_window: destinations the device still sent where the kernel no longer "
+              "did / the longest from the kernel's change; lag_ms: the longest from a kernel change to the device's "
+              "exact answer under it (forwarded where it must be; the device read every %.1f ms); misfwd_end: misforwarded in the "
+              "quiescent check once converged" % ((time.monotonic() - t_start) * 1000 / max(poller.polls, 1)))
         if clock.overruns:
             print("ospfdiff: %d netlink overruns: kernel_s is a lower bound" % clock.overruns)
         if forwards == 0:
@@ -420,6 +447,8 @@ def main():
             print(env.logs())
         return 1 if failed else 0
     finally:
+        if poller:
+            poller.close()
         if clock:
             clock.close()
         keep = os.environ.get("OSPF_KEEP")
