@@ -13,25 +13,27 @@ return, admin down and up of the unnumbered link, the DR's ospfd stopped and
 started, the router's ospfd and ospf6d restarted.
 
 During each phase the watched destinations (first and last address of every
-originated prefix) are read in rounds: the kernel's answer (RTM_GETROUTE,
-its neighbour table), the device's (the BAR decoded by kdiff_bar), the
-kernel's again. A device answer must be a punt or acceptable under some state
-the kernel held since the phase began (fibnicd may lag the kernel, never
-invent a path): one that is not is a path outside the kernel's. How long the
-device lagged (forwarded where the current kernel no longer does) is
-measured, not failed. A phase ends once OSPF is where the scenario leads
-(the kernel's own paths: e.g. both equal-cost paths, or one), the kernel's
-OSPF routes and the BAR's GENERATION have been still, and every watched
-destination the kernel forwards by a port with a resolved neighbour is
-forwarded the same way by the device. Then tests/kdiff's quiescent check:
-sampled routes, neighbours, martians and the watched destinations, each a
-punt or the kernel's answer — 0 misforwards.
+originated prefix) are read in rounds: the device's answer (the BAR decoded
+by kdiff_bar), then the kernel's (RTM_GETROUTE, its neighbour table). A
+device answer must be a punt or acceptable under some state the kernel held
+since the phase began (fibnicd may lag the kernel, never invent a path): one
+that is not is a path outside the kernel's. How long the device lagged
+(device_lag.py: the device read every few ms against the kernel's change
+dated by its events) is measured, not failed. A phase ends once OSPF is
+where the scenario leads (zebra's paths: e.g. both equal-cost paths, or
+one), the kernel's OSPF routes and the BAR's GENERATION have been still, and
+every watched destination the kernel forwards by a port with a resolved
+neighbour is forwarded the same way by the device. Then tests/kdiff's
+quiescent check: sampled routes, neighbours, martians, the watched
+destinations and every originated prefix's first address, each a punt or
+the kernel's answer — 0 misforwards.
 
 Prints per phase: kernel convergence (last OSPF route change after the
 event), device convergence (last batch written), their ratio, reads taken,
-reads outside the kernel's paths, the lag window, the end check. Fails on a
-read outside the kernel's paths, a misforward at the end, a phase that does
-not converge within OSPF_PHASE_SECONDS (default 45), or a device that
+reads outside the kernel's paths, the misforward window and the longest
+lag, the end check. Fails on a read outside the kernel's paths, a
+misforward at the end, a phase that does not converge within
+OSPF_PHASE_SECONDS (default 45), or a device that
 never forwarded.
 
 Environment: FIBSYNC_SEED (the end checks' sampling; printed, replays it),
