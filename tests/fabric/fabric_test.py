@@ -36,6 +36,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kdiff"))
 from kernel_oracle import KernelOracle, USABLE_NUD, acceptable  # noqa: E402
+from kdiff import bar_answers  # noqa: E402
 
 FIBNICD, FIBNICCTL, KDIFF_BAR = sys.argv[1:4]
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs", "frr")
@@ -224,17 +225,7 @@ class Fabric:
         return {addr: o.answers(addr) for _, addr in self.expected(leaf)}
 
     def device(self, leaf, addrs):
-        bar = self.bars[leaf]
-        bar.stdin.write(" ".join(addrs) + "\n")
-        bar.stdin.flush()
-        out = []
-        for a in bar.stdout.readline().split():
-            if a == "p":
-                out.append(None)
-            else:
-                _, port, mac = a.split(",")
-                out.append((int(port), mac.lower()))
-        return out
+        return bar_answers(self.bars[leaf], addrs)  # kdiff_bar prints MACs in lower case, as the kernel does
 
     def generation(self, leaf):
         bar = self.bars[leaf]

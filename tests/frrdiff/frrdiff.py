@@ -80,14 +80,20 @@ class FrrEnv(kdiff.Env):
         self.ns = "%s-%d-%s" % (os.environ.get("FRRDIFF_NS_PREFIX", "fd"), os.getpid(), tag)
         self.peers = ["%s-p%d" % (self.ns, k) for k in range(BGP_PEERS)]
         self.host = self.ns + "-h"
-        self.work = "/tmp/" + self.ns
-        self.fibnicd, self.bar_tool, self.nhg = fibnicd, bar_tool, nhg
-        self.daemon = self.bar = self.oracle = None
-        self.procs = {}
-        self.sysctls = {}
+        self.nhg = nhg
         self.sessions = {(k, af): True for k in range(BGP_PEERS) for af in ("r4", "r6")}
         self.carrier = [True] * (BGP_PEERS + 1)
         self.zebra_restarted = False
+        self._build(fibnicd, bar_tool)
+
+    def _build(self, fibnicd, bar_tool):
+        """After the subclass named self.ns, self.host and self.peers: the
+        common state, then _setup(); a failure removes what it made."""
+        self.work = "/tmp/" + self.ns
+        self.fibnicd, self.bar_tool = fibnicd, bar_tool
+        self.daemon = self.bar = self.oracle = None
+        self.procs, self.sysctls = {}, {}
+        self.quiesce_timeouts = self.drops = 0
         try:
             self._setup()
         except BaseException:
@@ -97,14 +103,16 @@ class FrrEnv(kdiff.Env):
     def _peer_ns(self, i):
         return self.peers[i] if i < BGP_PEERS else self.host
 
-    def _setup(self):
+    def _namespaces(self):
+        """The router's, the host's and the peers' namespaces, the router forwarding."""
         sh("rm", "-rf", self.work)
         os.makedirs(self.work + "/frr")
         for ns in [self.ns, self.host] + self.peers:
             sh("ip", "netns", "add", ns)
             for k in ("default/accept_dad", "all/accept_dad"):
                 self.sysctl(ns, "net/ipv6/conf/" + k, 0)
-            # A peer's veth end going down (carrier loss) keeps its addresses.
+            # A peer's veth end going down (carrier loss) keeps its addresses
+            # (OSPFv3's next hop is its link-local one).
             for k in ("default/keep_addr_on_down", "all/keep_addr_on_down"):
                 self.sysctl(ns, "net/ipv6/conf/" + k, 1)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
@@ -115,6 +123,9 @@ class FrrEnv(kdiff.Env):
         # 6.x answered another prefix's route, e.g. a /64 outside the address).
         self.sysctl(self.ns, "net/ipv4/fib_multipath_hash_policy", 1)
         self.sysctl(self.ns, "net/ipv6/fib_multipath_hash_policy", 1)
+
+    def _setup(self):
+        self._namespaces()
         for i, name in enumerate(IFS):
             s, peer = SUBNET[i], self._peer_ns(i)
             sh("ip", "-n", self.ns, "link", "add", name, "type", "veth", "peer", "name", "p" + name, "netns", peer)
@@ -138,16 +149,9 @@ class FrrEnv(kdiff.Env):
             f.write(router_bgp())
         open(w + "/frr/staticd.conf", "w").close()
         sh("chown", "-R", "frr:frr", w + "/frr")
-        ports = "\n".join("  - {interface: k%d, port: %d}" % (i, i) for i in range(kdiff.PORTS))
-        self.cfg = w + "/fibnicd.yaml"
-        with open(self.cfg, "w") as f:
-            f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
-                    "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
-                    "  fpm: {enabled: true, listen: 127.0.0.1:%d}\n"
-                    "policies: {batch_delay: 1ms, batch_max: 4}\nweb: %s\n"
-                    % (w, ports, 2621 if self.fpm_delay else 2620,
-                       # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
-                       "{listen: 127.0.0.1:18480}" if os.environ.get("FRRDIFF_HOLD_SECONDS") else "{enabled: false}"))
+        # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
+        self._fibnicd_config(2621 if self.fpm_delay else 2620, "batch_delay: 1ms, batch_max: 4",
+                             18480 if os.environ.get("FRRDIFF_HOLD_SECONDS") else 0)
         self.start_fibnicd()
         if self.fpm_delay:  # zebra connects to 2620, as ever
             self._spawn("fpm_delay", [sys.executable, os.path.join(HERE, "fpm_delay.py"), "2620", "2621", str(self.fpm_delay)])
@@ -166,6 +170,18 @@ class FrrEnv(kdiff.Env):
         self.monitor_out = open(w + "/monitor.txt", "w")
         self.procs["monitor"] = subprocess.Popen(["ip", "-tshort", "-n", self.ns, "monitor", "route", "nexthop"],
                                                  stdout=self.monitor_out)
+
+    def _fibnicd_config(self, fpm_port, policies, web_port):
+        """fibnicd's configuration (self.cfg): k0..k3 as ports 0..3, the kernel
+        source (tables 255, 254), FPM on fpm_port, the REST API on web_port (0: none)."""
+        ports = "\n".join("  - {interface: k%d, port: %d}" % (i, i) for i in range(kdiff.PORTS))
+        self.cfg = self.work + "/fibnicd.yaml"
+        with open(self.cfg, "w") as f:
+            f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
+                    "sources:\n  kernel: {enabled: true, tables: [255, 254]}\n"
+                    "  fpm: {enabled: true, listen: 127.0.0.1:%d}\npolicies: {%s}\nweb: %s\n"
+                    % (self.work, ports, fpm_port, policies,
+                       "{listen: 127.0.0.1:%d}" % web_port if web_port else "{enabled: false}"))
 
     def route_changes(self, split=False):
         """Routes and next-hop objects FRR added, replaced or deleted in the
@@ -187,21 +203,26 @@ class FrrEnv(kdiff.Env):
         return os.path.getsize(self.work + "/monitor.txt")
 
     # --- processes ---------------------------------------------------------
-    def _spawn(self, name, argv):
+    def _spawn(self, name, argv, ns=None):
         log = open("%s/%s.log" % (self.work, name), "a")
-        self.procs[name] = subprocess.Popen(["ip", "netns", "exec", self.ns] + argv, stdout=log,
+        self.procs[name] = subprocess.Popen(["ip", "netns", "exec", ns or self.ns] + argv, stdout=log,
                                             stderr=subprocess.STDOUT)
         log.close()
 
-    def start_frr(self, daemon):
-        d = self.work + "/frr"
-        self._spawn(daemon, [FRR + daemon, "-f", "%s/%s.conf" % (d, daemon), "-i", "%s/%s.pid" % (d, daemon),
-                             "-z", d + "/zserv.api", "--vty_socket", d, "-u", "frr", "-g", "frr", "-P", "0",
-                             "--log", "stdout"] + (["-M", "dplane_fpm_nl"] if daemon == "zebra" else []))
+    def start_frr(self, daemon, node=None):
+        """node: another FRR instance's (name, namespace); its files are in
+        work/<name> and its processes named <name>-<daemon>. Else the router's."""
+        name, ns = node or (None, None)
+        d = "%s/%s" % (self.work, name or "frr")
+        self._spawn("%s-%s" % (name, daemon) if name else daemon,
+                    [FRR + daemon, "-f", "%s/%s.conf" % (d, daemon), "-i", "%s/%s.pid" % (d, daemon),
+                     "-z", d + "/zserv.api", "--vty_socket", d, "-u", "frr", "-g", "frr", "-P", "0",
+                     "--log", "stdout"] + (["-M", "dplane_fpm_nl"] if daemon == "zebra" and not name else []), ns)
 
-    def start_zebra(self):
-        self.start_frr("zebra")
-        self._wait(lambda: os.path.exists(self.work + "/frr/zebra.vty"), 15, "zebra's vty")
+    def start_zebra(self, node=None):
+        self.start_frr("zebra", node)
+        vty = "%s/%s/zebra.vty" % (self.work, node[0] if node else "frr")
+        self._wait(lambda: os.path.exists(vty), 15, "zebra's vty")
 
     def stop(self, name, sig=signal.SIGTERM):
         p = self.procs.pop(name, None)
@@ -289,8 +310,9 @@ class FrrEnv(kdiff.Env):
                 f.write("# vtysh %s\n%s\n" % (c, self.vtysh(c)))
 
     # --- events ------------------------------------------------------------
-    def vtysh(self, *cmds):
-        args = ["vtysh", "--vty_socket", self.work + "/frr"]
+    def vtysh(self, *cmds, node=None):
+        """node: another FRR instance's name (start_frr), else the router's."""
+        args = ["vtysh", "--vty_socket", "%s/%s" % (self.work, node or "frr")]
         for c in cmds:
             args += ["-c", c]
         return subprocess.run(args, capture_output=True, text=True).stdout

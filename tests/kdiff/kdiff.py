@@ -164,18 +164,7 @@ class Env:
             i = j
 
     def device(self, addrs):
-        self.bar.stdin.write(" ".join(addrs) + "\n")
-        self.bar.stdin.flush()
-        out = []
-        for a in self.bar.stdout.readline().split():
-            if a == "p":
-                out.append(None)
-            elif a == "d":
-                out.append("drop")
-            else:
-                _, port, mac = a.split(",")
-                out.append((int(port), mac))
-        return out
+        return bar_answers(self.bar, addrs)
 
     def generation(self):
         self.bar.stdin.write("gen\n")
@@ -224,8 +213,10 @@ class Env:
     def ip_json(self, *args):
         return json.loads(sh("ip", "-n", self.ns, "-j", *args) or "[]")
 
-    def view(self):
-        """The kernel state the oracle needs besides RTM_GETROUTE."""
+    def view(self, with_routes=True):
+        """The kernel state the oracle needs besides RTM_GETROUTE (with_routes=False:
+        without the route list, which a sampler reading many times a second
+        does not need)."""
         links = self.ip_json("-d", "link", "show")
         by_name = {l["ifname"]: l for l in links}
         port_of = {l["ifindex"]: IFS.index(l["ifname"]) for l in links if l["ifname"] in IFS[:PORTS]}
@@ -236,7 +227,7 @@ class Env:
             if "lladdr" in n and n["dev"] in by_name and USABLE_NUD & set(n.get("state", [])):
                 neigh[(by_name[n["dev"]]["ifindex"], str(ipaddress.ip_address(n["dst"])))] = n["lladdr"]
         routes = []
-        for fam in ("-4", "-6"):
+        for fam in ("-4", "-6") if with_routes else ():
             for r in self.ip_json(fam, "route", "show", "table", "all"):
                 d = r["dst"]
                 if d == "default":
@@ -245,6 +236,23 @@ class Env:
                     d += "/32" if fam == "-4" else "/128"
                 routes.append(d)
         return port_of, contexts, neigh, routes
+
+
+def bar_answers(bar, addrs):
+    """The device's answers for addrs from a kdiff_bar process: None (punt),
+    "drop" (a DROP entry) or (port, MAC)."""
+    bar.stdin.write(" ".join(addrs) + "\n")
+    bar.stdin.flush()
+    out = []
+    for a in bar.stdout.readline().split():
+        if a == "p":
+            out.append(None)
+        elif a == "d":
+            out.append("drop")
+        else:
+            _, port, mac = a.split(",")
+            out.append((int(port), mac))
+    return out
 
 
 def sample(rng, routes, neigh, cap=160):
