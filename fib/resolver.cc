@@ -410,17 +410,27 @@ Resolver::KeptEntryQuestion Resolver::AskAboutKeptEntries(const std::vector<regs
 
 int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const ShownCodes& shown) {
   const std::vector<NhgId> single = SinglePathGroups();
+  // An entry no live next-hop names — a gateway's kept VALID=0, a connected
+  // port's, the drop entry — is one the previous run held for an adjacency
+  // whose routes had gone (a routing daemon's restart). Held again for one
+  // hold, at a nominal weight any challenger outweighs, so a restart in the
+  // middle of it neither frees it nor writes.
+  auto hold = [this](const Adjacency& adj) {
+    if (config_.slot_hold.count() == 0) return false;
+    AdjacencyWeight& w = held_[adj];
+    w.v4.held = 1;
+    w.v4.until = Now() + config_.slot_hold;
+    return true;
+  };
   int adopted = 0;
   for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
     const regs::NexthopEntry& e = device_nexthop[static_cast<size_t>(c)];
     if (e == regs::NexthopEntry{} || e.port >= config_.caps.ports) continue;
     if (e.drop()) {
-      // The drop adjacency, while some live next-hop drops (else its
-      // routes have gone and the code is free for whoever carries now).
       if (!config_.caps.drop || CodeOfAdjacency(Adjacency::Drop()) != 0) continue;
       bool named = false;
       for (NhId id = 0; id < nht_.nh_bound() && !named; ++id) named = nht_.NhLive(id) && nht_.Get(id).drop();
-      if (!named) continue;
+      if (!named && !hold(Adjacency::Drop())) continue;
       owners_[static_cast<size_t>(c - 1)] = Adjacency::Drop();
       ++adopted;
       continue;
@@ -443,17 +453,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       }
       named = true;
     }
-    if (!named) {
-      // An entry no live next-hop names — a gateway's kept VALID=0, or a
-      // connected port's — is one the previous run held for an adjacency
-      // whose routes had gone (a routing daemon's restart). Held again for
-      // one hold, at a nominal weight any challenger outweighs, so a restart
-      // in the middle of it neither frees it nor writes.
-      if (!(Kept(e) || e.connected()) || config_.slot_hold.count() == 0) continue;
-      AdjacencyWeight& w = held_[adj];
-      w.v4.held = 1;
-      w.v4.until = Now() + config_.slot_hold;
-    }
+    if (!named && !((Kept(e) || e.connected()) && hold(adj))) continue;
     owners_[static_cast<size_t>(c - 1)] = adj;
     ++adopted;
   }

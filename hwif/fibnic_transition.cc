@@ -105,6 +105,11 @@ void PlanTcam(WritePlan& plan, const DeviceImage& from, const DeviceImage& to, u
 
 void PlanSram(WritePlan& plan, const std::vector<uint8_t>& from, const std::vector<uint8_t>& to) {
   const size_t n = to.size();
+  // Room for every changed word first (a table load changes most of them;
+  // growing by doubling would hold twice that for a moment).
+  size_t changed = 0;
+  for (size_t w = 0; w < n; w += 4) changed += std::memcmp(from.data() + w, to.data() + w, 4) != 0;
+  plan.Reserve(changed);
   // Compare 8 bytes at a time; most of a table is unchanged.
   for (size_t off = 0; off < n; off += 8) {
     uint64_t a, b;

@@ -35,29 +35,42 @@ void PushStats::Add(const PushStats& o) {
   changed_bytes += o.changed_bytes;
 }
 
+std::vector<BusWrite> WritePlan::writes() const {
+  std::vector<BusWrite> out;
+  out.reserve(size());
+  ForEach([&out](size_t, uint64_t offset, uint32_t value) {
+    out.push_back({offset, value});
+    return true;
+  });
+  return out;
+}
+
 PushStats WritePlan::Stats() const {
   PushStats s;
-  s.bus_writes = writes_.size();
-  for (const auto& w : writes_) ++s.writes_by_region[static_cast<size_t>(RegionOf(w.offset))];
+  s.bus_writes = size();
+  for (const Run& r : runs_) s.writes_by_region[static_cast<size_t>(RegionOf(r.offset))] += r.count;
   s.changed_bytes = changed_bytes_;
   return s;
 }
 
 Status ExecutePlan(Bar& bar, const WritePlan& plan) {
-  const auto& ws = plan.writes();
-  for (size_t i = 0; i < ws.size(); ++i) {
-    Status st = bar.Write32(ws[i].offset, ws[i].value);
-    if (!st.ok()) {
-      return st.WithContext("bus write " + std::to_string(i + 1) + " of " + std::to_string(ws.size()) + " (" +
-                            BarRegionName(RegionOf(ws[i].offset)) + " at " + HexOffset(ws[i].offset) + ")");
-    }
-  }
-  return OkStatus();
+  Status failed;
+  plan.ForEach([&](size_t i, uint64_t offset, uint32_t value) {
+    Status st = bar.Write32(offset, value);
+    if (st.ok()) return true;
+    failed = st.WithContext("bus write " + std::to_string(i + 1) + " of " + std::to_string(plan.size()) + " (" +
+                            BarRegionName(RegionOf(offset)) + " at " + HexOffset(offset) + ")");
+    return false;
+  });
+  return failed;
 }
 
 Status VerifyPlan(Bar& bar, const WritePlan& plan) {
   std::unordered_map<uint64_t, uint32_t> last;
-  for (const auto& w : plan.writes()) last[w.offset] = w.value;
+  plan.ForEach([&last](size_t, uint64_t offset, uint32_t value) {
+    last[offset] = value;
+    return true;
+  });
   for (const auto& [offset, want] : last) {
     ASSIGN_OR_RETURN(uint32_t got, bar.Read32(offset));
     if (got != want) {

@@ -32,18 +32,44 @@ struct PushStats {
   void Add(const PushStats& o);
 };
 
+// Held as runs of consecutive bus words: a table load's Sync writes most of
+// the SRAM in address order, one 4-byte value per word (a list of (offset,
+// value) pairs was 16 bytes a write, 25 MB of peak for a full table).
 class WritePlan {
  public:
-  void Add(uint64_t offset, uint32_t value) { writes_.push_back({offset, value}); }
+  void Add(uint64_t offset, uint32_t value) {
+    if (runs_.empty() || runs_.back().offset + 4 * uint64_t{runs_.back().count} != offset) runs_.push_back({offset, 0});
+    ++runs_.back().count;
+    values_.push_back(value);
+  }
+  // Room for `more` further writes' values.
+  void Reserve(size_t more) { values_.reserve(values_.size() + more); }
   void AddChangedBytes(uint64_t n) { changed_bytes_ += n; }
-  const std::vector<BusWrite>& writes() const { return writes_; }
+  size_t size() const { return values_.size(); }
+  bool empty() const { return values_.empty(); }
+  // fn(index, offset, value) for every write in order; stops at the first
+  // call that returns false.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    size_t i = 0;
+    for (const Run& r : runs_) {
+      for (uint32_t k = 0; k < r.count; ++k, ++i) {
+        if (!fn(i, r.offset + 4 * uint64_t{k}, values_[i])) return;
+      }
+    }
+  }
+  std::vector<BusWrite> writes() const;  // a copy, in order (tests, reports)
   uint64_t changed_bytes() const { return changed_bytes_; }
-  bool empty() const { return writes_.empty(); }
   // The counts this plan adds when executed.
   PushStats Stats() const;
 
  private:
-  std::vector<BusWrite> writes_;
+  struct Run {
+    uint64_t offset = 0;
+    uint32_t count = 0;
+  };
+  std::vector<Run> runs_;
+  std::vector<uint32_t> values_;
   uint64_t changed_bytes_ = 0;
 };
 

@@ -401,15 +401,16 @@ TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
   std::vector<regs::NexthopEntry> device(4);
   device[2] = {Mac(5), 1, 0};                                                          // VALID=0
   device[3] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};  // a connected port's
-  ASSERT_EQ(h.res.Adopt(device), 2);
+  device[1] = {MacAddr{}, 0, regs::kNexthopDrop};                             // the drop entry, VALID=0
+  ASSERT_EQ(h.res.Adopt(device), 3);
   CommitCodes codes = h.Commit();
-  for (int c : {2, 3}) {
+  for (int c : {1, 2, 3}) {
     EXPECT_FALSE(codes.owner_changes[c]) << c;
     EXPECT_EQ(h.res.EntryFor(c, device[c]), device[c]) << c;
   }
   clock->Advance(std::chrono::seconds(61));
   codes = h.Commit();
-  for (int c : {2, 3}) {
+  for (int c : {1, 2, 3}) {
     EXPECT_TRUE(codes.retired[c]) << c;
     EXPECT_FALSE(h.res.EntryFor(c, device[c]).has_value()) << c;
   }
