@@ -446,6 +446,39 @@ TEST_F(ApiTest, StaticRouteThroughTheApiNeedsTheTokenAndTakesEffect) {
   EXPECT_TRUE(GetJson("/api/v1/lookup/198.51.100.7")["rib"]["matched"] != "198.51.100.0/24");
 }
 
+// A blackhole set through the API: the RIB's answer is a drop, the card
+// drops or punts (never forwards), and a body that mixes a blackhole with
+// paths, or says false, is refused and changes nothing.
+TEST_F(ApiTest, ABlackholeThroughTheApiIsNeverForwarded) {
+  const std::string target = "/api/v1/routes/static/198.51.100.0/24";
+  std::map<std::string, std::string> hdr = {{"Content-Type", "application/json"},
+                                            {"Authorization", std::string("Bearer ") + kToken}};
+  for (const char* bad : {R"({"blackhole":false})", R"({"blackhole":"yes"})",
+                          R"({"blackhole":true,"paths":[{"gateway":"10.1.0.1","port":1}]})"}) {
+    const auto r = Request(port(), "PUT", target, hdr, bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_NE(r.body.find("blackhole"), std::string::npos) << r.body;
+  }
+  EXPECT_NE(GetJson("/api/v1/lookup/198.51.100.7")["rib"]["matched"], "198.51.100.0/24");
+  const auto put = Request(port(), "PUT", target, hdr, R"({"blackhole":true})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  json lk;
+  for (int i = 0; i < 300; ++i) {  // until the commit is on the device
+    lk = GetJson("/api/v1/lookup/198.51.100.7");
+    if (lk["rib"]["matched"] == "198.51.100.0/24" && lk["verdict"] != "mismatch") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(lk["rib"]["matched"], "198.51.100.0/24");
+  // Dropped in the card when the drop verdict holds a code; punted for want of one otherwise.
+  EXPECT_TRUE(lk["rib"]["drop"] == true || lk["rib"]["reason"] == "no-slot") << lk.dump();
+  EXPECT_EQ(lk["hardware"]["drop"], lk["rib"]["drop"]) << lk.dump();
+  EXPECT_EQ(lk["rib"]["forward"], false);
+  EXPECT_EQ(lk["hardware"]["forward"], false) << lk.dump();
+  EXPECT_NE(lk["verdict"], "mismatch") << lk.dump();
+  hdr.erase("Content-Type");
+  EXPECT_EQ(Request(port(), "DELETE", target, hdr).status, 200);
+}
+
 // The API's routes are a source of their own: deleting one never removes the
 // route file's route for the same prefix (it used to: both were "static").
 TEST_F(ApiTest, ApiDeleteLeavesTheRouteFilesRoute) {
