@@ -410,11 +410,14 @@ Resolver::KeptEntryQuestion Resolver::AskAboutKeptEntries(const std::vector<regs
 
 int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const ShownCodes& shown) {
   const std::vector<NhgId> single = SinglePathGroups();
-  // An entry no live next-hop names — a gateway's kept VALID=0, a connected
-  // port's, the drop entry — is one the previous run held for an adjacency
-  // whose routes had gone (a routing daemon's restart). Held again for one
-  // hold, at a nominal weight any challenger outweighs, so a restart in the
-  // middle of it neither frees it nor writes.
+  // Every adopted slot is held for one hold as the previous run may have
+  // held it: at a nominal weight any challenger outweighs, raised to what its
+  // adjacency carries at the first Resolve. So an adjacency whose weight had
+  // fallen (its routes gone, or no longer best, in a routing daemon's
+  // restart) keeps its code through a restart of fibnicd in the middle of it,
+  // and the restart writes nothing. Without a hold, an entry no live
+  // next-hop names (a gateway's kept VALID=0, a connected port's, the drop
+  // entry) is free.
   auto hold = [this](const Adjacency& adj) {
     if (config_.slot_hold.count() == 0) return false;
     AdjacencyWeight& w = held_[adj];
@@ -431,6 +434,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       bool named = false;
       for (NhId id = 0; id < nht_.nh_bound() && !named; ++id) named = nht_.NhLive(id) && nht_.Get(id).drop();
       if (!named && !hold(Adjacency::Drop())) continue;
+      hold(Adjacency::Drop());
       owners_[static_cast<size_t>(c - 1)] = Adjacency::Drop();
       ++adopted;
       continue;
@@ -454,6 +458,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       named = true;
     }
     if (!named && !((Kept(e) || e.connected()) && hold(adj))) continue;
+    hold(adj);
     owners_[static_cast<size_t>(c - 1)] = adj;
     ++adopted;
   }

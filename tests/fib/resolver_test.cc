@@ -397,26 +397,31 @@ TEST(FibResolver, AReturningAdjacencyGetsItsFreeCodeBack) {
 // one more hold (a restart with nothing changed writes nothing), then freed.
 TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
   auto clock = std::make_shared<FakeClock>();
-  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
-  std::vector<regs::NexthopEntry> device(4);
+  Harness h(HoldConfig(4, clock, std::chrono::seconds(60)));
+  std::vector<regs::NexthopEntry> device(8);
   device[2] = {Mac(5), 1, 0};                                                          // VALID=0
   device[3] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};  // a connected port's
   device[1] = {MacAddr{}, 0, regs::kNexthopDrop};                             // the drop entry, VALID=0
-  ASSERT_EQ(h.res.Adopt(device), 3);
+  // And a live, resolved next-hop whose routes carry nothing now (say, no
+  // longer the kernel's best): the previous run held its weight.
+  h.Group({kD});
+  h.SetNeighbor(kD, 7);
+  device[4] = {Mac(7), kD.port, regs::kNexthopValid};
+  ASSERT_EQ(h.res.Adopt(device), 4);
   CommitCodes codes = h.Commit();
-  for (int c : {1, 2, 3}) {
+  for (int c : {1, 2, 3, 4}) {
     EXPECT_FALSE(codes.owner_changes[c]) << c;
     EXPECT_EQ(h.res.EntryFor(c, device[c]), device[c]) << c;
   }
   clock->Advance(std::chrono::seconds(61));
   codes = h.Commit();
-  for (int c : {1, 2, 3}) {
+  for (int c : {1, 2, 3, 4}) {
     EXPECT_TRUE(codes.retired[c]) << c;
     EXPECT_FALSE(h.res.EntryFor(c, device[c]).has_value()) << c;
   }
 
-  Harness no_hold(Config(2));  // without a hold there is nothing to keep it for
-  EXPECT_EQ(no_hold.res.Adopt(device), 0);
+  Harness no_hold(Config(4));  // without a hold, what no live next-hop names is free
+  EXPECT_EQ(no_hold.res.Adopt(std::vector<regs::NexthopEntry>(device.begin(), device.begin() + 4)), 0);
 }
 
 // A pinned gateway's adjacency takes a code ahead of heavier ones and no
