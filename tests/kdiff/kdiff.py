@@ -104,7 +104,11 @@ class Env:
         with open(cfg, "w") as f:
             f.write("device: {backend: file, path: %s/bar0.img, code_bits: 4}\nports:\n%s\n"
                     "sources:\n  kernel: {enabled: true, tables: [255, 254%s]}\n"
-                    "policies: {batch_delay: 1ms, batch_max: %s}\nweb: %s\n"
+                    # A short slot hold: the stream changes neighbours and routes every
+                    # few events, and held slots (60 s by default) would leave the device
+                    # punting most of a slow run (a guest under emulation) with little
+                    # to check; 1 s still holds, lapses and reviews.
+                    "policies: {batch_delay: 1ms, batch_max: %s, slot_hold: 1s}\nweb: %s\n"
                     % (self.work, ports, ", 10" if self.vrf else "", os.environ.get("KDIFF_BATCH_MAX", "4"),
                        # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
                        "{listen: 127.0.0.1:%d}" % (20000 + os.getpid() % 10000) if os.environ.get("KDIFF_HOLD_SECONDS")
