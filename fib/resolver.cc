@@ -263,26 +263,47 @@ void Resolver::Held::Update(uint64_t w, Time t, std::chrono::milliseconds hold) 
 }
 
 // Each adjacency is ranked by its share of what the adjacencies answer in
-// IPv4 (/24s) plus its share in IPv6 (routes up to /64), both families'
-// weights held: a routing daemon that restarts takes its routes away for
-// seconds, and the shares stay as they were until slot_hold has passed.
-// Shares rather than counts: a /24 and an IPv6 route are not comparable, but
-// a third of each family's space is, so a connected /24 never outranks a
-// neighbour carrying hundreds of IPv6 routes, and neither family's slots
-// depend on the other's table size.
+// IPv4 (/24s) plus its share in IPv6 (routes up to /64). Shares rather than
+// counts: a /24 and an IPv6 route are not comparable, but a third of each
+// family's space is, so a connected /24 never outranks a neighbour carrying
+// hundreds of IPv6 routes, and neither family's slots depend on the other's
+// table size.
+//
+// Held weights: a routing daemon that restarts takes its routes away for
+// seconds, and its adjacencies' weights stay as they were until slot_hold
+// has passed — but only as much of them as is missing from the table. Space
+// that moved to another adjacency (a peer lost and its routes now through a
+// backup, a neighbour's new MAC) is not held: the table's total in that
+// family did not fall, the adjacency that carries it now ranks by it at once,
+// and the one it left frees its code. A slot adopted at a warm start is held
+// for one hold whatever the table does (the previous run may have held it).
 std::vector<SlotCandidate> Resolver::Candidates(const std::map<Adjacency, std::pair<uint64_t, uint64_t>>& weight) {
   const Time t = Now();
   std::map<Adjacency, NextHop> first;  // each adjacency's lowest live next-hop (bound_ is ordered)
   for (const auto& [nh, adj] : bound_) first.emplace(adj, nh);
   for (const auto& [adj, w] : weight) held_[adj];
-  uint64_t total4 = 0, total6 = 0;
+  uint64_t now4 = 0, now6 = 0;
   for (auto& [adj, h] : held_) {
     auto it = weight.find(adj);
     h.v4.Update(it == weight.end() ? 0 : it->second.first, t, config_.slot_hold);
     h.v6.Update(it == weight.end() ? 0 : it->second.second, t, config_.slot_hold);
     if (auto f = first.find(adj); f != first.end()) h.first = f->second;
-    total4 += h.v4.held;
-    total6 += h.v6.held;
+    now4 += h.v4.now;
+    now6 += h.v6.now;
+  }
+  table4_.Update(now4, t, config_.slot_hold);
+  table6_.Update(now6, t, config_.slot_hold);
+  const uint64_t missing4 = table4_.held - now4, missing6 = table6_.held - now6;
+  // Each adjacency's weight as ranked: what it carries now, plus of its held
+  // weight as much as the table misses (all of it while adopted).
+  auto ranked = [&](const AdjacencyWeight& h, const Held& f, uint64_t missing) {
+    const bool adopted = t < h.adopted_until;
+    return f.now + std::min(f.held - f.now, adopted ? f.held : missing);
+  };
+  uint64_t total4 = 0, total6 = 0;
+  for (const auto& [adj, h] : held_) {
+    total4 += ranked(h, h.v4, missing4);
+    total6 += ranked(h, h.v6, missing6);
   }
   std::set<Adjacency> resolved;
   for (NhId id = 0; id < nht_.nh_bound(); ++id) {
@@ -307,8 +328,9 @@ std::vector<SlotCandidate> Resolver::Candidates(const std::map<Adjacency, std::p
       continue;
     }
     SlotCandidate c = candidate(adj, h.first);
-    c.weight = (total4 ? static_cast<double>(h.v4.held) / static_cast<double>(total4) : 0.0) +
-               (total6 ? static_cast<double>(h.v6.held) / static_cast<double>(total6) : 0.0);
+    const uint64_t w4 = ranked(h, h.v4, missing4), w6 = ranked(h, h.v6, missing6);
+    c.weight = (total4 ? static_cast<double>(w4) / static_cast<double>(total4) : 0.0) +
+               (total6 ? static_cast<double>(w6) / static_cast<double>(total6) : 0.0);
     c.carries = h.v4.now + h.v6.now > 0 || c.pinned;
     cands.push_back(c);
     ++it;
@@ -341,6 +363,9 @@ std::optional<Resolver::Time> Resolver::NextReview() const {
     for (const Held* f : {&h.v4, &h.v6}) {
       if (f->held > f->now && (!out || f->until < *out)) out = f->until;
     }
+  }
+  for (const Held* f : {&table4_, &table6_}) {
+    if (f->held > f->now && (!out || f->until < *out)) out = f->until;
   }
   return out;
 }
@@ -422,7 +447,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
     if (config_.slot_hold.count() == 0) return false;
     AdjacencyWeight& w = held_[adj];
     w.v4.held = 1;
-    w.v4.until = Now() + config_.slot_hold;
+    w.v4.until = w.adopted_until = Now() + config_.slot_hold;
     return true;
   };
   int adopted = 0;

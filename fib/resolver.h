@@ -184,12 +184,14 @@ class Resolver {
   std::map<NextHop, Adjacency> bound_;            // each live next-hop's last adjacency
   std::vector<uint64_t> owner_weight_;            // by code - 1, as of the last Resolve
   struct AdjacencyWeight {
-    Held v4, v6;    // /24s, IPv6 routes
-    NextHop first;  // its lowest live next-hop, as last seen (ranks equal weights)
+    Held v4, v6;        // /24s, IPv6 routes
+    NextHop first;      // its lowest live next-hop, as last seen (ranks equal weights)
+    Time adopted_until;  // adopted at a warm start: held whole until then
   };
   // Every adjacency that carries something or holds a weight; one whose
   // next-hops all went with their routes stays while its weight is held.
   std::map<Adjacency, AdjacencyWeight> held_;
+  Held table4_, table6_;  // what all adjacencies carry: a held weight counts only what the table misses
   std::map<Adjacency, int> last_code_;              // the code each adjacency last owned, while no other has it
   GroupCodes codes_;                              // as of the last Resolve
 };

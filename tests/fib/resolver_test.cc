@@ -348,19 +348,45 @@ TEST(FibResolver, AHeldOwnerYieldsToAChallengerHeavierThanItsHeldWeight) {
   h.Weigh(b, 100);
   h.Weigh(c, 10);
   h.Commit();
-  h.Weigh(c, 0);  // held at 10 of 210
+  h.Weigh(b, 0);  // B's and C's routes go: 110 of 210 /24s missing, both held
+  h.Weigh(c, 0);
   clock->Advance(std::chrono::seconds(1));
   h.Commit();
-  h.Weigh(d, 12);  // 12/222 < 1.25 x 10/222
+  h.Weigh(d, 12);  // 12 < 1.25 x 10
   clock->Advance(std::chrono::seconds(1));
   h.Commit();
   EXPECT_EQ(h.res.CodeOf(kD), 0);
   EXPECT_NE(h.res.CodeOf(kC), 0);
-  h.Weigh(d, 13);  // 13/223 >= 1.25 x 10/223
+  h.Weigh(d, 13);  // 13 >= 1.25 x 10
   clock->Advance(std::chrono::seconds(1));
   h.Commit();
   EXPECT_NE(h.res.CodeOf(kD), 0);
   EXPECT_EQ(h.res.CodeOf(kC), 0);
+  EXPECT_NE(h.res.CodeOf(kB), 0);
+}
+
+// Space that moves to another adjacency is not held: a peer lost and its
+// routes now through a backup without a code. The table did not shrink, so
+// the backup takes the lost peer's code at once, as without a hold.
+TEST(FibResolver, AWeightThatMovedToAnotherAdjacencyIsNotHeld) {
+  auto clock = std::make_shared<FakeClock>();
+  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  h.Weigh(a, 300, 30);
+  h.Weigh(b, 200, 20);
+  h.Weigh(c, 100, 10);
+  h.Weigh(d, 1);
+  h.Commit();
+  const uint8_t code_c = h.res.CodeOf(kC);
+  ASSERT_NE(code_c, 0);
+  clock->Advance(std::chrono::seconds(1));
+  h.SetNeighbor(kC, 3, NeighState::kFailed);  // C is lost; its routes go through D
+  h.Weigh(c, 0, 0);
+  h.Weigh(d, 101, 10);
+  const CommitCodes codes = h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kD), code_c);
+  EXPECT_TRUE(codes.retired[code_c]);
 }
 
 // An adjacency whose code was freed gets that same code back when it
