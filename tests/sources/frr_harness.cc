@@ -93,8 +93,8 @@ void FrrHarness::Setup(uint16_t fpm_port, const std::vector<std::string>& announ
             (opt_.observer ? " neighbor 10.96.0.2 remote-as 65003\n neighbor 10.96.0.2 timers 3 10\n"
                              " neighbor 10.96.0.2 timers connect 1\n"
                            : ""));
-  // Statics the FIBNIC must punt: a blackhole, and a route via the link
-  // that is not a FIBNIC port. And an IPv6 route via the peer (the BGP
+  // Statics the FIBNIC must not forward: a blackhole (dropped), and a route
+  // via the link that is not a FIBNIC port (punted). And an IPv6 route via the peer (the BGP
   // session carries IPv4 only).
   Write(host_dir_ + "/staticd.conf",
         "ip route 10.200.0.0/16 blackhole\nip route 10.97.0.0/16 10.98.0.2\nipv6 route 2001:db8:100::/48 2001:db8:99::2\n");
@@ -217,9 +217,16 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
         const std::string proto = e.value("protocol", "");
         if (!with_system && (proto == "connected" || proto == "kernel")) continue;
         std::vector<NextHop> paths;
-        bool host = false;
+        bool host = false, drop = false;
         for (const auto& nh : e["nexthops"]) {
           if (!nh.value("fib", false)) continue;
+          // A plain blackhole is the kernel's RTN_BLACKHOLE: dropped. A reject
+          // (unreachable) or prohibit one is punted: the host sends the ICMP.
+          if (nh.contains("blackhole") && !nh.contains("reject") && !nh.contains("unreachable") &&
+              !nh.contains("admin-prohibited")) {
+            drop = true;
+            continue;
+          }
           if (nh.contains("unreachable") || nh.contains("blackhole")) {
             host = true;
             continue;
@@ -235,7 +242,11 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
         }
         std::sort(paths.begin(), paths.end());
         paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-        if (host || paths.empty()) paths = {NextHop::ToHost()};
+        if (drop && !host && paths.empty()) {
+          paths = {NextHop::Drop()};
+        } else if (host || paths.empty()) {
+          paths = {NextHop::ToHost()};
+        }
         out[*Prefix::Parse(pfx)] = paths;
       }
     }

@@ -223,10 +223,10 @@ TEST_P(KernelFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   ExpectConverged("initial", true);
   const std::vector<NextHop> via_peer{{*IpAddr::Parse("10.99.0.2"), 1}};
   EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("203.0.113.0/24")).paths; }), via_peer);
-  // Punted, not dropped: the static blackhole and the static route via the
-  // non-FIBNIC link.
-  const std::vector<NextHop> host{NextHop::ToHost()};
-  EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("10.200.0.0/16")).paths; }), host);
+  // The static blackhole is dropped; the static route via the non-FIBNIC
+  // link is punted.
+  const std::vector<NextHop> host{NextHop::ToHost()}, drop{NextHop::Drop()};
+  EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("10.200.0.0/16")).paths; }), drop);
   EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("10.97.0.0/16")).paths; }), host);
 
   // Announce and withdraw.
