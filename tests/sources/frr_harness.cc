@@ -220,10 +220,10 @@ std::map<Prefix, std::vector<NextHop>> FrrHarness::FrrFib(const PortNames& ports
         bool host = false, drop = false;
         for (const auto& nh : e["nexthops"]) {
           if (!nh.value("fib", false)) continue;
-          // A plain blackhole is the kernel's RTN_BLACKHOLE: dropped. A reject
-          // (unreachable) or prohibit one is punted: the host sends the ICMP.
-          if (nh.contains("blackhole") && !nh.contains("reject") && !nh.contains("unreachable") &&
-              !nh.contains("admin-prohibited")) {
+          // zebra marks every blackhole next hop "unreachable", and says which:
+          // a plain "blackhole" is the kernel's RTN_BLACKHOLE, dropped; a
+          // "reject" or "admin-prohibited" one is punted (the host sends the ICMP).
+          if (nh.contains("blackhole") && !nh.contains("reject") && !nh.contains("admin-prohibited")) {
             drop = true;
             continue;
           }
