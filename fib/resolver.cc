@@ -444,11 +444,10 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
   // next-hop names (a gateway's kept VALID=0, a connected port's, the drop
   // entry) is free.
   auto hold = [this](const Adjacency& adj) {
-    if (config_.slot_hold.count() == 0) return false;
+    if (config_.slot_hold.count() == 0) return;
     AdjacencyWeight& w = held_[adj];
     w.v4.held = 1;
     w.v4.until = w.adopted_until = Now() + config_.slot_hold;
-    return true;
   };
   int adopted = 0;
   for (int c = 1; c <= config_.caps.slots() && static_cast<size_t>(c) < device_nexthop.size(); ++c) {
@@ -458,7 +457,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       if (!config_.caps.drop || CodeOfAdjacency(Adjacency::Drop()) != 0) continue;
       bool named = false;
       for (NhId id = 0; id < nht_.nh_bound() && !named; ++id) named = nht_.NhLive(id) && nht_.Get(id).drop();
-      if (!named && !hold(Adjacency::Drop())) continue;
+      if (!named && config_.slot_hold.count() == 0) continue;
       hold(Adjacency::Drop());
       owners_[static_cast<size_t>(c - 1)] = Adjacency::Drop();
       ++adopted;
@@ -482,7 +481,7 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       }
       named = true;
     }
-    if (!named && !((Kept(e) || e.connected()) && hold(adj))) continue;
+    if (!named && !((Kept(e) || e.connected()) && config_.slot_hold.count() != 0)) continue;
     hold(adj);
     owners_[static_cast<size_t>(c - 1)] = adj;
     ++adopted;

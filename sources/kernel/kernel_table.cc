@@ -98,10 +98,7 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
   if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end()) {
     auto named = dump_named_.find(p);
     const auto& held = it->second.route.paths;
-    const bool unnamed = std::any_of(held.begin(), held.end(), [&](const NlPath& x) {
-      return std::none_of(r.paths.begin(), r.paths.end(),
-                          [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
-    });
+    const bool unnamed = std::any_of(held.begin(), held.end(), [&](const NlPath& x) { return !NamesHop(r.paths, x); });
     if (it->second.gen != gen_) {
       // Noted only where the entry holds a path this message does not name
       // (a handful of prefixes, not the table).
@@ -114,10 +111,7 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
     if (it == entries.end()) return;
     auto& have = it->second.route.paths;
-    std::erase_if(have, [&](const NlPath& x) {
-      return std::any_of(r.paths.begin(), r.paths.end(),
-                         [&](const NlPath& d) { return d.gateway == x.gateway && d.ifindex == x.ifindex; });
-    });
+    std::erase_if(have, [&](const NlPath& x) { return NamesHop(r.paths, x); });
     if (r.paths.empty() || have.empty()) {
       entries.erase(it);
     } else if (have.size() == 1) {
@@ -179,10 +173,7 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // one that does not name those already held is another route (IPv6
     // routes without a gateway are not joined into a multipath route).
     const bool replace = (nlmsg_flags & NLM_F_REPLACE) != 0;
-    auto names = [&](const NlPath& x) {
-      return std::any_of(r.paths.begin(), r.paths.end(),
-                         [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
-    };
+    auto names = [&](const NlPath& x) { return NamesHop(r.paths, x); };
     // The paths are kept in the kernel's order of its routes (a new route
     // goes last, a replacing one where the replaced one stood): a replace
     // takes the first route of its kind (ReplaceSameRankV6).
@@ -577,10 +568,6 @@ void KernelTable::BeginResync() {
 
 // The IPv6 paths the dump did not name leave their entries (ApplyRouteTo).
 void KernelTable::DropPathsTheDumpDidNotName() {
-  auto named_in = [](const std::vector<NlPath>& named, const NlPath& x) {
-    return std::any_of(named.begin(), named.end(),
-                       [&](const NlPath& y) { return y.gateway == x.gateway && y.ifindex == x.ifindex; });
-  };
   for (auto& [p, by_key] : dump_named_) {
     ChangeRoutes(p, [&](Entries& entries) {
       for (const auto& [key, named] : by_key) {
@@ -588,7 +575,7 @@ void KernelTable::DropPathsTheDumpDidNotName() {
         if (e == entries.end() || e->second.gen != gen_) continue;
         auto& paths = e->second.route.paths;
         const size_t before = paths.size();
-        std::erase_if(paths, [&](const NlPath& x) { return !named_in(named, x); });
+        std::erase_if(paths, [&](const NlPath& x) { return !NamesHop(named, x); });
         if (paths.empty()) {
           entries.erase(e);
         } else if (paths.size() != before) {

@@ -4,6 +4,7 @@
 // malformed with a message naming the byte offset inside the message.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -26,7 +27,14 @@ struct NlPath {
   uint8_t flags = 0;              // RTNH_F_* (DEAD, ONLINK, LINKDOWN, ...)
   uint16_t weight = 1;
   bool operator==(const NlPath&) const = default;
+  // The same next hop (gateway and link), whatever its flags and weight.
+  bool SameHop(const NlPath& o) const { return gateway == o.gateway && ifindex == o.ifindex; }
 };
+
+// Whether `paths` names the next hop of x.
+inline bool NamesHop(const std::vector<NlPath>& paths, const NlPath& x) {
+  return std::any_of(paths.begin(), paths.end(), [&](const NlPath& y) { return y.SameHop(x); });
+}
 
 // RTM_NEWROUTE / RTM_DELROUTE for AF_INET / AF_INET6.
 struct NlRoute {

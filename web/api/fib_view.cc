@@ -113,8 +113,11 @@ StatusOr<std::shared_ptr<const SramCopy>> FibView::Sram() {
   ASSIGN_OR_RETURN(auto copy, OnStrand([this](const Fib& fib) {
     const auto t0 = Clock::now();
     auto c = std::make_shared<SramCopy>();
-    const DeviceImage& img = writer_ ? writer_->shadow() : fib.image();
-    c->source = writer_ ? "device" : "image";
+    // The writer's shadow is the image it last pushed: the device's while it
+    // is in sync, and only the Fib's intent after a failed push.
+    const bool written = writer_ && writer_->in_sync();
+    const DeviceImage& img = written ? writer_->shadow() : fib.image();
+    c->source = written ? "device" : "image";
     c->code_bits = img.caps.code_bits;
     c->bytes = img.sram;
     c->generation = writer_ ? writer_->generation() : 0;
