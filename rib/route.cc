@@ -14,7 +14,6 @@ const char* RouteSourceName(RouteSource s) {
     case RouteSource::kApi: return "api";
     case RouteSource::kStatic: return "static";
     case RouteSource::kKernel: return "kernel";
-    case RouteSource::kFpm: return "fpm";
   }
   return "?";
 }

@@ -47,9 +47,9 @@ struct NextHop {
 // REST API (kApi) before the route files' (kStatic) — each source owns its
 // own routes, so a REST DELETE never removes a file's route nor a reload of
 // the files an API route.
-enum class RouteSource : uint8_t { kApi = 0, kStatic = 1, kKernel = 2, kFpm = 3 };
-inline constexpr int kRouteSourceCount = 4;
-const char* RouteSourceName(RouteSource s);  // "api", "static", "kernel", "fpm"
+enum class RouteSource : uint8_t { kApi = 0, kStatic = 1, kKernel = 2 };
+inline constexpr int kRouteSourceCount = 3;
+const char* RouteSourceName(RouteSource s);  // "api", "static", "kernel"
 
 struct Route {
   Prefix prefix;

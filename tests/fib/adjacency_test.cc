@@ -253,7 +253,7 @@ TEST(FibAdjacency, UnnumberedPeersThroughTheFib) {
     fib.UpsertNeighbor(Neighbor{A("fe80::1"), mac, port, NeighState::kReachable});
   }
   auto route = [&](const char* p, std::vector<NextHop> paths) {
-    fib.UpsertRoute(Route{*Prefix::Parse(p), RouteSource::kFpm, 20, std::move(paths)});
+    fib.UpsertRoute(Route{*Prefix::Parse(p), RouteSource::kKernel, 20, std::move(paths)});
   };
   route("10.1.0.0/16", {Gw("169.254.0.1", 0)});
   route("10.2.0.0/16", {Gw("169.254.0.1", 1)});

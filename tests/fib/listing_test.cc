@@ -67,13 +67,13 @@ class Harness {
       Upsert(Prefix::V4(p.addr().v4(), p.len() + 1), RouteSource::kStatic, 1, gen_.RandomPaths(shape_));
       Upsert(Prefix::V4(p.addr().v4() + half, p.len() + 1), RouteSource::kStatic, 1, gen_.RandomPaths(shape_));
     }
-    // Other sources on some prefixes, winning (kernel, distance 0) or losing (fpm, distance 20).
+    // Other sources on some prefixes, winning (kernel, distance 0) or losing (api, distance 20).
     std::vector<Prefix> prefixes;
     for (const auto& [p, c] : table_.routes) prefixes.push_back(p);
     for (const Prefix& p : prefixes) {
       const auto roll = rng()() % 10;
       if (roll == 0) Upsert(p, RouteSource::kKernel, 0, {gen_.Gateway(static_cast<int>(rng()() % 6))});
-      if (roll == 1) Upsert(p, RouteSource::kFpm, 20, {gen_.Gateway(static_cast<int>(rng()() % 6))});
+      if (roll == 1) Upsert(p, RouteSource::kApi, 20, {gen_.Gateway(static_cast<int>(rng()() % 6))});
     }
   }
 

@@ -203,7 +203,7 @@ TEST(UpdateQueueRandom, DeepQueueGrowsAndDrains) {
   for (uint32_t i = 0; i < 50000; ++i) {
     Route r;
     r.prefix = Prefix::V6((i % 2 ? static_cast<U128>(i) : static_cast<U128>(i) << 64), 128);
-    r.source = RouteSource::kFpm;
+    r.source = RouteSource::kKernel;
     r.paths = peer;
     q.UpsertRoute(r);
   }
@@ -242,7 +242,7 @@ TEST(UpdateQueueRandom, APendingRouteTakesAtMost80Bytes) {
     for (uint32_t i = 0; i < kRoutes; ++i) {
       Route r;
       r.prefix = Prefix::V4(0x01000000u + (i << 8), 24);
-      r.source = RouteSource::kFpm;
+      r.source = RouteSource::kKernel;
       r.paths = peers[i % 3];
       q.UpsertRoute(r);
     }

@@ -23,7 +23,7 @@ TEST(UpdateQueue, CoalescesPerKeyKeepingFirstPosition) {
   q.UpsertRoute(R("10.0.0.0/8", "192.0.2.1"));
   q.UpsertRoute(R("10.1.0.0/16", "192.0.2.1"));
   q.UpsertRoute(R("10.0.0.0/8", "192.0.2.2"));  // replaces the first, keeps its place
-  q.UpsertRoute(R("10.0.0.0/8", "192.0.2.3", 0, RouteSource::kFpm));  // another source: another key
+  q.UpsertRoute(R("10.0.0.0/8", "192.0.2.3", 0, RouteSource::kApi));  // another source: another key
   q.DeleteRoute(*Prefix::Parse("10.1.0.0/16"), RouteSource::kKernel);
   EXPECT_EQ(wakes, 1);
   EXPECT_EQ(q.depth(), 3u);
@@ -35,7 +35,7 @@ TEST(UpdateQueue, CoalescesPerKeyKeepingFirstPosition) {
   EXPECT_EQ(b.updates[0].route.paths[0].gateway->ToString(), "192.0.2.2");
   EXPECT_EQ(b.updates[1].kind, PendingUpdate::Kind::kDeleteRoute);
   EXPECT_EQ(b.updates[1].route.prefix.ToString(), "10.1.0.0/16");
-  EXPECT_EQ(b.updates[2].route.source, RouteSource::kFpm);
+  EXPECT_EQ(b.updates[2].route.source, RouteSource::kApi);
   EXPECT_EQ(q.depth(), 0u);
   EXPECT_EQ(q.OldestSeq(), UINT64_MAX);
   q.UpsertNeighbor(Neighbor{*IpAddr::Parse("192.0.2.1"), *MacAddr::Parse("02:00:00:00:00:01"), 1,
