@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "fib/heap_trim.h"
 #include "fibnicd/fibnicd.h"
 #include "common/log.h"
 
@@ -35,6 +36,7 @@ bool FileExists(const std::string& path) {
 
 int main(int argc, char** argv) {
   using namespace fibnic;
+  MapBigBlocks();
   FibnicdOptions options;
   bool check = false;
   for (int i = 1; i < argc; ++i) {

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace fibnic {
 namespace {
 
@@ -79,6 +82,26 @@ TEST(HeapTrim, BigScratchIsTrimmedWhateverTheCount) {
   heap.Now();
   EXPECT_EQ(heap.trims(), 2u);
 }
+
+// glibc's own threshold rises to the size of each mmapped block freed, so
+// the second block of that size came from the heap and stayed resident once
+// freed. Under the sanitizers malloc is theirs: a test of the release build.
+#if !defined(__SANITIZE_ADDRESS__)
+TEST(HeapTrim, BigBlocksAreMappedEveryTimeAndGoBackWhenFreed) {
+  MapBigBlocks();
+  constexpr size_t kBlock = size_t{4} << 20;
+  for (int i = 0; i < 3; ++i) {
+    const size_t before = mallinfo2().hblkhd;
+    auto* p = static_cast<volatile char*>(std::malloc(kBlock));
+    ASSERT_NE(p, nullptr);
+    p[0] = 1;
+    p[kBlock - 1] = 1;
+    EXPECT_GE(mallinfo2().hblkhd, before + kBlock) << "block " << i << " came from the heap";
+    std::free(const_cast<char*>(p));
+    EXPECT_EQ(mallinfo2().hblkhd, before) << "block " << i << " stayed mapped";
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace fibnic
