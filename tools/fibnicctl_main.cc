@@ -32,7 +32,7 @@ constexpr const char* kUsage =
     "\n"
     "commands (ask the running fibnicd):\n"
     "  status                               device, route counts per family and offload state, slots, rates\n"
-    "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|fpm|static|api]\n"
+    "  routes [PREFIX] [--state offloaded|partial|punted] [--source kernel|static|api]\n"
     "         [--family 4|6] [--covering ADDRESS] [--limit N] [--after PREFIX]\n"
     "                                       a page of routes; --after takes the 'next' a page ends with\n"
     "  lookup ADDRESS                       the RIB's answer next to the hardware's (decoded from the BAR)\n"

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "rib/route.h"
 #include "tests/web/http_client.h"
 #include "tests/web/schema_check.h"
 #include "tests/web/server_fixture.h"
@@ -518,6 +519,23 @@ TEST_F(ApiTest, MetricsAgreeWithStatus) {
             std::string::npos);
   EXPECT_NE(m.body.find("fibnic_device_port_counter_total{port=\"0\",counter=\"rx\"} 0"), std::string::npos);
   EXPECT_NE(m.body.find("# TYPE fibnic_http_request_duration_seconds histogram"), std::string::npos);
+}
+
+// The route sources the document names are the RIB's, no more, no fewer:
+// in a route's schema and as the routes query's filter.
+TEST_F(ApiTest, OpenApiNamesTheRibsRouteSources) {
+  json doc = GetJson("/api/v1/openapi.json");
+  std::set<std::string> rib;
+  for (int i = 0; i < kRouteSourceCount; ++i) rib.insert(RouteSourceName(static_cast<RouteSource>(i)));
+  const json& schema = doc["components"]["schemas"]["Route"]["properties"]["source"]["enum"];
+  EXPECT_EQ(schema.get<std::set<std::string>>(), rib);
+  bool filter = false;
+  for (const json& param : doc["paths"]["/api/v1/routes"]["get"]["parameters"]) {
+    if (param.value("name", "") != "source") continue;
+    filter = true;
+    EXPECT_EQ(param["schema"]["enum"].get<std::set<std::string>>(), rib);
+  }
+  EXPECT_TRUE(filter) << "GET /api/v1/routes documents no source filter";
 }
 
 // Every route the server answers is in the document and the other way round;
