@@ -1,5 +1,6 @@
 #include "common/http_client.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <boost/asio/connect.hpp>
@@ -72,6 +73,63 @@ StatusOr<HttpResult> HttpCall(const HttpRequestSpec& spec) {
   } catch (const std::exception& e) {
     return IoError("HTTP request to " + where + spec.target + ": " + e.what());
   }
+}
+
+StatusOr<Endpoint> ParseServer(std::string_view text, uint16_t default_port) {
+  const std::string given(text);
+  std::string_view rest = text;
+  if (rest.substr(0, 8) == "https://") return InvalidArgument("'" + given + "': https is not served (use http://)");
+  if (rest.substr(0, 7) == "http://") {
+    rest.remove_prefix(7);
+    const size_t slash = rest.find('/');
+    if (slash != std::string_view::npos) {
+      if (rest.substr(slash) != "/") return InvalidArgument("'" + given + "': a server is HOST[:PORT], without a path");
+      rest = rest.substr(0, slash);
+    }
+  } else if (rest.find("://") != std::string_view::npos) {
+    return InvalidArgument("'" + given + "': only http:// is served");
+  }
+  std::string_view host = rest, port;
+  if (!rest.empty() && rest.front() == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) return InvalidArgument("'" + given + "': no ']' after the IPv6 address");
+    host = rest.substr(1, close - 1);
+    const std::string_view after = rest.substr(close + 1);
+    if (!after.empty() && after.front() != ':') return InvalidArgument("'" + given + "': is not [IPV6]:PORT");
+    if (!after.empty()) port = after.substr(1);
+  } else if (const size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
+    if (rest.find(':') != colon) return InvalidArgument("'" + given + "': an IPv6 address needs brackets: [IPV6]:PORT");
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  if (host.empty()) return InvalidArgument("'" + given + "': no host");
+  Endpoint ep;
+  ep.port = default_port;
+  if (!port.empty() || rest.back() == ':') {
+    unsigned long v = 0;
+    const std::string p(port);
+    if (p.empty() || p.size() > 5 || !std::all_of(p.begin(), p.end(), [](unsigned char c) { return std::isdigit(c); }) ||
+        (v = std::stoul(p)) > 65535) {
+      return InvalidArgument("'" + given + "': bad port '" + p + "' (0..65535)");
+    }
+    ep.port = static_cast<uint16_t>(v);
+  }
+  if (auto addr = IpAddr::Parse(host); addr.ok()) {
+    ep.host = *addr;
+    return ep;
+  }
+  boost::system::error_code ec;
+  net::io_context io;
+  net::ip::tcp::resolver resolver(io);
+  const auto found = resolver.resolve(std::string(host), "", ec);
+  if (ec || found.empty()) {
+    return InvalidArgument("'" + given + "': cannot resolve host '" + std::string(host) + "'" +
+                           (ec ? ": " + ec.message() : std::string()));
+  }
+  auto addr = IpAddr::Parse(found.begin()->endpoint().address().to_string());
+  if (!addr.ok()) return InvalidArgument("'" + given + "': host '" + std::string(host) + "' resolved to an unusable address");
+  ep.host = *addr;
+  return ep;
 }
 
 std::string UrlEncode(const std::string& s) {

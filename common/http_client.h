@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct HttpRequestSpec {
 };
 
 StatusOr<HttpResult> HttpCall(const HttpRequestSpec& spec);
+
+// A daemon's address as an operator writes it: HOST:PORT, [IPV6]:PORT, or an
+// http:// URL (a path of "/" or none), HOST an address or a name resolved
+// here (the first address the resolver gives); without a port,
+// default_port. https is refused: the daemons serve plain HTTP.
+StatusOr<Endpoint> ParseServer(std::string_view text, uint16_t default_port);
 
 // Percent-encodes a query or path component (RFC 3986 unreserved kept).
 std::string UrlEncode(const std::string& s);

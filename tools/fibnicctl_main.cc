@@ -41,7 +41,8 @@ constexpr const char* kUsage =
     "  lookup ADDRESS --bar FILE            the hardware's answer decoded from a BAR image file\n"
     "  image diff A B                       differences between two BAR image files, by table\n"
     "\n"
-    "--server defaults to $FIBNIC_API or 127.0.0.1:8080. The bearer token: --token-file (a file only\n"
+    "--server HOST[:PORT], [IPV6]:PORT or http://HOST[:PORT] (HOST an address or a name; port 8080\n"
+    "unless given); defaults to $FIBNIC_API or 127.0.0.1:8080. The bearer token: --token-file (a file only\n"
     "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1) (and warns).\n";
 
 struct Args {
@@ -100,7 +101,7 @@ std::string FamilyParam(const std::string& v) {
 Args Parse(int argc, char** argv) {
   Args a;
   if (const char* env = std::getenv("FIBNIC_API")) {
-    auto ep = Endpoint::Parse(env);
+    auto ep = ParseServer(env, 8080);
     if (!ep.ok()) Usage("FIBNIC_API: " + ep.status().message());
     a.server = *ep;
   }
@@ -112,7 +113,7 @@ Args Parse(int argc, char** argv) {
       return argv[++i];
     };
     if (w == "--server") {
-      auto ep = Endpoint::Parse(value());
+      auto ep = ParseServer(value(), 8080);
       if (!ep.ok()) Usage("--server: " + ep.status().message());
       a.server = *ep;
     } else if (w == "--token") {

@@ -130,6 +130,14 @@ api --token-file "$work/token" status >/dev/null || fail "--token-file with mode
 printf 'wrong-token-0123456789\n' >"$work/token"
 if api --token-file "$work/token" status 2>/dev/null >/dev/null; then fail "fibnicd took a wrong token from --token-file"; fi
 
+echo "== fibnicctl --server: a host name, an http:// URL"
+in_ns "$ctl" --server localhost:18123 status >/dev/null || fail "--server localhost:18123 refused"
+in_ns "$ctl" --server http://localhost:18123/ --json status >/dev/null || fail "--server http://localhost:18123/ refused"
+if in_ns "$ctl" --server https://127.0.0.1:18123 status 2>"$work/err" >/dev/null; then fail "--server https:// accepted"; fi
+grep -q "https is not served" "$work/err" || fail "--server https://: $(cat "$work/err")"
+if in_ns "$ctl" --server no-such-host.invalid:18123 status 2>"$work/err" >/dev/null; then fail "an unknown host accepted"; fi
+grep -q "cannot resolve host 'no-such-host.invalid'" "$work/err" || fail "--server no-such-host.invalid: $(cat "$work/err")"
+
 echo "== status shows the source registry (kernel, the API's own source) and the pipeline"
 in_ns "$ctl" --server 127.0.0.1:18123 --json status | python3 -c '
 import json, sys
