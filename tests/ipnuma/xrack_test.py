@@ -4,7 +4,12 @@ program on host A writes through libipnuma into the region host B, in the
 other rack, exported; B's memory must equal a plain byte array to which the
 same writes were applied, and the frames must have been forwarded by
 fibnic-emu (the card's PORT_COUNTERS count exactly the NICs' packets, the
-router kernel's ForwDatagrams stays still).
+router kernel's ForwDatagrams stays still). Then the path to B goes away
+(the router loses its neighbour entry for B's NIC, fibnicd takes it off the
+card, which punts; the router's kernel cannot resolve B): A's stream goes
+down. Once the path is back, ipnumad (not the test) finds PEER_STATE DOWN,
+has B grant the mapping again over the management network, resets the
+stream, and writes flow again.
 
   xrack_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBSYNC_SEED replays a run)
 """
@@ -111,6 +116,36 @@ def main():
     assert rc == 0 and bytes.fromhex(data) == bytes(oracle[8192:8448]), f"read back: {rc} {data[:40]}"
     print("read back through the NIC across the racks equals the oracle", flush=True)
 
+    # The path goes away: the router forgets B's NIC, fibnicd takes the entry
+    # off the card, which punts; the router's kernel cannot resolve B (no ARP).
+    down0 = ext(bar_a, PEERS_DOWN)
+    in_ns(hosts.ns_router, "ip", "neigh", "del", NIC_IP["b"], "dev", "h1")
+    punted0 = card_counter(hosts.fib_bar, 0, PUNTED)
+    # Until fibnicd has taken the entry off the card, writes still arrive.
+    end = time.time() + 20
+    while True:
+        rc, msg = hosts_write(writer, 0, b"\x5a" * 64)
+        if rc != 0 or time.time() > end:
+            break
+        oracle[0:64] = b"\x5a" * 64
+        time.sleep(0.05)
+    assert rc == EHOSTDOWN, f"write with no path to B: {rc} {msg}"
+    assert ext(bar_a, PEERS_DOWN) == down0 + 1, f"peers_down {ext(bar_a, PEERS_DOWN)}"
+    assert card_counter(hosts.fib_bar, 0, PUNTED) > punted0, "the card did not punt A's packets without a route"
+    print("no path to B: A's stream went down, the write was refused", flush=True)
+    in_ns(hosts.ns_router, "ip", "neigh", "replace", NIC_IP["b"], "lladdr", MAC["b"], "dev", "h1", "nud", "permanent")
+    # The test never resets the stream: ipnumad does, when it finds PEER_STATE
+    # DOWN and B's ipnumad confirms the mapping again.
+    t0 = time.time()
+    wait_for("a write to B after ipnumad reset the stream", lambda: hosts_write(writer, 64, b"\xa5" * 64)[0] == 0,
+             timeout=30)
+    oracle[64:128] = b"\xa5" * 64
+    assert u64(bar_a, OFF_PEER_STATE + 4 * pcid) & 1 == 0, "PEER_STATE still DOWN"
+    print(f"path back: writes flow again after {time.time() - t0:.1f} s (ipnumad reset PEER_STATE[{pcid}])",
+          flush=True)
+    check_pool(oracle, "after the outage")
+    log = open(hosts.path("ipnumad-a.log")).read()
+    assert "reset" in log and "PEER_STATE" in log, "ipnumad's log does not name the reset"
     return 0
 
 
