@@ -200,11 +200,12 @@ if __name__ == "__main__":
         sys.exit(1)
     try:
         pcid = bring_up(hosts, 64)
+        writer = os.path.join(os.path.dirname(hosts.bin), "tests", "ipnuma", "ipnuma_emu_writer")
         print(f"""xrack: up (work folder {hosts.work}). A's BAR2 pages 0-63 are B's export 'rx' (PC ID {pcid}, via the gateway).
-  write : ip netns exec {hosts.ns['a']} BUILD/tests/ipnuma/ipnuma_emu_writer {hosts.path('a.pages')}   then 'w 0 cafe'
+  write : ip netns exec {hosts.ns['a']} {writer} {hosts.path('a.pages')}   then lines 'w 0 cafe'
   B sees: od -Ax -tx1 -j {EXPORT_OFF:#x} -N 16 {hosts.path('b.pool')}
   A's NIC: {' '.join(hosts.ctl('a'))} counters | decode {hosts.bar('a')}
-  card  : {hosts.fib_bar} PORT_COUNTERS (ip netns exec {hosts.ns_router} {hosts.bin}/fibnicctl status)
+  card  : ip netns exec {hosts.ns_router} curl -s 127.0.0.1:8080/metrics | grep port_counter   (fibnicd's view of {hosts.fib_bar})
   namespaces: {' '.join(hosts.created_ns)}""", flush=True)
         while True:
             time.sleep(3600)
