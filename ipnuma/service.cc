@@ -349,6 +349,13 @@ json IpnumaService::Counters() {
   auto c = prov_->Counters();
   if (!c.ok()) return ErrorJson(c.status());
   for (int i = 0; i < regs::kCounterCount; ++i) out[regs::kCounterNames[i]] = c->v[i];
+  // The wire protocol's counters (EXT_COUNTERS; 0 on a NIC that predates
+  // them), the reserved sixteenth left out.
+  for (int i = 0; i < regs::kExtReserved15; ++i) {
+    auto v = ReadCounter64(prov_->bar(), regs::kOffExtCounters + 8 * i);
+    if (!v.ok()) return ErrorJson(v.status());
+    out[regs::kExtCounterNames[i]] = *v;
+  }
   return out;
 }
 
