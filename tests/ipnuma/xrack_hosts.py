@@ -77,7 +77,7 @@ class XrackHosts(TwoHosts):
 
     def missing_tools(self):
         """What this set-up cannot run without, named (never a silent skip)."""
-        missing = [t for t in ("ip", "ping") if shutil.which(t) is None]
+        missing = [t for t in ("ip", "ping", "sysctl") if shutil.which(t) is None]
         for b in ("ipnumad", "ipnuma-emu", "ipnumactl", "fibnicd", "fibnic-emu"):
             if not os.access(os.path.join(self.bin, b), os.X_OK):
                 missing.append(os.path.join(self.bin, b))
