@@ -264,6 +264,8 @@ void EmuNic::Forget(int client) {
 }
 
 void EmuNic::TakeDriverResets() {
+  if (shown_down_.empty()) return;  // the common case, every round
+  bool reset = false;
   for (uint16_t i : std::exchange(shown_down_, {})) {
     const uint32_t now = LoadLe32(bar0_->data() + regs::PeerStateOffset(i));
     if (now & regs::kPeerStateDown) {
@@ -273,8 +275,9 @@ void EmuNic::TakeDriverResets() {
     sender_.ResetPeer(i);
     peer_state_shown_[i] = now;
     peer_state_changes_++;
+    reset = true;
   }
-  TakeEvents();
+  if (reset) TakeEvents();
 }
 
 void EmuNic::Publish(bool all_peer_state) {

@@ -76,6 +76,8 @@ def main():
         print("FAIL: needs root (network namespaces, AF_PACKET)")
         return 1
     missing = hosts.missing_tools()
+    if not os.access(os.path.join(TBIN, "ipnuma_emu_writer"), os.X_OK):
+        missing.append(os.path.join(TBIN, "ipnuma_emu_writer"))
     if missing:
         print(f"FAIL: needs {', '.join(missing)} (iproute2, iputils-ping; the build's bin folder)")
         return 1
