@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "device/ipnuma_wire.h"
 #include "ipnuma/emu_frames.h"
@@ -28,6 +29,7 @@ uint32_t Le32(const uint8_t* p) {
 // sees half a counter.
 void StoreLe64(uint8_t* p, uint64_t v) { __atomic_store_n(reinterpret_cast<uint64_t*>(p), v, __ATOMIC_RELAXED); }
 void StoreLe32(uint8_t* p, uint32_t v) { __atomic_store_n(reinterpret_cast<uint32_t*>(p), v, __ATOMIC_RELAXED); }
+uint32_t LoadLe32(const uint8_t* p) { return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_SEQ_CST); }
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -75,7 +77,15 @@ EmuNic::EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pag
       pool_(std::move(pool)),
       caps_(caps),
       sender_(std::span<const uint8_t>(bar0_->data(), bar0_->size())),
-      receiver_(std::span<const uint8_t>(bar0_->data(), bar0_->size()), pool_->bytes(), pool_base) {}
+      receiver_(std::span<const uint8_t>(bar0_->data(), bar0_->size()), pool_->bytes(), pool_base),
+      peer_state_shown_(caps.pcid_entries, 0) {
+  // What the file shows is what this NIC shows until it publishes: DOWN left
+  // by an earlier run that the driver then clears is a reset asked for.
+  for (uint32_t i = 1; i < caps_.pcid_entries; ++i) {
+    peer_state_shown_[i] = LoadLe32(bar0_->data() + regs::PeerStateOffset(i));
+    if (peer_state_shown_[i] & regs::kPeerStateDown) shown_down_.push_back(static_cast<uint16_t>(i));
+  }
+}
 
 StatusOr<std::unique_ptr<EmuNic>> EmuNic::Open(const Files& f) {
   ASSIGN_OR_RETURN(auto bar0, MappedFile::Open(f.bar0));
@@ -253,7 +263,25 @@ void EmuNic::Forget(int client) {
   std::erase_if(posted_, [client](const DoorbellDone& d) { return d.client == client; });
 }
 
+void EmuNic::TakeDriverResets() {
+  if (shown_down_.empty()) return;  // the common case, every round
+  bool reset = false;
+  for (uint16_t i : std::exchange(shown_down_, {})) {
+    const uint32_t now = LoadLe32(bar0_->data() + regs::PeerStateOffset(i));
+    if (now & regs::kPeerStateDown) {
+      shown_down_.push_back(i);
+      continue;
+    }
+    sender_.ResetPeer(i);
+    peer_state_shown_[i] = now;
+    peer_state_changes_++;
+    reset = true;
+  }
+  if (reset) TakeEvents();
+}
+
 void EmuNic::Publish(bool all_peer_state) {
+  TakeDriverResets();
   uint8_t* b = bar0_->data();
   const model::NicCounters* parts[] = {&sender_.counters(), &receiver_.counters(), &own_};
   for (int i = 0; i < regs::kCounterCount; ++i) {
@@ -270,8 +298,22 @@ void EmuNic::Publish(bool all_peer_state) {
   const uint64_t changes = peer_state_changes_ + sender_.counters()[regs::kPeersDown];
   if (!all_peer_state && changes == peer_state_published_) return;
   peer_state_published_ = changes;
+  shown_down_.clear();
   for (uint32_t i = 1; i < caps_.pcid_entries; ++i) {
-    StoreLe32(b + regs::PeerStateOffset(i), sender_.PeerState(static_cast<uint16_t>(i)));
+    // Stored only over the word as last shown: a driver's clear that came in
+    // since TakeDriverResets is kept for the next call, never overwritten.
+    uint32_t expected = peer_state_shown_[i];
+    const uint32_t state = sender_.PeerState(static_cast<uint16_t>(i));
+    auto* word = reinterpret_cast<uint32_t*>(b + regs::PeerStateOffset(i));
+    if (__atomic_compare_exchange_n(word, &expected, state, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      peer_state_shown_[i] = state;
+    } else if (!(peer_state_shown_[i] & regs::kPeerStateDown) || (expected & regs::kPeerStateDown)) {
+      // Not a clear of a DOWN this NIC showed (writes of other bits, or of
+      // 1 over 0, change nothing on the device): the register reads the truth.
+      StoreLe32(reinterpret_cast<uint8_t*>(word), state);
+      peer_state_shown_[i] = state;
+    }
+    if (peer_state_shown_[i] & regs::kPeerStateDown) shown_down_.push_back(static_cast<uint16_t>(i));
   }
 }
 

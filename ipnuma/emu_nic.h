@@ -80,6 +80,9 @@ class EmuNic {
   // Counters into BAR0, and PEER_STATE when a stream went down or was reset
   // since the last call, or when all_peer_state (a PC ID entry may have been
   // rewritten to name another address: the caller asks now and then).
+  // First, a DOWN bit this NIC showed that reads 0 now was cleared by the
+  // driver (a write of 1 over a file, ipnuma/nic_file_bar.h): that stream is
+  // reset, as the register's write of 1 does on the hardware.
   void Publish(bool all_peer_state = true);
   const ipnuma_model::NicCounters& own_counters() const { return own_; }
 
@@ -101,8 +104,13 @@ class EmuNic {
   std::vector<DoorbellDone> done_;
   std::vector<DoorbellDone> posted_;  // per client: the first refusal of its posted writes since its last flush
   uint16_t ip_id_ = 0;
+  // Resets the streams whose DOWN the driver cleared in the file.
+  void TakeDriverResets();
+
   uint64_t peer_state_changes_ = 0;  // resets done here; with peers_down, when PEER_STATE moved
   uint64_t peer_state_published_ = ~uint64_t{0};
+  std::vector<uint32_t> peer_state_shown_;  // PEER_STATE[i] as this NIC last stored it
+  std::vector<uint16_t> shown_down_;        // the i whose stored word has DOWN
 };
 
 }  // namespace fibnic::ipnuma

@@ -23,6 +23,7 @@
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/kernel_neighbours.h"
+#include "ipnuma/nic_file_bar.h"
 #include "web/http/dashboard.h"
 #include "web/http/server.h"
 
@@ -40,13 +41,14 @@ StatusOr<std::unique_ptr<Bar>> OpenDevice(const DeviceConfig& d) {
     ASSIGN_OR_RETURN(auto bar, PciBar::Open(kSysfsPciDevices, bdf));
     return std::unique_ptr<Bar>(std::move(bar));
   }
+  // A file stands for the NIC: PEER_STATE's write-1-to-clear shows in it (NicFileBar).
   struct stat st {};
   if (::stat(d.path.c_str(), &st) == 0) {  // an existing NIC image: its own size, probed below
     ASSIGN_OR_RETURN(auto bar, FileBar::Open(d.path, static_cast<size_t>(st.st_size)));
-    return std::unique_ptr<Bar>(std::move(bar));
+    return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
   }
   ASSIGN_OR_RETURN(auto bar, FileBar::OpenOrCreate(d.path, d.model.bar0_bytes(), IdentityBlock(d.model)));
-  return std::unique_ptr<Bar>(std::move(bar));
+  return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
 }
 
 StatusOr<BufferPool> OpenPool(const PoolConfig& p) {
@@ -160,6 +162,7 @@ int Run(const IpnumadConfig& cfg) {
   auto log_errors = [&svc] {
     const nlohmann::json snap = svc.Snapshot();
     for (const auto& e : snap["errors"]) LogWarn(e.get<std::string>());
+    for (const auto& n : svc.TakeNotices()) LogInfo(n);
   };
   log_errors();
   LogInfo("ready: " + summary() + "; API on " + cfg.api.listen.ToString());

@@ -39,6 +39,7 @@ struct PeerState {
   bool resolved = false;  // the PCID entry is VALID (MAC known)
   MacAddr mac;            // the peer's MAC, or the gateway's when off-segment
   bool via_gateway = false;
+  uint64_t stream_resets = 0;  // PEER_STATE resets ipnumad wrote in this run
 };
 
 struct ExportSpec {

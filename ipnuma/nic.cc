@@ -145,6 +145,20 @@ Status NicWriter::MapPage(uint32_t page, const regs::PagemapEntry& e) {
   return bar_.Write32(off + regs::kPagemapHiWord, e.hi());
 }
 
+Status NicWriter::ResetPeer(uint16_t id) {
+  if (id == regs::kPcidUnmapped || id >= caps_.pcid_entries) {
+    return Internal("PC ID " + std::to_string(id) + " is not a usable entry");
+  }
+  RETURN_IF_ERROR(bar_.Write32(regs::PeerStateOffset(id), regs::kPeerStateDown));
+  return bar_.Flush();
+}
+
+StatusOr<bool> NicWriter::PeerDown(uint16_t id) {
+  if (id == regs::kPcidUnmapped || id >= caps_.pcid_entries) return false;
+  ASSIGN_OR_RETURN(uint32_t state, bar_.Read32(regs::PeerStateOffset(id)));
+  return (state & regs::kPeerStateDown) != 0;
+}
+
 Status NicWriter::UnmapPage(uint32_t page) {
   if (page >= caps_.pages) return Internal("page " + std::to_string(page) + " is outside the page map");
   const uint64_t off = regs::PagemapOffset(page);

@@ -55,6 +55,11 @@ class NicWriter {
   Status MapPage(uint32_t page, const regs::PagemapEntry& e);
   // High half with PC ID 0 first (unmapped from then on), then the address.
   Status UnmapPage(uint32_t page);
+  // Writes 1 to PEER_STATE[id] bit0: the NIC resets the stream to the entry's
+  // address (DOWN clears, a new epoch, sequence 0). Only once the entry is
+  // VALID for the address meant, and before pages are mapped to it.
+  Status ResetPeer(uint16_t id);
+  StatusOr<bool> PeerDown(uint16_t id);
   Status Flush() { return bar_.Flush(); }
 
  private:

@@ -202,7 +202,40 @@ Status Provisioner::ResolvePeer(const std::string& name, const MacAddr& mac, boo
   p.mac = mac;
   p.via_gateway = via_gateway;
   p.resolved = true;
+  // A PC ID given to this peer, or its frames sent to another MAC from now
+  // on: a stream that went down meanwhile starts again.
+  return ResetIfDown(p, "PC ID entry written, MAC " + mac.ToString());
+}
+
+Status Provisioner::ResetIfDown(PeerState& p, const std::string& why) {
+  if (!p.resolved || !p.pcid) return OkStatus();
+  ASSIGN_OR_RETURN(bool down, writer_.PeerDown(p.pcid));
+  if (!down) return OkStatus();
+  RETURN_IF_ERROR(writer_.ResetPeer(p.pcid));
+  p.stream_resets++;
+  notices_.push_back("peer '" + p.spec.name + "' (" + Ipv4String(p.spec.ip) +
+                     "): stream was down, reset through PEER_STATE[" + std::to_string(p.pcid) + "] (" + why + ")");
   return OkStatus();
+}
+
+StatusOr<bool> Provisioner::PeerDown(const std::string& name) {
+  auto it = peers_.find(name);
+  if (it == peers_.end() || !it->second.resolved) return false;
+  return writer_.PeerDown(it->second.pcid);
+}
+
+StatusOr<std::vector<std::string>> Provisioner::MappingsOfDownPeers() {
+  std::vector<std::string> out;
+  for (const auto& [name, p] : peers_) {
+    ASSIGN_OR_RETURN(bool down, PeerDown(name));
+    if (!down) continue;
+    for (auto& [n, m] : mappings_) {
+      if (m.spec.peer != name) continue;
+      m.confirmed = false;
+      out.push_back(n);
+    }
+  }
+  return out;
 }
 
 Status Provisioner::ValidateMappingSpec(const MappingSpec& m) const {
@@ -258,6 +291,7 @@ Status Provisioner::CommitMapping(const std::string& name, uint64_t remote_base)
   const MappingSpec m = it->second;
   reserved_.erase(it);
   RETURN_IF_ERROR(CheckRemoteRange(m, remote_base));
+  RETURN_IF_ERROR(ResetIfDown(peers_.at(m.peer), "granted mapping '" + name + "'"));
   RETURN_IF_ERROR(WritePages(m, remote_base));
   mappings_[name] = MappingState{m, remote_base, true};
   return OkStatus();
@@ -276,6 +310,7 @@ Status Provisioner::ConfirmMapping(const std::string& name, uint64_t remote_base
   auto it = mappings_.find(name);
   if (it == mappings_.end()) return NotFound("unknown mapping '" + name + "'");
   RETURN_IF_ERROR(CheckRemoteRange(it->second.spec, remote_base));
+  RETURN_IF_ERROR(ResetIfDown(peers_.at(it->second.spec.peer), "granted mapping '" + name + "' again"));
   if (it->second.remote_base != remote_base) {
     RETURN_IF_ERROR(WritePages(it->second.spec, remote_base));
     it->second.remote_base = remote_base;

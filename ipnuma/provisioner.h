@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hwif/counters.h"
@@ -64,6 +65,15 @@ class Provisioner {
   Status ResolvePeer(const std::string& name, const MacAddr& mac, bool via_gateway);
   const PeerState* FindPeerByIp(uint32_t ip) const;
 
+  // Whether the NIC shows the stream to the peer's address DOWN (PEER_STATE).
+  StatusOr<bool> PeerDown(const std::string& name);
+  // Mappings of peers whose stream is DOWN, marked unconfirmed: the peer is
+  // asked to grant them again, and the stream is reset once it does
+  // (ConfirmMapping) — a peer that went down and came back is reprovisioned.
+  StatusOr<std::vector<std::string>> MappingsOfDownPeers();
+  // What ipnumad did on its own that the log should say (stream resets).
+  std::vector<std::string> TakeNotices() { return std::exchange(notices_, {}); }
+
   Status ValidateExport(const ExportSpec& e) const;
   Status AddExport(const ExportSpec& e);
   // Invalidates the REGION and forgets the export; returns the configured
@@ -99,6 +109,11 @@ class Provisioner {
   Status CheckRemoteRange(const MappingSpec& m, uint64_t remote_base) const;
   Status WritePages(const MappingSpec& m, uint64_t remote_base);
   std::optional<uint16_t> FreePcid() const;
+  // Resets the peer's stream if the NIC shows it DOWN (PEER_STATE bit0 written
+  // 1). Called once the PCID entry is VALID for the peer and before pages are
+  // (re)written to it, whenever ipnumad (re)provisions the peer: a new or
+  // rewritten entry, a mapping the peer grants or grants again.
+  Status ResetIfDown(PeerState& p, const std::string& why);
   std::optional<uint16_t> FreeRegionSlot() const;
 
   Bar& bar_;
@@ -110,6 +125,7 @@ class Provisioner {
   std::map<std::string, ExportState> exports_;
   std::map<std::string, MappingState> mappings_;
   std::map<std::string, MappingSpec> reserved_;
+  std::vector<std::string> notices_;
 };
 
 std::string Hex64(uint64_t v);

@@ -117,6 +117,15 @@ Status IpnumaService::Reconcile() {
   {
     std::lock_guard lock(mu_);
     RETURN_IF_ERROR(ResolveAll());
+    // A peer whose stream went down is asked to grant its mappings again;
+    // once it answers, ConfirmMapping resets the stream (a peer still away
+    // stays unconfirmed and is asked again next time).
+    ASSIGN_OR_RETURN(std::vector<std::string> in_doubt, prov_->MappingsOfDownPeers());
+    for (auto& name : in_doubt) {
+      if (std::find(unconfirmed_.begin(), unconfirmed_.end(), name) == unconfirmed_.end()) {
+        unconfirmed_.push_back(std::move(name));
+      }
+    }
     pending.swap(pending_);
     unconfirmed.swap(unconfirmed_);
     revokes = revokes_;
@@ -329,12 +338,24 @@ StatusOr<json> IpnumaService::HandlePeer(const std::string& path, uint32_t from_
   return NotFound("no peer endpoint " + path);
 }
 
+std::vector<std::string> IpnumaService::TakeNotices() {
+  std::lock_guard lock(mu_);
+  return prov_->TakeNotices();
+}
+
 json IpnumaService::Counters() {
   std::lock_guard lock(mu_);
   json out = json::object();
   auto c = prov_->Counters();
   if (!c.ok()) return ErrorJson(c.status());
   for (int i = 0; i < regs::kCounterCount; ++i) out[regs::kCounterNames[i]] = c->v[i];
+  // The wire protocol's counters (EXT_COUNTERS; 0 on a NIC that predates
+  // them), the reserved sixteenth left out.
+  for (int i = 0; i < regs::kExtReserved15; ++i) {
+    auto v = ReadCounter64(prov_->bar(), regs::kOffExtCounters + 8 * i);
+    if (!v.ok()) return ErrorJson(v.status());
+    out[regs::kExtCounterNames[i]] = *v;
+  }
   return out;
 }
 
@@ -352,7 +373,10 @@ json IpnumaService::Snapshot() {
   j["pool"] = {{"phys_base", pool.phys_base}, {"size", pool.size}, {"source", pool.source}};
   j["peers"] = json::array();
   for (const auto& [n, p] : prov_->peers()) {
+    auto down = prov_->PeerDown(n);
     j["peers"].push_back({{"name", n},
+                          {"down", down.ok() && *down},
+                          {"stream_resets", p.stream_resets},
                           {"address", Ipv4String(p.spec.ip)},
                           {"api", p.spec.api},
                           {"pcid", p.pcid},

@@ -80,6 +80,8 @@ class IpnumaService {
   // peers, exports, mappings, counters, pending work: what the API shows.
   nlohmann::json Snapshot();
   nlohmann::json Counters();
+  // What ipnumad did on its own since the last call, for the log.
+  std::vector<std::string> TakeNotices();
 
  private:
   Status ResolveAll();  // lock held

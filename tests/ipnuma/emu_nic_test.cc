@@ -10,9 +10,11 @@
 
 #include "../fib/test_seed.h"
 #include "device/ipnuma_regs.h"
+#include "hwif/file_bar.h"
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/nic.h"
+#include "ipnuma/nic_file_bar.h"
 
 namespace fibnic::ipnuma {
 namespace {
@@ -233,6 +235,32 @@ TEST_F(EmuPair, SilentPeerGoesDownAndIsRefusedUntilReset) {
   EXPECT_TRUE(Run(0).ok());
   EXPECT_TRUE(Write(0, data).ok());
   EXPECT_EQ(b_.pool->data()[kExportBase - kPoolBase], 0x22);
+}
+
+// ipnumad's reset through the BAR file: its write of 1 over DOWN clears the
+// bit in the file (NicFileBar), and the NIC resets the stream at its next
+// publish, as a device takes the write; until then stores stay refused.
+TEST_F(EmuPair, DriversWriteOfOneThroughTheFileResetsTheStream) {
+  const std::vector<uint8_t> data(64, 0x44);
+  ASSERT_EQ(Write(0, data, 1.0).code(), StatusCode::kUnavailable);
+  a_.nic->Publish();
+  auto state = [&] {
+    uint32_t s;
+    std::memcpy(&s, a_.bar0->data() + regs::PeerStateOffset(kPcidB), 4);
+    return s;
+  };
+  ASSERT_EQ(state(), regs::kPeerStateDown);
+  a_.nic->Publish();  // published again unchanged: still down, nothing reset
+  EXPECT_EQ(Write(0, data).code(), StatusCode::kUnavailable);
+  NicFileBar driver(FileBar::Open((a_.dir / "bar0").string(), Model().bar0_bytes()).value());
+  ASSERT_TRUE(driver.Write32(regs::PeerStateOffset(kPcidB), regs::kPeerStateDown).ok());
+  EXPECT_EQ(state(), 0u);
+  a_.nic->Publish();
+  EXPECT_EQ(state(), 0u);
+  EXPECT_TRUE(Write(0, data).ok());
+  EXPECT_EQ(b_.pool->data()[kExportBase - kPoolBase], 0x44);
+  a_.nic->Publish();
+  EXPECT_EQ(a_.Counter(regs::kOffExtCounters + 8 * regs::kPeersDown), 1u);
 }
 
 TEST_F(EmuPair, PostedWritesAreNotAnsweredAndTheFlushTellsTheirFirstRefusal) {

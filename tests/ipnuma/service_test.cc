@@ -262,10 +262,20 @@ TEST_F(ServiceTest, CountersShowTheDeviceCounters) {
   for (int i = 0; i < regs::kCounterCount; ++i) {
     ASSERT_TRUE(a_->mem->Write(regs::kOffCounters + 8 * i, &want[i], 8).ok());
   }
+  // The extended block likewise, each value its own (index + 1) << 32 | index.
+  for (int i = 0; i < regs::kExtCounterCount; ++i) {
+    const uint64_t v = (uint64_t(i + 1) << 32) | uint64_t(i);
+    ASSERT_TRUE(a_->mem->Write(regs::kOffExtCounters + 8 * i, &v, 8).ok());
+  }
   nlohmann::json c = a_->svc->Counters();
   for (int i = 0; i < regs::kCounterCount; ++i) {
     EXPECT_EQ(c[regs::kCounterNames[i]].get<uint64_t>(), want[i]) << regs::kCounterNames[i];
   }
+  EXPECT_EQ(c["tx_unmapped"].get<uint64_t>(), 0x100000000ull);
+  EXPECT_EQ(c["peers_down"].get<uint64_t>(), 0x700000006ull);
+  EXPECT_EQ(c["rx_reads_denied"].get<uint64_t>(), 0xf0000000eull);
+  EXPECT_FALSE(c.contains("reserved15"));
+  EXPECT_EQ(c.size(), size_t{regs::kCounterCount + regs::kExtCounterCount - 1});
 }
 
 // Random operations on three NICs; the RuleChecker checks every single write.

@@ -351,7 +351,8 @@ pages.events = {
 };
 
 // IP-NUMA: whatever GET collections ipnumad mounts under /api/v1/ipnuma/,
-// each shown as a table of its array's objects.
+// each shown as a table of its array's objects; an object of plain values
+// as a table of name and value (counters with thousands separators).
 pages.ipnuma = {
   async enter() {
     const body = $('ipnuma-body');
@@ -364,6 +365,7 @@ pages.ipnuma = {
         for (const [k, v] of Object.entries(data)) {
           if (Array.isArray(v)) panel.append(el('h3', {}, k), genericTable(v));
           else if (typeof v !== 'object' || v === null) panel.append(el('div', {}, `${k}: ${v}`));
+          else if (Object.values(v).every((x) => x === null || typeof x !== 'object')) panel.append(el('h3', {}, k), valueTable(k, v));
           else panel.append(el('h3', {}, k), el('code', {}, JSON.stringify(v)));
         }
       } catch (e) { panel.append(el('div', { class: 'error' }, e.message)); }
@@ -372,6 +374,10 @@ pages.ipnuma = {
     body.replaceChildren(...panels);
   },
 };
+function valueTable(name, obj) {
+  return el('table', { class: 'grid', dataset: { collection: name } }, el('tbody', {}, ...Object.entries(obj).map(([k, v]) =>
+    el('tr', {}, el('td', {}, el('code', {}, k)), el('td', { class: 'num', dataset: { key: k } }, typeof v === 'number' && name === 'counters' ? fmt(v) : String(v))))));
+}
 function genericTable(rows) {
   if (!rows.length) return el('div', { class: 'muted' }, 'none');
   const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
