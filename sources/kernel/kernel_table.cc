@@ -575,7 +575,12 @@ void KernelTable::DropPathsTheDumpDidNotName() {
         if (e == entries.end() || e->second.gen != gen_) continue;
         auto& paths = e->second.route.paths;
         const size_t before = paths.size();
-        std::erase_if(paths, [&](const NlPath& x) { return !NamesHop(named, x); });
+        // A path without a gateway is a route of its own, which the dump
+        // may have left out when it listed a multipath route of the same
+        // metric (MayBeHiddenByTheDump): kept.
+        const bool multipath_named =
+            std::count_if(named.begin(), named.end(), [](const NlPath& x) { return x.gateway.has_value(); }) > 1;
+        std::erase_if(paths, [&](const NlPath& x) { return !NamesHop(named, x) && (x.gateway || !multipath_named); });
         if (paths.empty()) {
           entries.erase(e);
         } else if (paths.size() != before) {
@@ -627,10 +632,38 @@ bool KernelTable::SweepStep(size_t max) {
   }
   for (const Prefix& p : unseen) {
     ChangeRoutes(p, [&](Entries& entries) {
-      sweep_.swept += std::erase_if(entries, [&](const auto& e) { return e.second.gen != gen_; });
+      for (auto e = entries.begin(); e != entries.end();) {
+        if (e->second.gen == gen_) {
+          ++e;
+        } else if (MayBeHiddenByTheDump(p, entries, e->first)) {
+          e->second.gen = gen_;  // kept, and the prefix punts while it holds two routes of one rank
+          ++e;
+        } else {
+          e = entries.erase(e);
+          ++sweep_.swept;
+        }
+      }
     });
   }
   return sweep_.last_pass && unseen.empty();
+}
+
+// The kernel's IPv6 route dump lists a multipath route at its first sibling
+// and goes on after its last (fib6_dump_node), so a route of the same metric
+// that sits between the siblings in the kernel's list is never listed: one
+// the multipath route replaced around (a device route beside a blackhole,
+// the blackhole replaced by the first sibling, the second sibling appended
+// after the device route; checked on 6.18). The kernel still holds it, and
+// an IPv6 replace of its kind later takes it rather than the multipath
+// route. So a route the dump did not list is not swept where a listed
+// multipath route of its rank may have hidden it.
+bool KernelTable::MayBeHiddenByTheDump(const Prefix& p, const Entries& entries, const Key& key) const {
+  if (p.family() != Family::kV6) return false;
+  return std::any_of(entries.begin(), entries.end(), [&](const auto& e) {
+    const NlRoute& r = e.second.route;
+    return e.second.gen == gen_ && e.first != key && SameRank(e.first, key) && r.nh_id == 0 && r.paths.size() > 1 &&
+           std::count_if(r.paths.begin(), r.paths.end(), [](const NlPath& x) { return x.gateway.has_value(); }) > 1;
+  });
 }
 
 size_t KernelTable::EndSweep() {

@@ -195,6 +195,10 @@ class KernelTable {
   uint64_t gen_ = 1;
   int64_t last_order_ = 0;  // Entry::order of the last route placed at the end
   KernelRoutes routes_;
+  // IPv6: whether the dump may have left out the unlisted route `key` of p
+  // (a listed multipath route of its rank hides what sits between its
+  // siblings in the kernel's list).
+  bool MayBeHiddenByTheDump(const Prefix& p, const Entries& entries, const Key& key) const;
   struct Sweep {  // the sweep in progress (BeginSweep .. EndSweep)
     bool links_changed = false;
     size_t swept = 0;

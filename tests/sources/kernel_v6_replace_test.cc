@@ -136,5 +136,43 @@ TEST_F(KernelV6ReplaceTest, AReplaceTheKernelDoesNotExplainIsAskedOfTheKernel) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
+// The kernel's dump lists a multipath route at its first sibling and goes on
+// after its last: a route of the same metric between them in the kernel's
+// list is held and never listed. Here a device route on a link without
+// carrier, left between the siblings when the multipath route replaced the
+// blackhole before it. The re-dump that follows the replace (the source
+// cannot tell which route it took) must not sweep that route: a later
+// replace by a next-hop object takes it, not the multipath route, and once
+// the object goes the kernel still forwards by the multipath route (found
+// by the kdiff soak: the prefix was gone and its cover's blackhole dropped
+// what the kernel forwarded).
+TEST_F(KernelV6ReplaceTest, ARouteTheKernelsDumpHidesBesideAMultipathRouteIsKept) {
+  StartSource({});
+  const std::string p = "2001:db8:95::/48";
+  MustSh("ip link set k1p down");  // k1 without carrier: its device route is dead
+  MustSh("ip -6 route add blackhole " + p + " metric 20");
+  MustSh("ip -6 route append " + p + " dev k1 metric 20");
+  MustSh("ip -6 route replace " + p + " metric 20 nexthop via 2001:db8:1::2 dev k0 nexthop via 2001:db8:1::3 dev k0");
+  // The kernel's own listing shows the multipath route alone.
+  const auto listed = nlohmann::json::parse(Sh("ip -6 -j route show " + p));
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  ASSERT_TRUE(listed[0].contains("nexthops")) << listed.dump();
+  ASSERT_TRUE(WaitFor([&] { return Stats().unsure_redumps >= 1 && !Stats().dumping; }, 10s));
+  EXPECT_EQ(PathsOf(p), host) << "two routes of one metric (one the dump did not list): the kernel picks";
+  // A replace by an object takes the hidden device route: the multipath route stays.
+  MustSh("ip nexthop add id 95 via 2001:db8:1::4 dev k0");
+  MustSh("ip -6 route replace " + p + " nhid 95 metric 20");
+  MustSh("ip nexthop del id 95");
+  const auto left = nlohmann::json::parse(Sh("ip -6 -j route show " + p));
+  ASSERT_EQ(left.size(), 1u) << left.dump();
+  ASSERT_TRUE(left[0].contains("nexthops")) << "the kernel no longer holds the multipath route: " << left.dump();
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  const std::vector<NextHop> multipath{{A("2001:db8:1::2"), 0}, {A("2001:db8:1::3"), 0}};
+  EXPECT_TRUE(WaitFor([&] { return PathsOf(p) == multipath || PathsOf(p) == host; }, 10s))
+      << "the kernel forwards by the multipath route; the source has "
+      << (PathsOf(p) ? std::to_string(PathsOf(p)->size()) + " paths" : std::string("no route"));
+  EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
+}
+
 }  // namespace
 }  // namespace fibnic
