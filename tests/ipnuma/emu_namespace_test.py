@@ -14,14 +14,13 @@ import os
 import random
 import shutil
 import struct
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORMED, TX_PEER_DOWN_REFUSED, TX_UNMAPPED,
                           TX_WRITES, OFF_EPOCH_BASE, OFF_MAX_PAYLOAD, OFF_PEER_STATE, PEERS_DOWN, TwoHosts, counter, ext,
-                          in_ns, page_pcid, sh, stop, u64, wait_for)
+                          EmuWriter, in_ns, page_pcid, run_test, sh, stop, u64, wait_for)
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
@@ -71,26 +70,6 @@ for f in sys.argv[1:]:
     s.send(bytes.fromhex(f))
 """
     in_ns(NS_A, sys.executable, "-c", code, frame(write, True).hex(), frame(bad_magic, False).hex())
-
-
-class Writer:
-    def __init__(self, pages):
-        self.p = subprocess.Popen([os.path.join(TBIN, "ipnuma_emu_writer"), pages], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
-        hosts.track("writer", self.p)
-
-    def cmd(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        ans = self.p.stdout.readline().strip()
-        if ans == "ok" or ans.startswith("ok "):
-            return 0, ans[3:]
-        parts = ans.split(" ", 2)
-        assert parts[0] == "err", f"writer said {ans!r}"
-        return int(parts[1]), parts[2] if len(parts) > 2 else ""
-
-    def write(self, off, data):
-        return self.cmd(f"w {off} {data.hex()}")
 
 
 def random_writes(rng, writer, oracle, n, label, posted=False):
@@ -150,7 +129,7 @@ def main():
     hosts.wait_api("b")
     pcid = hosts.map("a", "to-b", "rx", 0, PAGES)
 
-    writer = Writer(f"{work}/a.pages")
+    writer = EmuWriter(hosts, TBIN, f"{work}/a.pages")
     oracle = bytearray(EXPORT_LEN)
     # ipnumad enabled both NICs at a newer epoch; MAX_PAYLOAD is the default:
     # 64-byte packets, one write-combined TLP each, as the thesis builds it.
@@ -243,12 +222,4 @@ def main():
 
 
 if __name__ == "__main__":
-    rc = 1
-    try:
-        rc = main()
-    except Exception as e:  # noqa: BLE001 - the test's verdict, with the logs
-        print(f"FAIL: {e}", flush=True)
-        hosts.dump_logs()
-    finally:
-        hosts.close()
-    sys.exit(rc)
+    run_test(hosts, main)

@@ -22,6 +22,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -170,19 +171,31 @@ class TwoHosts:
             with open(self.path(f"{h}.pool"), "wb") as f:
                 f.truncate(self.pool_bytes)
 
+    # Where each host's NIC stands on its network, and how its ipnumad learns
+    # the peer's MAC: one segment and a static neighbour here; a subclass
+    # (xrack_hosts) puts the hosts behind gateways.
+    nic_ip, mac, mgmt_ip = NIC_IP, MAC, MGMT_IP
+
+    def local_net(self, h):
+        return "netmask: 255.255.255.0, gateway: 10.232.0.254"
+
+    def neighbours_yaml(self, h):
+        p = PEER[h]
+        return f"{{source: static, static: [{{address: {self.nic_ip[p]}, mac: '{self.mac[p]}'}}]}}"
+
     def write_config(self, h, exports="", local_extra=""):
         """exports: YAML list items under `exports:`; local_extra: more keys of
         `local:` (", max_payload: 1024" ...)."""
         p, d = PEER[h], self.work
         text = f"""device: {{kind: file, path: {d}/{h}.bar, model: {{pages: {self.pages}, pcid_entries: 16, region_entries: 8}}}}
-local: {{address: {NIC_IP[h]}, netmask: 255.255.255.0, gateway: 10.232.0.254, mac: '{MAC[h]}', udp_port: {PORT}, retransmit_timeout: 20us{local_extra}}}
+local: {{address: {self.nic_ip[h]}, {self.local_net(h)}, mac: '{self.mac[h]}', udp_port: {PORT}, retransmit_timeout: 20us{local_extra}}}
 pool: {{kind: file, path: {d}/{h}.pool, base: {POOL_BASE[h]:#x}}}
-neighbours: {{source: static, static: [{{address: {NIC_IP[p]}, mac: '{MAC[p]}'}}]}}
+neighbours: {self.neighbours_yaml(h)}
 api: {{listen: '127.0.0.1:7471', token_file: {d}/{h}.token}}
-peer_api: {{listen: '{MGMT_IP[h]}:7470', timeout: 1s}}
+peer_api: {{listen: '{self.mgmt_ip[h]}:7470', timeout: 1s}}
 reconcile_interval: 200ms
 peers:
-  - {{name: {p}, address: {NIC_IP[p]}, api: '{MGMT_IP[p]}:7470', secret_file: {d}/ab.secret}}
+  - {{name: {p}, address: {self.nic_ip[p]}, api: '{self.mgmt_ip[p]}:7470', secret_file: {d}/ab.secret}}
 exports:
 {exports}"""
         with open(self.path(f"{h}.yaml"), "w") as f:
@@ -244,3 +257,41 @@ exports:
         for ns in self.created_ns:
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+class EmuWriter:
+    """tests/ipnuma's ipnuma_emu_writer on a pages file, one command a line
+    ("w OFF HEX", ...), in namespace ns when given; its answers as (errno, text)."""
+
+    def __init__(self, hosts, tbin, pages_file, ns=None):
+        argv = [os.path.join(tbin, "ipnuma_emu_writer"), pages_file]
+        self.p = subprocess.Popen((["ip", "netns", "exec", ns] if ns else []) + argv, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        hosts.track("writer", self.p)
+
+    def cmd(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        ans = self.p.stdout.readline().strip()
+        if ans == "ok" or ans.startswith("ok "):
+            return 0, ans[3:]
+        parts = ans.split(" ", 2)
+        assert parts[0] == "err", f"writer said {ans!r}"
+        return int(parts[1]), parts[2] if len(parts) > 2 else ""
+
+    def write(self, off, data):
+        return self.cmd(f"w {off} {data.hex()}")
+
+
+def run_test(hosts, main):
+    """Runs a namespace test's main(): its exit status; an exception fails it
+    with the hosts' logs; the hosts are removed either way."""
+    rc = 1
+    try:
+        rc = main()
+    except Exception as e:  # noqa: BLE001 - the test's verdict, with the logs
+        print(f"FAIL: {e}", flush=True)
+        hosts.dump_logs()
+    finally:
+        hosts.close()
+    sys.exit(rc)

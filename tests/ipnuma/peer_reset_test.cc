@@ -22,18 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kPoolA = 0x100000000ull;
-constexpr uint64_t kPoolB = 0x200000000ull;
-
-class PeerResetTest : public ::testing::Test {
+class PeerResetTest : public TwoNicTest {
  protected:
-  void TearDown() override { EXPECT_EQ(bench_.checker.first_violation(), ""); }
-  void SetUp() override {
-    a_ = &bench_.AddNic("a", "10.0.0.1", "02:00:00:00:00:01", kPoolA);
-    b_ = &bench_.AddNic("b", "10.0.0.2", "02:00:00:00:00:02", kPoolB);
-    bench_.neighbours[Ip("10.0.0.1")] = Mac("02:00:00:00:00:01");
-    bench_.neighbours[Ip("10.0.0.2")] = Mac("02:00:00:00:00:02");
-  }
   DesiredState DesiredB() { return {{PeerOf(*a_)}, {Export("rx", kPoolB + 0x1000, 0x4000, "10.0.0.1/32")}, {}}; }
   void StartBoth(std::vector<MappingSpec> a_maps) {
     ASSERT_TRUE(bench_.Start(*b_, DesiredB()).ok());
@@ -71,9 +61,6 @@ class PeerResetTest : public ::testing::Test {
     }
     return false;
   }
-  Bench bench_;
-  Nic* a_ = nullptr;
-  Nic* b_ = nullptr;
 };
 
 TEST_F(PeerResetTest, DownPeerIsResetOnlyOnceItGrantsItsMappingAgain) {

@@ -12,17 +12,10 @@
 namespace fibnic::ipnuma::testing {
 namespace {
 
-constexpr uint64_t kPoolA = 0x100000000ull;
-constexpr uint64_t kPoolB = 0x200000000ull;
-
-class ServiceTest : public ::testing::Test {
+class ServiceTest : public TwoNicTest {
  protected:
-  void TearDown() override { EXPECT_EQ(bench_.checker.first_violation(), ""); }
   void SetUp() override {
-    a_ = &bench_.AddNic("a", "10.0.0.1", "02:00:00:00:00:01", kPoolA);
-    b_ = &bench_.AddNic("b", "10.0.0.2", "02:00:00:00:00:02", kPoolB);
-    bench_.neighbours[Ip("10.0.0.1")] = Mac("02:00:00:00:00:01");
-    bench_.neighbours[Ip("10.0.0.2")] = Mac("02:00:00:00:00:02");
+    TwoNicTest::SetUp();
     bench_.neighbours[Ip("10.0.0.254")] = Mac("02:00:00:00:00:fe");
   }
   // A maps nothing yet; B offers "rx" (16 KiB at pool+0x1000) to 10.0.0.0/24.
@@ -32,9 +25,6 @@ class ServiceTest : public ::testing::Test {
     ASSERT_TRUE(bench_.Start(*b_, db).ok());
     ASSERT_TRUE(bench_.Start(*a_, da).ok());
   }
-  Bench bench_;
-  Nic* a_ = nullptr;
-  Nic* b_ = nullptr;
 };
 
 TEST_F(ServiceTest, ProvisionEachOtherEndToEnd) {

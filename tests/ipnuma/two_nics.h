@@ -126,4 +126,23 @@ inline MappingSpec Mapping(const std::string& name, const std::string& peer, con
   return MappingSpec{name, peer, exp, offset, first, pages};
 }
 
+inline constexpr uint64_t kPoolA = 0x100000000ull;
+inline constexpr uint64_t kPoolB = 0x200000000ull;
+
+// Two NICs a (10.0.0.1) and b (10.0.0.2) on one segment, each knowing the
+// other's MAC; every bus write checked against the contract's write rules.
+class TwoNicTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a_ = &bench_.AddNic("a", "10.0.0.1", "02:00:00:00:00:01", kPoolA);
+    b_ = &bench_.AddNic("b", "10.0.0.2", "02:00:00:00:00:02", kPoolB);
+    bench_.neighbours[Ip("10.0.0.1")] = Mac("02:00:00:00:00:01");
+    bench_.neighbours[Ip("10.0.0.2")] = Mac("02:00:00:00:00:02");
+  }
+  void TearDown() override { EXPECT_EQ(bench_.checker.first_violation(), ""); }
+  Bench bench_;
+  Nic* a_ = nullptr;
+  Nic* b_ = nullptr;
+};
+
 }  // namespace fibnic::ipnuma::testing

@@ -36,8 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ipnuma_hosts  # noqa: E402
-from ipnuma_hosts import PORT, POOL_BASE, TwoHosts, in_ns, sh, stop, u64, wait_for  # noqa: E402
+from ipnuma_hosts import POOL_BASE, TwoHosts, in_ns, sh, stop, u64, wait_for  # noqa: E402
 
 # A rack is a /23: the NICs in its lower /24, the router's port and the
 # hosts' kernels in the upper. The card punts a whole /24 that holds a longer
@@ -147,21 +146,13 @@ web: {{listen: 127.0.0.1:8080}}
                      lambda h=h: in_ns(self.ns[h], "ping", "-c", "1", "-W", "1", GATEWAY[h], check=False).returncode
                      == 0)
 
-    def write_config(self, h, exports="", local_extra=""):
-        p, d = ipnuma_hosts.PEER[h], self.work
-        text = f"""device: {{kind: file, path: {d}/{h}.bar, model: {{pages: {self.pages}, pcid_entries: 16, region_entries: 8}}}}
-local: {{address: {NIC_IP[h]}, netmask: 255.255.254.0, gateway: {GATEWAY[h]}, mac: '{MAC[h]}', udp_port: {PORT}, retransmit_timeout: 20us{local_extra}}}
-pool: {{kind: file, path: {d}/{h}.pool, base: {POOL_BASE[h]:#x}}}
-neighbours: {{source: kernel, interface: {self.iface[h]}}}
-api: {{listen: '127.0.0.1:7471', token_file: {d}/{h}.token}}
-peer_api: {{listen: '{MGMT_IP[h]}:7470', timeout: 1s}}
-reconcile_interval: 200ms
-peers:
-  - {{name: {p}, address: {NIC_IP[p]}, api: '{MGMT_IP[p]}:7470', secret_file: {d}/ab.secret}}
-exports:
-{exports}"""
-        with open(self.path(f"{h}.yaml"), "w") as f:
-            f.write(text)
+    nic_ip, mac, mgmt_ip = NIC_IP, MAC, MGMT_IP
+
+    def local_net(self, h):
+        return f"netmask: 255.255.254.0, gateway: {GATEWAY[h]}"
+
+    def neighbours_yaml(self, h):
+        return f"{{source: kernel, interface: {self.iface[h]}}}"
 
 
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000

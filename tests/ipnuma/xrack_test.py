@@ -15,12 +15,11 @@ stream, and writes flow again.
 """
 import os
 import random
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ipnuma_hosts import (OFF_PEER_STATE, PEERS_DOWN, RETRANSMITS, RX_WRITES, TX_WRITES, counter, ext,  # noqa: E402
+from ipnuma_hosts import (OFF_PEER_STATE, PEERS_DOWN, RETRANSMITS, RX_WRITES, TX_WRITES, EmuWriter, counter, ext, run_test,  # noqa: E402
                           in_ns, u64, wait_for)
 from xrack_hosts import (EXPORT_LEN, EXPORT_OFF, FORWARDED, MAC, NIC_IP, PUNTED, TX, XrackHosts, bring_up,  # noqa: E402
                          card_counter, forw_datagrams)
@@ -33,23 +32,6 @@ EHOSTDOWN = 112
 VIA_GATEWAY = 2
 
 hosts = XrackHosts(BIN, "ipx", pages=PAGES)
-
-
-class Writer:
-    def __init__(self, pages_file):
-        self.p = subprocess.Popen(["ip", "netns", "exec", hosts.ns["a"], os.path.join(TBIN, "ipnuma_emu_writer"),
-                                   pages_file], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        hosts.track("writer", self.p)
-
-    def cmd(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        ans = self.p.stdout.readline().strip()
-        if ans == "ok" or ans.startswith("ok "):
-            return 0, ans[3:]
-        parts = ans.split(" ", 2)
-        assert parts[0] == "err", f"writer said {ans!r}"
-        return int(parts[1]), parts[2] if len(parts) > 2 else ""
 
 
 def check_pool(oracle, label):
@@ -94,7 +76,7 @@ def main():
     assert entry[10] & VIA_GATEWAY, f"PC ID {pcid} flags {entry[10]:#x}: VIA_GATEWAY not set"
     print(f"A's PC ID {pcid}: {NIC_IP['b']} via the gateway's MAC {entry[4:10].hex(':')}", flush=True)
 
-    writer = Writer(hosts.path("a.pages"))
+    writer = EmuWriter(hosts, TBIN, hosts.path("a.pages"), ns=hosts.ns["a"])
     oracle = bytearray(EXPORT_LEN)
     before = snapshot(bar_a, bar_b)
     total = 0
@@ -134,7 +116,7 @@ def main():
     # Until fibnicd has taken the entry off the card, writes still arrive.
     end = time.time() + 20
     while True:
-        rc, msg = hosts_write(writer, 0, b"\x5a" * 64)
+        rc, msg = writer.write(0, b"\x5a" * 64)
         if rc != 0 or time.time() > end:
             break
         oracle[0:64] = b"\x5a" * 64
@@ -152,7 +134,7 @@ def main():
     # would be of an older epoch, dropped). The write after the reset goes
     # to the same bytes, so the oracle is exact again.
     t0 = time.time()
-    wait_for("a write to B after ipnumad reset the stream", lambda: hosts_write(writer, 0, b"\xa5" * 64)[0] == 0,
+    wait_for("a write to B after ipnumad reset the stream", lambda: writer.write(0, b"\xa5" * 64)[0] == 0,
              timeout=30)
     oracle[0:64] = b"\xa5" * 64
     assert u64(bar_a, OFF_PEER_STATE + 4 * pcid) & 1 == 0, "PEER_STATE still DOWN"
@@ -164,17 +146,5 @@ def main():
     return 0
 
 
-def hosts_write(writer, off, data):
-    return writer.cmd(f"w {off} {data.hex()}")
-
-
 if __name__ == "__main__":
-    rc = 1
-    try:
-        rc = main()
-    except Exception as e:  # noqa: BLE001 - the test's verdict, with the logs
-        print(f"FAIL: {e}", flush=True)
-        hosts.dump_logs()
-    finally:
-        hosts.close()
-    sys.exit(rc)
+    run_test(hosts, main)

@@ -2,10 +2,9 @@
 // playwright-core and checks what it shows against the REST API:
 //   node dashboard_test.mjs BASE_URL SCREENSHOT_DIR
 // Exits non-zero on the first mismatch, with what differed.
-import { chromium } from 'playwright-core';
+import { openPage } from './chromium_page.mjs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 const [base, shots] = process.argv.slice(2);
@@ -14,7 +13,6 @@ if (!base || !shots) {
   process.exit(2);
 }
 fs.mkdirSync(shots, { recursive: true });
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'fibnic-chromium-'));
 
 async function api(p) {
   const r = await fetch(base + p);
@@ -23,20 +21,8 @@ async function api(p) {
 }
 const num = (s) => Number(String(s).replace(/,/g, ''));
 
-// A fresh profile directory per run (playwright passes it as --user-data-dir).
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1400, height: 1000 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const errors = [];
+const { page, errors, close } = await openPage();
 try {
-  const page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
-
   // --- overview: numbers equal the API's
   await page.goto(base + '/', { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="1"]', { timeout: 15000 });
@@ -137,6 +123,5 @@ try {
   assert.deepEqual(errors, [], 'the page logged errors');
   console.log(`dashboard ok: ${st.routes.ipv4.total} IPv4 + ${st.routes.ipv6.total} IPv6 routes; screenshots in ${shots}`);
 } finally {
-  await browser.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await close();
 }

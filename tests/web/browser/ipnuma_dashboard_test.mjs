@@ -5,10 +5,9 @@
 // u64 each), as the NIC would count them, and PEER_STATE[1] marks the peer
 // down; the page must show exactly those values.
 //   node ipnuma_dashboard_test.mjs BASE_URL BAR0_FILE SCREENSHOT_DIR
-import { chromium } from 'playwright-core';
+import { openPage } from './chromium_page.mjs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 const [base, bar, shots] = process.argv.slice(2);
@@ -40,19 +39,8 @@ down.writeUInt32LE(1);
 fs.writeSync(fd, down, 0, 4, 0x4000 + 4 * 1);
 fs.closeSync(fd);
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'fibnic-chromium-'));
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1400, height: 1000 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const errors = [];
+const { page, errors, close } = await openPage();
 try {
-  const page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
   await page.goto(base + '/#ipnuma', { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="1"]', { timeout: 15000 });
   assert.ok(await page.isVisible('#nav a[data-page="ipnuma"]'), 'the IP-NUMA page is not offered');
@@ -92,6 +80,5 @@ try {
   await page.screenshot({ path: path.join(shots, 'ipnuma.png'), fullPage: true });
   assert.deepEqual(errors, [], 'the page logged errors');
 } finally {
-  await browser.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await close();
 }
