@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORMED, TX_PEER_DOWN_REFUSED, TX_UNMAPPED,
                           TX_WRITES, OFF_EPOCH_BASE, OFF_MAX_PAYLOAD, OFF_PEER_STATE, PEERS_DOWN, TwoHosts, counter, ext,
-                          EmuWriter, in_ns, page_pcid, run_test, sh, stop, u64, wait_for)
+                          EmuWriter, check_export, in_ns, page_pcid, run_test, sh, stop, u64, wait_for)
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
@@ -93,13 +93,7 @@ def random_writes(rng, writer, oracle, n, label, posted=False):
 
 
 def check_pool(oracle, label):
-    with open(os.path.join(work, "b.pool"), "rb") as f:
-        f.seek(EXPORT_OFF)
-        got = f.read(EXPORT_LEN)
-    if got != bytes(oracle):
-        first = next(i for i in range(EXPORT_LEN) if got[i] != oracle[i])
-        raise AssertionError(f"{label}: B's memory differs from the oracle first at export offset {first:#x}")
-    print(f"{label}: B's memory equals the oracle", flush=True)
+    check_export(os.path.join(work, "b.pool"), EXPORT_OFF, oracle, label)
 
 
 def main():

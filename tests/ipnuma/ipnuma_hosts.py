@@ -295,3 +295,15 @@ def run_test(hosts, main):
     finally:
         hosts.close()
     sys.exit(rc)
+
+
+def check_export(pool_file, off, oracle, label):
+    """B's memory (its pool file from off) against the oracle, a plain byte
+    array of what was written; names the first offset that differs."""
+    with open(pool_file, "rb") as f:
+        f.seek(off)
+        got = f.read(len(oracle))
+    if got != bytes(oracle):
+        first = next((i for i in range(len(oracle)) if i >= len(got) or got[i] != oracle[i]), len(got))
+        raise AssertionError(f"{label}: B's memory differs from the oracle first at export offset {first:#x}")
+    print(f"{label}: B's memory equals the oracle", flush=True)

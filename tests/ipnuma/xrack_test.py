@@ -19,7 +19,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ipnuma_hosts import (OFF_PEER_STATE, PEERS_DOWN, RETRANSMITS, RX_WRITES, TX_WRITES, EmuWriter, counter, ext, run_test,  # noqa: E402
+from ipnuma_hosts import (OFF_PEER_STATE, PEERS_DOWN, RETRANSMITS, RX_WRITES, TX_WRITES, EmuWriter,  # noqa: E402
+                          check_export, counter, ext, run_test,
                           in_ns, u64, wait_for)
 from xrack_hosts import (EXPORT_LEN, EXPORT_OFF, FORWARDED, MAC, NIC_IP, PUNTED, TX, XrackHosts, bring_up,  # noqa: E402
                          card_counter, forw_datagrams)
@@ -35,13 +36,7 @@ hosts = XrackHosts(BIN, "ipx", pages=PAGES)
 
 
 def check_pool(oracle, label):
-    with open(hosts.path("b.pool"), "rb") as f:
-        f.seek(EXPORT_OFF)
-        got = f.read(EXPORT_LEN)
-    if got != bytes(oracle):
-        first = next(i for i in range(EXPORT_LEN) if got[i] != oracle[i])
-        raise AssertionError(f"{label}: B's memory differs from the oracle first at export offset {first:#x}")
-    print(f"{label}: B's memory equals the oracle", flush=True)
+    check_export(hosts.path("b.pool"), EXPORT_OFF, oracle, label)
 
 
 def snapshot(bar_a, bar_b):
