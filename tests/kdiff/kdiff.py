@@ -333,8 +333,13 @@ def run_window(env, rng, events):
         env.run_lines(ev)
         snaps.append(env.device(addrs))
         note()
+    # The kernel changes during the wait without an event of the stream: a
+    # neighbour fibnicd asked for resolves (its MAC appears), another times
+    # out. The last read is held to the kernel's states around it too.
     env.quiesce()
+    note()
     snaps.append(env.device(addrs))
+    note()
     bad = []
     for i, snap in enumerate(snaps):
         for a, d in zip(addrs, snap):
