@@ -29,8 +29,7 @@ StatusOr<HttpResult> HttpCall(const HttpRequestSpec& spec) {
       if (ec) return Unavailable("cannot send from " + spec.bind_address + " to " + where + ": " + ec.message());
     }
     stream.connect(net::ip::tcp::endpoint(addr, spec.server.port), ec);
-    if (ec) return Unavailable("cannot connect to fibnicd at " + where + ": " + ec.message() +
-                               " (is fibnicd running? --server HOST:PORT picks another)");
+    if (ec) return Unavailable("cannot connect to " + where + ": " + ec.message());
     http::request<http::string_body> req;
     req.method(http::string_to_verb(spec.method));
     req.target(spec.target);

@@ -40,24 +40,28 @@ StatusOr<nlohmann::json> HttpPeerTransport::Post(const PeerSpec& peer, const std
   req.bind_address = source_;
   req.body_limit = kPeerAnswerLimit;
   req.timeout = timeout_;
+  // What goes wrong at the peer or on the way is the peer's state, not this
+  // daemon's fault: Unavailable, whose reason reaches the operator (an
+  // internal error shows only a request id).
   auto ans = HttpCall(req);
-  if (!ans.ok()) return ans.status().WithContext(what);
+  if (!ans.ok()) return Unavailable(what + ": " + ans.status().message());
   nlohmann::json j = nlohmann::json::parse(ans->body, nullptr, /*allow_exceptions=*/false);
   if (ans->status == 200) {
     if (j.is_discarded() || !j.is_object()) {
-      return Internal(what + ": answer is not a JSON object: '" + EscapePeerText(ans->body) + "'");
+      return Unavailable(what + ": answer is not a JSON object: '" + EscapePeerText(ans->body) + "'");
     }
     return j;
   }
   if (j.is_discarded()) {
-    return Internal(what + ": HTTP " + std::to_string(ans->status) + " '" + EscapePeerText(ans->body) + "'");
+    return Unavailable(what + ": HTTP " + std::to_string(ans->status) + " '" + EscapePeerText(ans->body) + "'");
   }
   if (ans->status == 401) {
     return Unauthenticated(what + " rejected our signature (HTTP 401): " +
                            EscapePeerText(StatusFromErrorJson(j, "").message()));
   }
   const Status st = StatusFromErrorJson(j, what);
-  return Status(st.code(), EscapePeerText(st.message(), 512));
+  const bool peers_fault = st.code() == StatusCode::kInternal || st.code() == StatusCode::kIoError;
+  return Status(peers_fault ? StatusCode::kUnavailable : st.code(), EscapePeerText(st.message(), 512));
 }
 
 }  // namespace fibnic::ipnuma

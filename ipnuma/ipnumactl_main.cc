@@ -161,7 +161,10 @@ int Run(std::vector<std::string> args) {
   req.timeout = std::chrono::seconds(30);
   auto ans = HttpCall(req);
   if (!ans.ok()) {
-    std::cerr << "ipnumactl: " << ans.status().ToString() << "\n";
+    std::cerr << "ipnumactl: ipnumad: " << ans.status().ToString()
+              << (ans.status().code() == StatusCode::kUnavailable ? " (is ipnumad running? --api HOST:PORT picks another)"
+                                                                 : "")
+              << "\n";
     return 1;
   }
   json j = json::parse(ans->body, nullptr, false);

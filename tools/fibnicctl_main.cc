@@ -149,7 +149,12 @@ StatusOr<json> Get(const Args& a, const std::string& target) {
   spec.server = a.server;
   spec.target = target;
   spec.token = a.token;
-  ASSIGN_OR_RETURN(HttpResult r, HttpCall(spec));
+  auto called = HttpCall(spec);
+  if (!called.ok() && called.status().code() == StatusCode::kUnavailable) {
+    return Status(StatusCode::kUnavailable, "fibnicd: " + called.status().message() +
+                                                " (is fibnicd running? --server HOST[:PORT] picks another)");
+  }
+  ASSIGN_OR_RETURN(HttpResult r, std::move(called));
   json j = json::parse(r.body, nullptr, false);
   if (j.is_discarded()) {
     return Internal("fibnicd answered " + std::to_string(r.status) + " with something that is not JSON for " +

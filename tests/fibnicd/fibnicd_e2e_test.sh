@@ -137,6 +137,8 @@ if in_ns "$ctl" --server https://127.0.0.1:18123 status 2>"$work/err" >/dev/null
 grep -q "https is not served" "$work/err" || fail "--server https://: $(cat "$work/err")"
 if in_ns "$ctl" --server no-such-host.invalid:18123 status 2>"$work/err" >/dev/null; then fail "an unknown host accepted"; fi
 grep -q "cannot resolve host 'no-such-host.invalid'" "$work/err" || fail "--server no-such-host.invalid: $(cat "$work/err")"
+if in_ns "$ctl" --server 127.0.0.1:1 status 2>"$work/err" >/dev/null; then fail "status from a port nobody listens on"; fi
+grep -q "fibnicd: cannot connect to 127.0.0.1:1: .*is fibnicd running" "$work/err" || fail "--server 127.0.0.1:1: $(cat "$work/err")"
 
 echo "== status shows the source registry (kernel, the API's own source) and the pipeline"
 in_ns "$ctl" --server 127.0.0.1:18123 --json status | python3 -c '

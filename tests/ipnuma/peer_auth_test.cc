@@ -328,6 +328,7 @@ TEST(HostileAnswers, OversizedAnswerIsNotRead) {
   FakePeer peer(HttpAnswer(200, "application/json", "{\"x\":\"" + std::string(70 * 1024, 'y') + "\"}"));
   auto ans = Ask(peer);
   ASSERT_FALSE(ans.ok());
+  EXPECT_EQ(ans.status().code(), StatusCode::kUnavailable) << "the peer's fault, with its reason: " << ans.status().ToString();
   EXPECT_NE(ans.status().message().find("larger than 65536 bytes"), std::string::npos) << ans.status().ToString();
   EXPECT_LT(ans.status().message().size(), 400u);
 }
@@ -340,6 +341,7 @@ TEST(HostileAnswers, NonJsonAnswerIsEscapedAndTruncated) {
     FakePeer peer(HttpAnswer(status, "text/plain", evil));
     auto ans = Ask(peer);
     ASSERT_FALSE(ans.ok());
+    EXPECT_EQ(ans.status().code(), StatusCode::kUnavailable) << ans.status().ToString();
     const std::string msg = ans.status().ToString();
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\r'), std::string::npos) << msg;
