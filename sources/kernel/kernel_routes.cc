@@ -83,13 +83,14 @@ void KernelRoutes::Release(uint32_t id) {
   free_.push_back(id);
 }
 
-KernelRouteEntry KernelRoutes::EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, bool several, int64_t order) const {
+KernelRouteEntry KernelRoutes::EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, const Held& flags) const {
   KernelRouteEntry e;
   e.route = kinds_[kind].route;
   e.route.prefix = p;
   e.gen = gen;
-  e.several = several;
-  e.order = order;
+  e.several = flags.several;
+  e.unlisted = flags.unlisted;
+  e.order = flags.order;
   return e;
 }
 
@@ -99,10 +100,10 @@ KernelRouteEntries KernelRoutes::Get(const Prefix& p, uint64_t gen) const {
   if (!w) return out;
   const uint32_t kind = *w >> kKindShift;
   if (kind != kMulti) {
-    out.emplace(kinds_[kind].key, EntryOf(p, kind, (*w & kSeenBit) ? gen : 0, false, 0));
+    out.emplace(kinds_[kind].key, EntryOf(p, kind, (*w & kSeenBit) ? gen : 0, Held{}));
     return out;
   }
-  for (const Held& h : side_.at(p)) out.emplace(kinds_[h.kind].key, EntryOf(p, h.kind, h.gen, h.several, h.order));
+  for (const Held& h : side_.at(p)) out.emplace(kinds_[h.kind].key, EntryOf(p, h.kind, h.gen, h));
   return out;
 }
 
@@ -132,7 +133,7 @@ void KernelRoutes::Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen
 
 void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen) {
   if (entries.empty()) return;
-  if (entries.size() == 1 && !entries.begin()->second.several) {
+  if (entries.size() == 1 && !entries.begin()->second.several && !entries.begin()->second.unlisted) {
     const KernelRouteEntry& e = entries.begin()->second;
     const uint32_t kind = Intern(e.route, std::get<0>(entries.begin()->first));
     if (kind < kMulti) {
@@ -143,7 +144,9 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
   }
   std::vector<Held> held;
   held.reserve(entries.size());
-  for (const auto& [key, e] : entries) held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.order});
+  for (const auto& [key, e] : entries) {
+    held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.unlisted, e.order});
+  }
   side_[p] = std::move(held);
   words_.Put(p, kMulti << kKindShift | taken_bits_);
 }

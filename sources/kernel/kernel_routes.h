@@ -50,6 +50,11 @@ struct KernelRouteEntry {
   // (the kernel's own fe80::/64 on two links): the kernel uses one of them,
   // the device cannot tell which, so the prefix punts while there are two.
   bool several = false;
+  // IPv6: kept though the last dump did not list it (or all of it), because
+  // the kernel's dump may hide it beside a multipath route
+  // (KernelTable::MayBeHiddenByTheDump): the prefix punts while it is held,
+  // and the source asks the kernel again once the prefix changes.
+  bool unlisted = false;
   // IPv4: the route's place among those of its rank — the kernel's order,
   // which `ip route replace` and a plain `ip route del` act on (the first).
   // A prefix's only route has none (0).
@@ -156,6 +161,7 @@ class KernelRoutes {
     uint32_t kind = 0;
     uint64_t gen = 0;
     bool several = false;
+    bool unlisted = false;
     int64_t order = 0;
   };
   void PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen);
@@ -163,7 +169,7 @@ class KernelRoutes {
   void Release(uint32_t id);
   static uint64_t HashOf(const NlRoute& r, int rank);
   static bool Same(const Kind& k, const NlRoute& r, int rank);
-  KernelRouteEntry EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, bool several, int64_t order) const;
+  KernelRouteEntry EntryOf(const Prefix& p, uint32_t kind, uint64_t gen, const Held& flags) const;
   // fn(kind, seen, gen) for each route of the prefix whose word is `word`.
   template <typename Fn>
   void ForEachKindOf(uint32_t word, const Prefix& p, Fn&& fn) const {

@@ -20,6 +20,20 @@
 
 namespace fibnic {
 
+namespace {
+
+// Whether an IPv6 entry's paths are several routes of one metric: its
+// gateway paths are one (multipath) route, each path without a gateway one
+// of its own.
+bool SeveralRoutes(const std::vector<NlPath>& paths) {
+  const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
+  const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
+  return without_gateway + (with_gateway ? 1 : 0) > 1;
+}
+
+}  // namespace
+
+
 KernelTable::KernelTable(RibSink& sink, PortNames ports, KernelTableOptions options, ResolveFn resolve)
     : sink_(sink),
       ports_(std::move(ports)),
@@ -95,6 +109,16 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
   // leaves with the dump instead of staying joined to those it still lists.
   // Not before the end: the entry keeps punting (several) until the dump
   // has listed all of it.
+  // A prefix holding a route the last dump may have hidden changes: what
+  // the kernel did to the hidden route is not known, so the kernel is asked
+  // again (the re-dump sweeps it, or keeps it where it is still hidden).
+  if (!(nlmsg_flags & NLM_F_MULTI) &&
+      std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.second.unlisted; })) {
+    redump_wanted_ = true;
+  }
+  if (!r.del && (nlmsg_flags & NLM_F_MULTI) && it != entries.end() && it->second.gen != gen_) {
+    it->second.unlisted = false;  // listed by this dump (its end decides again)
+  }
   if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end()) {
     auto named = dump_named_.find(p);
     const auto& held = it->second.route.paths;
@@ -114,8 +138,8 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     std::erase_if(have, [&](const NlPath& x) { return NamesHop(r.paths, x); });
     if (r.paths.empty() || have.empty()) {
       entries.erase(it);
-    } else if (have.size() == 1) {
-      it->second.several = false;
+    } else {
+      it->second.several = SeveralRoutes(have);
     }
   } else if (r.del) {
     // IPv4: a multipath route's next-hop may be named alone: find the entry holding it.
@@ -304,9 +328,7 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
     return kLast;
   }
   // Left: its gateway paths (one route) and each path without a gateway.
-  const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
-  const bool with_gateway = static_cast<size_t>(without_gateway) != paths.size();
-  e.several = without_gateway + (with_gateway ? 1 : 0) > 1;
+  e.several = SeveralRoutes(paths);
   return gone->e->first == key ? gone->at : kLast;
 }
 
@@ -432,7 +454,7 @@ std::optional<std::vector<NextHop>> KernelTable::OutputOf(const Prefix& p) {
     if (!refusing && !RankActive(std::get<0>(key))) continue;
     if (std::get<0>(key) == 0) local = true;
     if (e.route.tos != 0) tos = true;
-    if (e.several) ambiguous = true;
+    if (e.several || e.unlisted) ambiguous = true;
     if (!best) {
       best = &e;
       best_key = &key;
@@ -581,12 +603,14 @@ void KernelTable::DropPathsTheDumpDidNotName() {
         const bool multipath_named =
             std::count_if(named.begin(), named.end(), [](const NlPath& x) { return x.gateway.has_value(); }) > 1;
         std::erase_if(paths, [&](const NlPath& x) { return !NamesHop(named, x) && (x.gateway || !multipath_named); });
+        if (std::any_of(paths.begin(), paths.end(), [&](const NlPath& x) { return !NamesHop(named, x); })) {
+          e->second.unlisted = true;
+        }
         if (paths.empty()) {
           entries.erase(e);
         } else if (paths.size() != before) {
           // Left: its gateway paths (one route) and each path without a gateway.
-          const auto without_gateway = std::count_if(paths.begin(), paths.end(), [](const NlPath& y) { return !y.gateway; });
-          e->second.several = without_gateway + (static_cast<size_t>(without_gateway) != paths.size() ? 1 : 0) > 1;
+          e->second.several = SeveralRoutes(paths);
         }
       }
     });
@@ -636,7 +660,8 @@ bool KernelTable::SweepStep(size_t max) {
         if (e->second.gen == gen_) {
           ++e;
         } else if (MayBeHiddenByTheDump(p, entries, e->first)) {
-          e->second.gen = gen_;  // kept, and the prefix punts while it holds two routes of one rank
+          e->second.gen = gen_;
+          e->second.unlisted = true;  // kept; the prefix punts while it is held
           ++e;
         } else {
           e = entries.erase(e);

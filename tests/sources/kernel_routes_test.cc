@@ -111,7 +111,8 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
       ASSERT_NE(it, taken.end()) << p.ToString();
       EXPECT_TRUE(SameRoute(it->second.route, e.route)) << Describe(it->second.route) << " != " << Describe(e.route);
       EXPECT_EQ(it->second.gen == gen, e.gen == gen) << Describe(e.route);
-      if (want.size() > 1 || e.several) {
+      EXPECT_EQ(it->second.unlisted, e.unlisted) << Describe(e.route);
+      if (want.size() > 1 || e.several || e.unlisted) {
         EXPECT_EQ(it->second.several, e.several);
         EXPECT_EQ(it->second.order, e.order);
       }
@@ -124,10 +125,12 @@ TEST(KernelRoutesRandom, MatchesAPlainMapOfEachPrefixsRoutes) {
       want.begin()->second.gen = gen;  // seen again in the dump, unchanged
     } else {
       const int rank = g.Below(3);
-      KernelRouteEntry e{g.SomeRoute(p), gen, g.Below(8) == 0, static_cast<int64_t>(g.Below(5)) - 2};
+      KernelRouteEntry e{g.SomeRoute(p), gen, g.Below(8) == 0, g.Below(16) == 0, static_cast<int64_t>(g.Below(5)) - 2};
       want[KeyOfForTest(rank, e.route)] = e;
     }
-    if (want.size() == 1 && !want.begin()->second.several) want.begin()->second.order = 0;  // an only route has none
+    if (want.size() == 1 && !want.begin()->second.several && !want.begin()->second.unlisted) {
+      want.begin()->second.order = 0;  // an only route has none
+    }
     store.Put(p, want, gen);
     if (want.empty()) {
       model.erase(p);

@@ -20,6 +20,7 @@ using namespace std::chrono_literals;
 using testing::A;
 using testing::KernelSourceTest;
 using testing::MustSh;
+using testing::P;
 using testing::Sh;
 using testing::WaitFor;
 
@@ -171,6 +172,28 @@ TEST_F(KernelV6ReplaceTest, ARouteTheKernelsDumpHidesBesideAMultipathRouteIsKept
   EXPECT_TRUE(WaitFor([&] { return PathsOf(p) == multipath || PathsOf(p) == host; }, 10s))
       << "the kernel forwards by the multipath route; the source has "
       << (PathsOf(p) ? std::to_string(PathsOf(p)->size()) + " paths" : std::string("no route"));
+  // Where the dumps cannot tell a hidden route from one the kernel replaced
+  // (here the blackhole: the multipath replace took it, but it might as well
+  // sit between the siblings), the prefix punts; what was kept never becomes
+  // the answer once the multipath route goes, and leaves at the re-dump that
+  // follows.
+  const std::string q = "2001:db8:94::/48";
+  ASSERT_TRUE(WaitFor([&] { return !Stats().dumping; }, 10s));
+  const uint64_t redumps = Stats().unsure_redumps;
+  MustSh("ip -6 route add blackhole " + q + " metric 20");
+  MustSh("ip -6 route append " + q + " dev k1 metric 20");
+  MustSh("ip -6 route replace " + q + " metric 20 nexthop via 2001:db8:1::2 dev k0 nexthop via 2001:db8:1::3 dev k0");
+  ASSERT_TRUE(WaitFor([&] { return Stats().unsure_redumps > redumps && !Stats().dumping; }, 10s));
+  EXPECT_EQ(PathsOf(q), host);
+  MustSh("ip -6 route del " + q + " dev k1 metric 20");
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  EXPECT_TRUE(PathsOf(q) == host || PathsOf(q) == multipath);
+  sink.ForgetDrops();
+  MustSh("ip -6 route del " + q + " metric 20");
+  ASSERT_TRUE(nlohmann::json::parse(Sh("ip -6 -j route show " + q)).empty()) << Sh("ip -6 route show " + q);
+  EXPECT_TRUE(RouteIs(q, std::nullopt)) << "the kernel holds nothing for the prefix; the source has "
+                                        << (PathsOf(q) == host ? std::string("a punt") : std::string("a route"));
+  EXPECT_FALSE(sink.EverDropped(P(q))) << "the blackhole the dumps could not place was given as the prefix's route";
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,9 @@ class RecordingSink : public RibSink {
     std::lock_guard lk(mu_);
     routes_[r.prefix] = r;
     log_.push_back("upsert " + r.prefix.ToString());
+    for (const NextHop& nh : r.paths) {
+      if (nh.drop()) dropped_.insert(r.prefix);
+    }
   }
   void DeleteRoute(const Prefix& p, RouteSource) override {
     std::lock_guard lk(mu_);
@@ -45,6 +49,10 @@ class RecordingSink : public RibSink {
     return out;
   }
   std::map<std::pair<IpAddr, PortId>, Neighbor> neighbors_on_ports() const { std::lock_guard lk(mu_); return on_ports_; }
+  // Whether the source ever gave the prefix a drop path since the last
+  // ForgetDrops (a state that may pass between two reads of routes()).
+  bool EverDropped(const Prefix& p) const { std::lock_guard lk(mu_); return dropped_.count(p) != 0; }
+  void ForgetDrops() { std::lock_guard lk(mu_); dropped_.clear(); }
   std::vector<std::string> TakeLog() {
     std::lock_guard lk(mu_);
     auto out = std::move(log_);
@@ -57,6 +65,7 @@ class RecordingSink : public RibSink {
   std::map<Prefix, Route> routes_;
   std::map<std::pair<IpAddr, PortId>, Neighbor> on_ports_;
   std::vector<std::string> log_;
+  std::set<Prefix> dropped_;
 };
 
 }  // namespace fibnic::testing
