@@ -199,6 +199,7 @@ class KernelTable {
   // (a listed multipath route of its rank hides what sits between its
   // siblings in the kernel's list).
   bool MayBeHiddenByTheDump(const Prefix& p, const Entries& entries, const Key& key) const;
+  static bool SeveralRoutes(const std::vector<NlPath>& paths);
   struct Sweep {  // the sweep in progress (BeginSweep .. EndSweep)
     bool links_changed = false;
     size_t swept = 0;
