@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "rib/route.h"
@@ -60,7 +61,10 @@ PackedUpdate PackNeighbor(PendingUpdate::Kind kind, const IpAddr& addr, PortId p
 
 // The updates of one batch in arrival order, with the path sets they name.
 // Read by index; each read decodes (operator[] into a new PendingUpdate,
-// Decode into one whose storage is reused).
+// Decode into one whose storage is reused). A deque like the queue's: Take
+// moves each update across as it pops it, so a table-sized batch (a next-hop
+// object deleted under 100k routes) never exists twice, in the queue and in
+// one vector allocated for the batch.
 class PackedUpdates {
  public:
   size_t size() const { return entries_.size(); }
@@ -91,7 +95,7 @@ class PackedUpdates {
 
  private:
   friend class UpdateQueue;
-  std::vector<PackedUpdate> entries_;
+  std::deque<PackedUpdate> entries_;
   std::vector<std::vector<NextHop>> paths_;  // by PackedUpdate::paths
 };
 

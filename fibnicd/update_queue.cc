@@ -136,9 +136,8 @@ void UpdateQueue::DeleteNeighbor(const IpAddr& addr, PortId port) {
 
 UpdateBatch UpdateQueue::Take(size_t max) {
   UpdateBatch b;
-  std::vector<PackedUpdate>& out = b.updates.entries_;
+  std::deque<PackedUpdate>& out = b.updates.entries_;
   std::lock_guard<std::mutex> lock(mu_);
-  out.reserve(std::min(max, entries_.size()));
   std::vector<uint32_t> local;  // by the queue's set id: its index in the batch
   // until: the latest arrival among the values taken. A pending key that
   // first arrived before it must come too, or the batch would be a state

@@ -140,11 +140,14 @@ class KernelOracle:
             return oif, socket.inet_ntop(via_fam, attrs[RTA_VIA][2:])
         return oif, addr
 
-    def answers(self, addr, ctx_oif=0, ignore_linkdown=False):
+    def answers(self, addr, ctx_oif=0, ignore_linkdown=False, flows=FLOWS):
         """The set of (ifindex, next-hop address) the kernel sends `addr` to in
         the context of VRF device `ctx_oif` (0 = main); empty = not forwarded.
         A multipath route gives every path the kernel may hash a flow to: its
-        live paths (fib match) and what 16 flows were actually given."""
+        live paths (fib match) and what `flows` flows were actually given. A
+        route by next-hop group has only the flows (its fib match lists no
+        paths), and 16 of them miss one of four paths for ~1 % of addresses:
+        a check asks again with more before it calls a path wrong."""
         fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
         r = self._get(addr, ctx_oif)
         if r is None and self.last_errno == errno.EINVAL:
@@ -169,7 +172,7 @@ class KernelOracle:
                     hops.add(self._hop(fam, addr, path))
                 i += (ln + 3) & ~3
         if fib is not None and (RTA_MULTIPATH in fib[1] or RTA_NH_ID in fib[1]):
-            for sport in range(1, FLOWS + 1):
+            for sport in range(1, flows + 1):
                 f = self._get(addr, ctx_oif, sport=sport * 7919 % 60000 + 1024)
                 if f is not None and f[0][7] == RTN_UNICAST:
                     hops.add(self._hop(fam, addr, f[1]))
