@@ -144,19 +144,24 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   // FPM source and status queries sharing it, until the socket is empty.
   // WaitEvents finds the rest readable at once.
   static constexpr int kEventReadsPerTurn = 256;
-  void ReadEvents() {
+  // Returns false once the socket is empty.
+  bool ReadEvents(int max_reads = kEventReadsPerTurn) {
     const int fd = nl_socket_get_fd(ev_sock.get());
-    for (int reads = 0; reads < kEventReadsPerTurn; ++reads) {
+    bool more = true;
+    for (int reads = 0; reads < max_reads; ++reads) {
       const ssize_t n = recv(fd, buf.data(), buf.size() * sizeof(uint32_t), MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          more = false;
+          break;
+        }
         if (errno == ENOBUFS) {
           OnOverrun();
           continue;
         }
         Error(std::string("netlink receive failed: ") + std::strerror(errno));
-        return;
+        return false;
       }
       const auto* data = reinterpret_cast<const uint8_t*>(buf.data());
       Status st = ForEachNetlinkMessage(data, static_cast<size_t>(n), [&](const nlmsghdr* h, size_t) {
@@ -171,6 +176,7 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       if (!st.ok()) Error("netlink event: " + st.message());
     }
     RedumpIfUnsure();
+    return more;
   }
 
   void RedumpIfUnsure() {
@@ -192,6 +198,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       if (n < 0 && errno != EINTR && errno != ENOBUFS) break;
     }
     held.clear();
+    route_stage_held = 0;  // what the running dump's route stage saw change is lost: torn
+    lost_while_dumping = dumping;
     StartDump();  // when a dump is running: another one right after it
   }
 
@@ -253,6 +261,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
         break;
       }
       default: {  // kRouteStage
+        route_stage_held = held.size();
+        lost_while_dumping = false;
         rtmsg rt{};
         err = nl_send_simple(dump_sock.get(), RTM_GETROUTE, NLM_F_DUMP, &rt, sizeof rt);
       }
@@ -341,8 +351,32 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
       DumpOver(0);
       return;
     }
-    table.BeginSweep();
+    table.BeginSweep(Torn());
     SweepSome();
+  }
+
+  // Whether the routing tables changed while the route stage read them, so
+  // that the kernel may have left routes out (KernelTable::BeginSweep): a
+  // route, next-hop object or link event arrived meanwhile, or events were
+  // lost. What the event socket holds by now is read (and held) first.
+  static constexpr int kDrainReads = 4096;
+  bool Torn() {
+    const bool drained = !ReadEvents(kDrainReads);
+    if (lost_while_dumping || !drained) return true;
+    for (size_t i = route_stage_held; i < held.size(); ++i) {
+      switch (reinterpret_cast<const nlmsghdr*>(held[i].data())->nlmsg_type) {
+        case RTM_NEWROUTE:
+        case RTM_DELROUTE:
+        case RTM_NEWNEXTHOP:
+        case RTM_DELNEXTHOP:
+        case RTM_NEWLINK:
+        case RTM_DELLINK:
+          return true;
+        default:
+          break;
+      }
+    }
+    return false;
   }
 
   // The sweep after a dump, kSweepStep routes a turn of the loop (status
@@ -428,6 +462,8 @@ struct KernelSource::Impl : std::enable_shared_from_this<Impl> {
   bool running = false, dumping = false, redump = false, first_dump_done = false;
   bool interrupted = false;         // some part of this dump had NLM_F_DUMP_INTR: it may have missed some
   bool unsure = false;              // the table asked for a re-dump (KernelTable::RedumpWanted)
+  size_t route_stage_held = 0;      // held.size() when the route stage began (Torn)
+  bool lost_while_dumping = false;  // an overrun during the route stage (Torn)
   int stage = 0;
   std::string refusing;
   KernelSourceStats stats;
@@ -472,6 +508,8 @@ nlohmann::json KernelSource::StatsJson() const {
           {"swept", s.swept},
           {"resolve_requests", s.resolve_requests},
           {"unsure_redumps", s.unsure_redumps},
+          {"torn_dumps", s.torn_dumps},
+          {"kept_unlisted", s.kept_unlisted},
           {"route_kinds", s.route_kinds},
           // The route store's bytes (kernel_routes.h), as the FPM source reports its own.
           {"memory_bytes", {{"routes", s.route_memory_bytes}}},
@@ -494,6 +532,8 @@ KernelSourceStats KernelSource::stats() const {
   s.route_updates = c.route_updates;
   s.neighbor_updates = c.neighbor_updates;
   s.swept = c.swept;
+  s.torn_dumps = c.torn_dumps;
+  s.kept_unlisted = c.kept_unlisted;
   s.dumping = impl_->dumping;
   s.refusing = c.refusing;
   return s;

@@ -68,6 +68,10 @@ struct KernelSourceStats {
   // Re-dumps asked for because the kernel's notifications left some
   // prefix's routes unknown (KernelTableCounts::unsure_replaces).
   uint64_t unsure_redumps = 0;
+  // Dumps the tables changed under, and the routes they did not list kept
+  // (punting) for the next dump (KernelTable::BeginSweep).
+  uint64_t torn_dumps = 0;
+  uint64_t kept_unlisted = 0;
   bool dumping = false;
   std::string refusing;  // why everything punts (FIBNIC ports split over VRFs, ...); empty = normal
   std::string last_error;

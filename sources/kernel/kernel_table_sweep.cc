@@ -1,7 +1,8 @@
 // KernelTable's resync half: a dump under a new generation marks what the
 // kernel still holds, and what it did not mark is swept — in steps, so a
 // million routes never hold the event loop — except what the kernel's own
-// IPv6 dump may have hidden (MayBeHiddenByTheDump).
+// IPv6 dump may have hidden (MayBeHiddenByTheDump) and what a dump the
+// tables changed under did not list (BeginSweep).
 #include <algorithm>
 
 #include "sources/kernel/kernel_table.h"
@@ -37,7 +38,13 @@ void KernelTable::DropPathsTheDumpDidNotName() {
         // metric (MayBeHiddenByTheDump): kept.
         const bool multipath_named =
             std::count_if(named.begin(), named.end(), [](const NlPath& x) { return x.gateway.has_value(); }) > 1;
-        std::erase_if(paths, [&](const NlPath& x) { return !NamesHop(named, x) && (x.gateway || !multipath_named); });
+        // A torn dump (BeginSweep) may have left out any route: nothing goes.
+        std::erase_if(paths, [&](const NlPath& x) {
+          if (NamesHop(named, x) || (!x.gateway && multipath_named)) return false;
+          if (!sweep_.torn) return true;
+          ++sweep_.kept;
+          return false;
+        });
         if (std::any_of(paths.begin(), paths.end(), [&](const NlPath& x) { return !NamesHop(named, x); })) {
           e->second.unlisted = true;
         }
@@ -54,14 +61,16 @@ void KernelTable::DropPathsTheDumpDidNotName() {
 }
 
 size_t KernelTable::EndResync() {
-  BeginSweep();
+  BeginSweep(false);
   while (!SweepStep(SIZE_MAX)) {
   }
   return EndSweep();
 }
 
-void KernelTable::BeginSweep() {
+void KernelTable::BeginSweep(bool torn) {
   sweep_ = Sweep{};
+  sweep_.torn = torn;
+  counts_.torn_dumps += torn ? 1 : 0;
   for (auto it = link_gen_.begin(); it != link_gen_.end();) {
     if (it->second == gen_) {
       ++it;
@@ -94,9 +103,10 @@ bool KernelTable::SweepStep(size_t max) {
       for (auto e = entries.begin(); e != entries.end();) {
         if (e->second.gen == gen_) {
           ++e;
-        } else if (MayBeHiddenByTheDump(p, entries, e->first)) {
+        } else if (sweep_.torn || MayBeHiddenByTheDump(p, entries, e->first)) {
           e->second.gen = gen_;
           e->second.unlisted = true;  // kept; the prefix punts while it is held
+          sweep_.kept += sweep_.torn ? 1 : 0;
           ++e;
         } else {
           e = entries.erase(e);
@@ -128,6 +138,10 @@ bool KernelTable::MayBeHiddenByTheDump(const Prefix& p, const Entries& entries, 
 
 size_t KernelTable::EndSweep() {
   DropPathsTheDumpDidNotName();
+  if (sweep_.kept != 0) {
+    counts_.kept_unlisted += sweep_.kept;
+    redump_wanted_ = true;  // a dump that lists the tables whole decides
+  }
   size_t swept = sweep_.swept;
   std::vector<Prefix> touched;
   for (const Prefix& p : SweepObjects()) touched.push_back(p);

@@ -381,10 +381,14 @@ def shrink(fibnicd, bar_tool, seed, events, addrs, pauses):
     return hi
 
 
-def report(seed, events, n, bad, fibnicd, bar_tool, pauses):
+def tell(seed, n, bad):
     print("DIVERGENCE (seed %d, after %d events; FIBSYNC_SEED=%d replays it)" % (seed, n, seed))
     for a, d, k in bad[:10]:
         print("  %s: device %s, kernel %s" % (a, d or "punt", k))
+    sys.stdout.flush()
+
+
+def report(seed, events, n, bad, fibnicd, bar_tool, pauses):
     if os.environ.get("KDIFF_NO_SHRINK") != "1":
         addrs = [a for a, _, _ in bad]
         m = shrink(fibnicd, bar_tool, seed, events[:n], addrs, pauses)
@@ -461,6 +465,7 @@ def main():
                       "ends:\n%s" % (env.daemon.returncode, len(events), seed, log_tail(env)))
                 return 1
             if bad:
+                tell(seed, len(events), bad)  # before a hold, so the held state can be read knowing what differs
                 print("fibnicd's log ends:\n" + log_tail(env))
                 hold = float(os.environ.get("KDIFF_HOLD_SECONDS", "0"))
                 if hold > 0:  # to look at the live kernel (ip -n NS ...) and the BAR before the teardown

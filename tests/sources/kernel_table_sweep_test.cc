@@ -19,19 +19,22 @@ constexpr uint32_t kK0 = 10, kK1 = 11;
 
 class Table {
  public:
-  Table() : table(sink, PortNames{{"k0", 0}, {"k1", 1}}, KernelTableOptions{}, nullptr) {
+  Table() : table(sink, PortNames{{"k0", 0}, {"k1", 1}}, KernelTableOptions{}, nullptr) { FeedLinks(); }
+  void FeedLinks() {
     Feed(testing::LinkMessage(kK0, "k0", 0, std::nullopt));
     Feed(testing::LinkMessage(kK1, "k1", 0, std::nullopt));
   }
   void Feed(const std::vector<uint8_t>& m) {
     std::vector<uint32_t> aligned((m.size() + 3) / 4);
     std::memcpy(aligned.data(), m.data(), m.size());
+    if (dumping) reinterpret_cast<nlmsghdr*>(aligned.data())->nlmsg_flags |= NLM_F_MULTI;  // a dump's part
     ASSERT_TRUE(table.Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
   }
   // Routes 10.i.j.0/24 (i < 4) in main, and for every seventh also one in
   // the local table (a prefix with two routes); `dump` keeps those the dump
   // shows.
-  void FeedRoutes(bool (*shown)(int)) {
+  template <typename Shown>
+  void FeedRoutes(Shown shown) {
     for (int n = 0; n < 1024; ++n) {
       if (!shown(n)) continue;
       const std::string p = "10." + std::to_string(n / 256) + "." + std::to_string(n % 256) + ".0/24";
@@ -46,6 +49,7 @@ class Table {
   }
   testing::RecordingSink sink;
   KernelTable table;
+  bool dumping = false;
 };
 
 bool All(int) { return true; }
@@ -71,6 +75,60 @@ TEST(KernelTableSweep, InStepsEndsAsInOneGo) {
   for (int n = 0; n < 1024; ++n) {
     const std::string p = "10." + std::to_string(n / 256) + "." + std::to_string(n % 256) + ".0/24";
     EXPECT_EQ(steps.Rib().count(*Prefix::Parse(p)), Some(n) ? 1u : 0u) << p;
+  }
+}
+
+// A dump the tables changed under may have left routes out (the kernel's
+// IPv6 dump walks again from the root skipping what it had sent): what it
+// did not list is kept, punting, until a dump that lists the tables whole.
+TEST(KernelTableSweep, ATornDumpKeepsWhatItDidNotListPuntingUntilAWholeDumpSweepsIt) {
+  Table t;
+  t.FeedRoutes(All);
+  const auto before = t.Rib();
+  t.table.BeginResync();
+  t.dumping = true;
+  t.FeedLinks();
+  t.FeedRoutes(Some);
+  t.dumping = false;
+  t.table.BeginSweep(/*torn=*/true);
+  while (!t.table.SweepStep(64)) {
+  }
+  EXPECT_EQ(t.table.EndSweep(), 0u) << "a torn dump swept routes";
+  EXPECT_TRUE(t.table.RedumpWanted()) << "routes kept unlisted, and no re-dump asked for";
+  EXPECT_GT(t.table.counts().kept_unlisted, 300u);
+  const auto kept = t.Rib();
+  for (int n = 0; n < 1024; ++n) {
+    const std::string p = "10." + std::to_string(n / 256) + "." + std::to_string(n % 256) + ".0/24";
+    const Prefix prefix = *Prefix::Parse(p);
+    ASSERT_EQ(kept.count(prefix), 1u) << p << " left the RIB after a torn dump";
+    if (Some(n)) {
+      EXPECT_EQ(kept.at(prefix), before.at(prefix)) << p << " was listed and changed";
+    } else {
+      EXPECT_EQ(kept.at(prefix), std::vector<NextHop>{NextHop::ToHost()}) << p << " unlisted and not punted";
+    }
+  }
+  // The next dump lists the tables whole: what it does not list goes, and a
+  // kept route it lists again forwards again.
+  t.table.BeginResync();
+  t.dumping = true;
+  t.FeedLinks();
+  t.FeedRoutes([](int n) { return Some(n) || n % 2 == 0; });
+  t.dumping = false;
+  t.table.BeginSweep(/*torn=*/false);
+  while (!t.table.SweepStep(64)) {
+  }
+  EXPECT_GT(t.table.EndSweep(), 100u);
+  EXPECT_FALSE(t.table.RedumpWanted());
+  const auto after = t.Rib();
+  for (int n = 0; n < 1024; ++n) {
+    const std::string p = "10." + std::to_string(n / 256) + "." + std::to_string(n % 256) + ".0/24";
+    const Prefix prefix = *Prefix::Parse(p);
+    if (Some(n) || n % 2 == 0) {
+      ASSERT_EQ(after.count(prefix), 1u) << p;
+      EXPECT_EQ(after.at(prefix), before.at(prefix)) << p;
+    } else {
+      EXPECT_EQ(after.count(prefix), 0u) << p << " the whole dump did not list it, and it stayed";
+    }
   }
 }
 

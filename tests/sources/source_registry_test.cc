@@ -89,7 +89,7 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   EXPECT_EQ(Keys(j), (std::set<std::string>{"kernel", "file", "fpm", "api"}));
   EXPECT_EQ(Keys(j["kernel"]), (std::set<std::string>{"messages", "ignored", "routes", "neighbors", "route_updates",
                                                       "neighbor_updates", "errors", "overruns", "resyncs", "swept",
-                                                      "resolve_requests", "unsure_redumps", "route_kinds", "memory_bytes", "dumping",
+                                                      "resolve_requests", "unsure_redumps", "torn_dumps", "kept_unlisted", "route_kinds", "memory_bytes", "dumping",
                                                       "refusing", "last_error"}));
   EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads"}));
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
