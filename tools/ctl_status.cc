@@ -202,6 +202,8 @@ std::string SourcesTable(const json& s, const EventAges& ev, double now_ms) {
 std::string Ms(const json& v) {
   if (!v.is_number()) return "-";
   const double d = v.get<double>();
+  // A push of a few words takes microseconds: not "0.0 ms", which reads as none.
+  if (d > 0 && d < 0.05) return "<0.1 ms";
   char buf[32];
   std::snprintf(buf, sizeof buf, d < 10 ? "%.1f ms" : "%.0f ms", d);
   return buf;
