@@ -122,7 +122,8 @@ StatusOr<Endpoint> ParseServer(std::string_view text, uint16_t default_port) {
   net::ip::tcp::resolver resolver(io);
   const auto found = resolver.resolve(std::string(host), "", ec);
   if (ec || found.empty()) {
-    return InvalidArgument("'" + given + "': cannot resolve host '" + std::string(host) + "'" +
+    // Not malformed: the name server does not know the name (or cannot be reached).
+    return Unavailable("'" + given + "': cannot resolve host '" + std::string(host) + "'" +
                            (ec ? ": " + ec.message() : std::string()));
   }
   auto addr = IpAddr::Parse(found.begin()->endpoint().address().to_string());

@@ -1,6 +1,8 @@
 #include "tools/ctl_table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -140,6 +142,130 @@ std::string RenderAnswer(const json& j) {
   }
   if (!others.empty()) rest = RenderKeyValues(others);
   return table + (table.empty() || rest.empty() ? "" : "\n") + rest;
+}
+
+const json& At(const json& j, const std::string& dotted) {
+  static const json kNull;
+  const json* cur = &j;
+  size_t from = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', from);
+    const std::string key = dotted.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(key);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+    if (dot == std::string::npos) return *cur;
+    from = dot + 1;
+  }
+}
+
+std::string RenderGrid(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right) {
+  const size_t n = head.size();
+  auto split = [](const std::string& cell) {
+    std::vector<std::string> lines;
+    size_t from = 0;
+    for (size_t nl; (nl = cell.find('\n', from)) != std::string::npos; from = nl + 1) {
+      lines.push_back(cell.substr(from, nl - from));
+    }
+    lines.push_back(cell.substr(from));
+    return lines;
+  };
+  std::vector<std::vector<std::vector<std::string>>> cells;  // row, column, line
+  std::vector<size_t> w(n);
+  for (size_t c = 0; c < n; ++c) w[c] = head[c].size();
+  for (const auto& r : rows) {
+    auto& row = cells.emplace_back(n);
+    for (size_t c = 0; c < n; ++c) {
+      row[c] = split(c < r.size() ? r[c] : "-");
+      for (const auto& l : row[c]) w[c] = std::max(w[c], l.size());
+    }
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& parts) {
+    std::string l;
+    for (size_t c = 0; c < n; ++c) {
+      const std::string& s = parts[c];
+      const std::string pad(w[c] - std::min(w[c], s.size()), ' ');
+      l += (c ? "  " : "") + (c < right.size() && right[c] ? pad + s : s + pad);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  std::vector<std::string> upper;
+  for (const auto& h : head) {
+    std::string u = h;
+    std::transform(u.begin(), u.end(), u.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    upper.push_back(u);
+  }
+  line(upper);
+  for (const auto& row : cells) {
+    size_t height = 0;
+    for (const auto& col : row) height = std::max(height, col.size());
+    for (size_t i = 0; i < height; ++i) {
+      std::vector<std::string> parts;
+      for (const auto& col : row) parts.push_back(i < col.size() ? col[i] : "");
+      line(parts);
+    }
+  }
+  return out;
+}
+
+std::string FormatCount(const json& v) {
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number_float()) return FormatRate(v);
+  return "-";
+}
+
+std::string FormatRate(const json& v) {
+  if (!v.is_number()) return "-";
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) return "-";
+  char buf[32];
+  // A tenth tells 0.5/s from 1/s; above 10 the tenths are noise.
+  if (std::fabs(d) < 0.05) return "0";
+  std::snprintf(buf, sizeof buf, std::fabs(d) < 9.95 ? "%.1f" : "%.0f", d);
+  return buf;
+}
+
+std::string FormatBytes(const json& v) {
+  if (!v.is_number()) return "-";
+  double d = v.get<double>();
+  if (!std::isfinite(d)) return "-";
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t u = 0;
+  while (std::fabs(d) >= 1024 && u + 1 < std::size(kUnits)) {
+    d /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) {
+    std::snprintf(buf, sizeof buf, "%.0f B", d);
+  } else {
+    std::snprintf(buf, sizeof buf, std::fabs(d) < 9.95 ? "%.1f %s" : "%.0f %s", d, kUnits[u]);
+  }
+  return buf;
+}
+
+std::string FormatAge(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  const uint64_t s = seconds <= 0 ? 0 : static_cast<uint64_t>(seconds);
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(s / 60),
+                  static_cast<unsigned long long>(s % 60));
+  } else if (s < 86400) {
+    std::snprintf(buf, sizeof buf, "%lluh%02llum", static_cast<unsigned long long>(s / 3600),
+                  static_cast<unsigned long long>(s % 3600 / 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llud%02lluh", static_cast<unsigned long long>(s / 86400),
+                  static_cast<unsigned long long>(s % 86400 / 3600));
+  }
+  return buf;
 }
 
 }  // namespace fibnic

@@ -30,4 +30,26 @@ std::string RenderSideBySide(const nlohmann::json& left, const std::string& left
 // members as key: value lines.
 std::string RenderAnswer(const nlohmann::json& j);
 
+// The building blocks of the per-command views (ctl_views.h). They take any
+// JSON: a member that is missing or of another type prints as "-", so an
+// older or newer fibnicd never makes fibnicctl fail on its answer.
+
+// The member at a dotted path ("device.caps.code_bits"), or null when a step
+// is missing or not an object.
+const nlohmann::json& At(const nlohmann::json& j, const std::string& dotted);
+
+// An aligned table, head upper-cased. A cell holding '\n' continues on the
+// lines below (ECMP paths, one per line, as routers print them); columns
+// whose `right` flag is set are right-aligned (counts). No trailing blanks.
+std::string RenderGrid(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right = {});
+
+// Numbers for people: an integer as digits; a rate to a tenth below 10 and
+// whole above; bytes in B/KiB/MiB/GiB; an age as 42s, 4m05s, 2h03m, 3d04h.
+// Anything that is not a number is "-".
+std::string FormatCount(const nlohmann::json& v);
+std::string FormatRate(const nlohmann::json& v);
+std::string FormatBytes(const nlohmann::json& v);
+std::string FormatAge(double seconds);
+
 }  // namespace fibnic

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/ctl_table.h"
+#include "tools/ctl_views.h"
 #include "common/http_client.h"
 #include "tools/image_diff.h"
 #include "device/fibnic_image_codec.h"
@@ -43,7 +44,17 @@ constexpr const char* kUsage =
     "\n"
     "--server HOST[:PORT], [IPV6]:PORT or http://HOST[:PORT] (HOST an address or a name; port 8080\n"
     "unless given); defaults to $FIBNIC_API or 127.0.0.1:8080. The bearer token: --token-file (a file only\n"
-    "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1) (and warns).\n";
+    "its owner may read), else $FIBNIC_TOKEN; --token TOKEN also works but shows it in ps(1) (and warns).\n"
+    "\n"
+    "exit status: 0 ok; 1 fibnicd answered with an error (or a file could not be read); 2 bad usage;\n"
+    "3 fibnicd could not be reached; 4 'image diff' found differences.\n";
+
+// Scripts tell "fibnicd is not there" (retry, start it) from "fibnicd said
+// no" (fix the request) by the exit status alone.
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
+constexpr int kExitDiffer = 4;
 
 struct Args {
   Endpoint server{IpAddr::V4(0x7F000001), 8080};
@@ -56,12 +67,22 @@ struct Args {
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr, "fibnicctl: %s\n%s", why.c_str(), kUsage);
-  std::exit(2);
+  std::exit(kExitUsage);
 }
 
 int Fail(const Status& st) {
   std::fprintf(stderr, "fibnicctl: %s\n", st.ToString().c_str());
-  return 1;
+  return st.code() == StatusCode::kUnavailable ? kExitUnreachable : kExitError;
+}
+
+// --server or $FIBNIC_API: a malformed address is bad usage, a name that does
+// not resolve is a fibnicd that cannot be reached.
+Endpoint ServerOrExit(const std::string& what, const std::string& text) {
+  auto ep = ParseServer(text, 8080);
+  if (ep.ok()) return *ep;
+  if (ep.status().code() != StatusCode::kUnavailable) Usage(what + ": " + ep.status().message());
+  std::fprintf(stderr, "fibnicctl: %s: %s\n", what.c_str(), ep.status().message().c_str());
+  std::exit(kExitUnreachable);
 }
 
 // A secret in argv is visible to every local user (ps, /proc/PID/cmdline): the
@@ -100,11 +121,7 @@ std::string FamilyParam(const std::string& v) {
 
 Args Parse(int argc, char** argv) {
   Args a;
-  if (const char* env = std::getenv("FIBNIC_API")) {
-    auto ep = ParseServer(env, 8080);
-    if (!ep.ok()) Usage("FIBNIC_API: " + ep.status().message());
-    a.server = *ep;
-  }
+  if (const char* env = std::getenv("FIBNIC_API")) a.server = ServerOrExit("FIBNIC_API", env);
   if (const char* env = std::getenv("FIBNIC_TOKEN")) a.token = env;
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];
@@ -113,9 +130,7 @@ Args Parse(int argc, char** argv) {
       return argv[++i];
     };
     if (w == "--server") {
-      auto ep = ParseServer(value(), 8080);
-      if (!ep.ok()) Usage("--server: " + ep.status().message());
-      a.server = *ep;
+      a.server = ServerOrExit("--server", value());
     } else if (w == "--token") {
       a.token = value();
       // Every local user sees argv (ps, /proc/PID/cmdline) for as long as we run.
@@ -150,11 +165,15 @@ StatusOr<json> Get(const Args& a, const std::string& target) {
   spec.target = target;
   spec.token = a.token;
   auto called = HttpCall(spec);
-  if (!called.ok() && called.status().code() == StatusCode::kUnavailable) {
-    return Status(StatusCode::kUnavailable, "fibnicd: " + called.status().message() +
-                                                " (is fibnicd running? --server HOST[:PORT] picks another)");
+  // No answer at all (refused, reset, cut short) is "cannot reach", whatever
+  // the socket said.
+  if (!called.ok()) {
+    const bool refused = called.status().code() == StatusCode::kUnavailable;
+    return Status(StatusCode::kUnavailable,
+                  "fibnicd: " + called.status().message() +
+                      (refused ? " (is fibnicd running? --server HOST[:PORT] picks another)" : ""));
   }
-  ASSIGN_OR_RETURN(HttpResult r, std::move(called));
+  HttpResult r = std::move(*called);
   json j = json::parse(r.body, nullptr, false);
   if (j.is_discarded()) {
     return Internal("fibnicd answered " + std::to_string(r.status) + " with something that is not JSON for " +
@@ -181,7 +200,7 @@ int ImageDiff(const Args& a) {
   auto d = DiffImageFiles(a.words[2], a.words[3]);
   if (!d.ok()) return Fail(d.status());
   Print(a, ImageDiffJson(*d), FormatImageDiff(*d));
-  return d->empty() ? 0 : 3;  // like diff(1): non-zero when they differ
+  return d->empty() ? 0 : kExitDiffer;
 }
 
 int LocalLookup(const Args& a, const IpAddr& dst) {
@@ -221,7 +240,7 @@ int Run(const Args& a) {
   if (cmd == "lookup") {
     if (a.words.size() != 2) Usage("lookup needs one ADDRESS");
     auto dst = IpAddr::Parse(a.words[1]);
-    if (!dst.ok()) return Fail(dst.status().WithContext("lookup"));
+    if (!dst.ok()) Usage("lookup: " + dst.status().message());
     if (!a.bar.empty()) return LocalLookup(a, *dst);
     auto j = Get(a, "/api/v1/lookup/" + UrlEncode(a.words[1]));
     if (!j.ok()) return Fail(j.status());
@@ -258,10 +277,21 @@ int Run(const Args& a) {
   if (a.words.size() > 1 && cmd != "routes") Usage(cmd + " takes no arguments");
   auto j = Get(a, target);
   if (!j.ok()) return Fail(j.status());
-  std::string human = RenderAnswer(*j);
-  // A page that ends early says how to ask for the next one.
-  if (cmd == "routes" && j->contains("next") && (*j)["next"].is_string()) {
-    human += "more: add --after " + (*j)["next"].get<std::string>() + "\n";
+  if (a.json) {
+    Print(a, *j, "");
+    return 0;
+  }
+  std::string human;
+  if (cmd == "status") {
+    // The events date each source's last change; status stands without them.
+    auto events = Get(a, "/api/v1/events?limit=1000");
+    human = RenderStatus(*j, events.ok() ? *events : json(nullptr));
+  } else if (cmd == "routes") {
+    human = RenderRoutes(*j);
+  } else if (cmd == "nexthops") {
+    human = RenderNexthops(*j);
+  } else {
+    human = RenderAnswer(*j);
   }
   Print(a, *j, human);
   return 0;

@@ -149,6 +149,16 @@ assert s["kernel"]["dumping"] is False and s["kernel"]["routes"] >= 2 and s["ker
 assert s["api"] == {"routes": 0, "upserts": 0, "deletes": 0}, s["api"]
 print("  sources:", ", ".join(sorted(s)))' || fail "status sources"
 
+echo "== the human views show the kernel's routes"
+api status >"$work/status.txt" || fail "status failed"
+grep -qE '^kernel +up ' "$work/status.txt" || fail "status: no kernel source up: $(cat "$work/status.txt")"
+api routes --family 4 >"$work/routes.txt" || fail "routes failed"
+grep -qE '^198\.51\.100\.0/24 +offloaded +via 10\.1\.0\.2 port 0 +kernel +-$' "$work/routes.txt" ||
+  fail "routes: 198.51.100.0/24 is not offloaded via 10.1.0.2 port 0 from the kernel: $(cat "$work/routes.txt")"
+grep -qE '^203\.0\.113\.0/24 +offloaded +via 10\.2\.0\.2 port 1 +kernel +-$' "$work/routes.txt" ||
+  fail "routes: 203.0.113.0/24 is not offloaded via 10.2.0.2 port 1 from the kernel: $(cat "$work/routes.txt")"
+echo "  kernel source up; both routes listed prefix first, offloaded, with their gateway and port"
+
 echo "== route change and delete"
 in_ns ip route replace 198.51.100.0/24 via 10.2.0.2 dev d1
 expect_hw 198.51.100.7 "forward 1 02:00:00:00:01:02"
