@@ -25,7 +25,9 @@ route events that add a blackhole, unreachable or prohibit route, default
 0.12), KDIFF_REQUIRE_DROP=1 (fail unless the device dropped some sampled
 destination, which only a kernel blackhole allows), KDIFF_HOLD_SECONDS=N (keep the
 namespaces, fibnicd and its BAR N seconds after a divergence, to question
-them), KDIFF_NS_PREFIX (namespace
+them), KDIFF_RECORD=FILE (record the kernel's messages and its answers at
+each passing quiescent check for KernelTable's replay test, netlink_record.py),
+KDIFF_NS_PREFIX (namespace
 name prefix, default "kd"), KDIFF_PROGRESS (print a progress
 line every N events; default 0 = none), KDIFF_NO_VRF=1 (no VRF events even
 where the kernel has VRF), KDIFF_REQUIRE_VRF=1 (fail unless the
@@ -46,6 +48,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kdiff_events import EventStream, IFS, PORTS, SUBNET, connected  # noqa: E402
 from kernel_oracle import FLOWS, KernelOracle, USABLE_NUD, acceptable  # noqa: E402
+from netlink_record import Recorder  # noqa: E402
 
 MARTIANS = ["224.0.0.5", "239.1.2.3", "255.255.255.255", "0.1.2.3", "127.0.0.1", "240.0.0.1",
             "ff02::1", "ff0e::5", "fe80::1", "::1", "::ffff:10.1.0.2"]
@@ -66,7 +69,7 @@ class Env:
         self.ns = "%s-%d-%s" % (os.environ.get("KDIFF_NS_PREFIX", "kd"), os.getpid(), tag)
         self.peer = self.ns + "-p"
         self.work = tempfile.mkdtemp(prefix="kdiff-")
-        self.daemon = self.bar = self.oracle = None
+        self.daemon = self.bar = self.oracle = self.recorder = None
         self.sysctls = {}
         self.quiesce_timeouts = 0
         self.drops = 0  # device answers that dropped (the kernel blackholed them), at quiescent checks
@@ -124,8 +127,12 @@ class Env:
         self.bar = subprocess.Popen([bar_tool, os.path.join(self.work, "bar0.img")], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, text=True)
         self.oracle = KernelOracle(self.ns)
+        if os.environ.get("KDIFF_RECORD"):  # for KernelTable's replay test (netlink_record.py)
+            self.recorder = Recorder(self.ns, os.environ["KDIFF_RECORD"])
 
     def close(self):
+        if self.recorder:
+            self.recorder.close()
         if self.oracle:
             self.oracle.close()
         for p in (self.bar, self.daemon):
@@ -300,6 +307,8 @@ def check_quiescent(env, rng, extra=()):
                        for hops in ks[a]])
                for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
         if not bad:
+            if env.recorder:
+                env.recorder.check(ks, port_of)
             env.oracle.object_forwards += sum(d not in (None, "drop") and a in env.oracle.by_object
                                               for a, d in zip(addrs, dev))
             env.drops += sum(d == "drop" for d in dev)
