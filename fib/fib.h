@@ -5,7 +5,7 @@
 //
 // Modifications are cheap and only mark work; Commit() compiles everything
 // pending (IPv4 SRAM, next-hop slots, NEIGH CAM, IPv6 TCAM) and returns the
-// ordered deltas to write (see hwif/fibnic_image.h for the safety contract).
+// ordered deltas to write (see device/fibnic_image.h for the safety contract).
 // Not thread-safe: the daemon drives it from one strand.
 #pragma once
 

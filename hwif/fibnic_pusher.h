@@ -1,7 +1,7 @@
 // Writes compiled FIBNIC tables to a device: once with Sync (start, warm
 // restart, recovery after a failed write — reads the device and writes only
 // the differences, safely), then one Push per Fib::Commit() (the ordered
-// DeviceDeltas of hwif/fibnic_image.h).
+// DeviceDeltas of device/fibnic_image.h).
 //
 // The pusher keeps a shadow of the device's tables (NEXTHOP, TCAM, NEIGH,
 // CONTROL, PORT_MAC), so it writes only words whose value changes. Of the

@@ -2,7 +2,7 @@
 # Web API under load (wrk) while routes churn: p50/p99 latency of the REST API
 # on the daemon's single io thread, with churn against the same server idle
 # (the peer measured in this run), plus the churn the server kept up with.
-#   bench/web/run.sh [BUILD_DIR]     (builds nothing; needs tests/web/fibnic-web-demo)
+#   bench/web/run.sh [BUILD_DIR]     (builds nothing; needs BUILD_DIR/tests/web/fibnic-web-demo)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)

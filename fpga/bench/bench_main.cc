@@ -78,7 +78,7 @@ uint32_t Le32(const std::vector<uint8_t>& b, uint32_t a) {
 regs::Caps ModelCaps() { return FIBNIC_CODE_BITS == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit(); }
 
 // Writes what the host owns, then reads everything back: constants against
-// hwif/fibnic_regs.h, tables against the image.
+// device/fibnic_regs.h, tables against the image.
 int LoadAndVerify(Device& dev, const std::vector<uint8_t>& bar, const regs::Caps& caps, std::mt19937& rng) {
   dev.Load(bar, 0, 0x1000);
   dev.Load(bar, regs::kOffNexthop, regs::NexthopOffset(caps.nexthop_entries));

@@ -1,5 +1,5 @@
 // Test support: applies a Commit()'s deltas to BAR bytes one write at a time
-// in the contract's phase order (hwif/fibnic_image.h), entry writes split
+// in the contract's phase order (device/fibnic_image.h), entry writes split
 // into VALID=0 / fields / final, and calls back after every step so the
 // test can look the device up in each intermediate state.
 #pragma once

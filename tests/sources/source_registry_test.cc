@@ -1,7 +1,7 @@
 // The source registry and the sources' common face: start in order, a failure
 // names its source and stops there, only what started is stopped (in reverse),
 // the initial sync is done only when every source's is, and the stats JSON is
-// {name: object} with the keys the dashboard, fibnicctl and the lab/bench
+// {name: object} with the keys the dashboard, fibnicctl and the lab and bench
 // scripts read. The api source hands on only kApi routes.
 #include "sources/source.h"
 

@@ -1,6 +1,6 @@
 // The fibnicd REST API (/api/v1/..., /metrics): status, routes, lookup,
 // next-hops, neighbours, TCAM, SRAM, events, rates and the live SSE stream,
-// mounted on a Router. Documented route by route in web/openapi.json; the
+// mounted on a Router. Documented route by route in web/api/openapi.json; the
 // full list is in docs/web.md.
 #pragma once
 
@@ -22,7 +22,7 @@ class FibApi {
   FibApi(const FibApi&) = delete;
   FibApi& operator=(const FibApi&) = delete;
 
-  // Mounts every route and merges web/openapi.json's document parts. Fails if
+  // Mounts every route and merges web/api/openapi.json's document parts. Fails if
   // the context has no Fib, or if a route and the document disagree.
   Status Register(Router& router);
 

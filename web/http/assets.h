@@ -1,4 +1,4 @@
-// Files compiled into the binary (web/embed.cmake): the dashboard, the
+// Files compiled into the binary (web/http/embed.cmake): the dashboard, the
 // charting library it uses, and the OpenAPI document.
 #pragma once
 
