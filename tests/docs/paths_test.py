@@ -4,7 +4,8 @@
     paths_test.py SOURCE_DIR [FILE...]
 
 Scans README.md and docs/**/*.md (all their text, plus relative Markdown
-links, resolved from the page's folder) and the comments of the tracked
+links, resolved from the page's folder, and their #anchors against the
+target's headings as GitHub names them) and the comments of the tracked
 source files (C/C++/Verilog `//` and `/* */`, shell/Python/CMake/YAML `#`).
 A path is a token that starts with one of the product's top-level folders
 (`fib/...`, `tests/...`, ...) and is not part of a longer path (`$root/fib/x`,
@@ -98,6 +99,23 @@ def exists(src, p):
     return False
 
 
+def anchors(path):
+    """The anchors GitHub gives a Markdown file's headings."""
+    out, seen, in_code = set(), {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("```"):
+                in_code = not in_code
+            m = None if in_code else re.match(r"#{1,6} +(.*?) *#* *$", line)
+            if not m:
+                continue
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(slug if n == 0 else "%s-%d" % (slug, n))
+    return out
+
+
 def scan(src, rel, text, is_doc):
     bad = []
     lines = (enumerate(text.splitlines(), 1) if is_doc else comments(rel, text))
@@ -108,12 +126,15 @@ def scan(src, rel, text, is_doc):
                 bad.append("%s:%d: %s" % (rel, n, tok.rstrip(".,;:")))
         if is_doc:
             for m in LINK.finditer(line):
-                target = m.group(1).split("#")[0]
-                if not target or re.match(r"^[a-z]+:", target):
+                target, _, anchor = m.group(1).partition("#")
+                if re.match(r"^[a-z]+:", target):
                     continue
-                full = os.path.normpath(os.path.join(src, os.path.dirname(rel), target))
+                full = os.path.normpath(os.path.join(src, os.path.dirname(rel), target or
+                                                     os.path.basename(rel)))
                 if not os.path.exists(full):
                     bad.append("%s:%d: link %s" % (rel, n, m.group(1)))
+                elif anchor and full.endswith(".md") and anchor not in anchors(full):
+                    bad.append("%s:%d: link %s: no such heading" % (rel, n, m.group(1)))
     return bad
 
 
