@@ -142,12 +142,16 @@ def main():
     src = os.path.abspath(sys.argv[1])
     files = sys.argv[2:]
     if not files:
-        files = subprocess.run(["git", "-C", src, "ls-files", "--cached", "--others",
-                                "--exclude-standard"], capture_output=True,
-                               text=True, check=True).stdout.split()
+        try:
+            files = subprocess.run(["git", "-C", src, "ls-files", "--cached", "--others",
+                                    "--exclude-standard"], capture_output=True,
+                                   text=True, check=True).stdout.split()
+        except (OSError, subprocess.CalledProcessError):
+            files = []
         if not files:  # not a git checkout (a source tarball): walk it
             for d, _, names in os.walk(src):
-                if "/build" in d or "/.git" in d:
+                top = os.path.relpath(d, src).split(os.sep)[0]
+                if top.startswith("build") or top.startswith("."):
                     continue
                 files += [os.path.relpath(os.path.join(d, f), src) for f in names]
     bad = []
