@@ -10,10 +10,13 @@ source files (C/C++/Verilog `//` and `/* */`, shell/Python/CMake/YAML `#`).
 A path is a token that starts with one of the product's top-level folders
 (`fib/...`, `tests/...`, ...) and is not part of a longer path (`$root/fib/x`,
 `/etc/fibnic/...` are not repo-relative). Trailing punctuation, `:LINE` and
-`#anchor` are dropped. Placeholders are explicit: `*`, `?` and `[..]` are
-globs, a stem names its files (`fibnicd/pipeline`), `<name>`, `{a,b}` and `N`/`K` after a dash or in `-N.` stand for "any";
-a placeholder path must match at least one file. With FILE arguments, only
-those files are scanned (how a planted bad path is checked by hand).
+`#anchor` are dropped. A stem names its files (`fibnicd/pipeline`).
+Placeholders are explicit: `*`, `?` and `[..]` are globs; `<name>`, `{a,b}`
+and a lone `N`/`K` after `-` or `_` stand for "any"; a placeholder path
+must match at least one file. With FILE arguments only those files are
+scanned (how a planted bad path is checked by hand):
+
+    echo '`fib/no_such.h`' >> docs/fib.md; paths_test.py . docs/fib.md  # FAIL, exit 1
 """
 import glob
 import os
