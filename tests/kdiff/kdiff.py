@@ -307,7 +307,7 @@ def check_quiescent(env, rng, extra=()):
                        for hops in ks[a]])
                for a, d in zip(addrs, dev) if not acceptable(d, ks[a], port_of.get, neigh)]
         if not bad:
-            if env.recorder:
+            if getattr(env, "recorder", None):  # frrdiff's and ospfdiff's environments record nothing
                 env.recorder.check(ks, port_of)
             env.oracle.object_forwards += sum(d not in (None, "drop") and a in env.oracle.by_object
                                               for a, d in zip(addrs, dev))
