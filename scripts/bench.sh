@@ -4,7 +4,7 @@
 #   scripts/bench.sh [AREA...]    (default: all areas)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --tests
 "$root/scripts/build.sh" release
 areas=("$@")
 if [ ${#areas[@]} -eq 0 ]; then

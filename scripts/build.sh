@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds one build tree.
-#   scripts/build.sh [release|asan|deb]   (default release → build/, asan → build-asan/,
-#   deb → build-deb/: for /usr, no tests or benches, for scripts/package.sh)
+#   scripts/build.sh [release|lab|asan|deb]   (default release → build/, everything;
+#   lab → build/ too, the programs alone: what scripts/run.sh needs, with no
+#   test or bench package installed; asan → build-asan/; deb → build-deb/: for
+#   /usr, no tests or benches, for scripts/package.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=${1:-release}
@@ -13,14 +15,18 @@ jobs=${JOBS:-$(nproc)}
 release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
                "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 case "$kind" in
-  release) dir="$root/build"; flags=("${release_flags[@]}") ;;
+  # Each kind names every part it builds: the cmake cache would otherwise keep
+  # what the other kind of build/ last set.
+  release) dir="$root/build"; flags=("${release_flags[@]}" -DFIBNIC_TESTS=ON -DFIBNIC_BENCH=ON -DFIBNIC_FPGA=ON
+                                      -DFIBNIC_INTEGRATION_TESTS=ON) ;;
+  lab) dir="$root/build"; flags=("${release_flags[@]}" -DFIBNIC_TESTS=OFF -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF) ;;
   asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
                                        -DFIBNIC_SANITIZE=ON -DFIBNIC_BENCH=OFF -DFIBNIC_FPGA=OFF -DFIBNIC_INTEGRATION_TESTS=OFF) ;;
   # Same compile flags as release (so ccache hits); only the links differ.
   deb) dir="${FIBNIC_DEB_DIR:-$root/build-deb}"
        flags=("${release_flags[@]}" -DCMAKE_INSTALL_PREFIX=/usr -DFIBNIC_TESTS=OFF -DFIBNIC_BENCH=OFF
               -DFIBNIC_FPGA=OFF "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-z,relro -Wl,-z,now") ;;
-  *) echo "build.sh: unknown kind '$kind' (release|asan|deb)" >&2; exit 2 ;;
+  *) echo "build.sh: unknown kind '$kind' (release|lab|asan|deb)" >&2; exit 2 ;;
 esac
 # ccache, where installed, makes rebuilds of several checkouts cheap.
 if command -v ccache >/dev/null; then

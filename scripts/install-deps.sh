@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package the project needs: the union of the lists in
-# scripts/deps/*.txt (one per area, so each area names its own). Idempotent and
-# quick when everything is present.
+# Installs the Debian 12 packages the project needs: the union of the lists in
+# scripts/deps/*.txt (one per area, so each area names its own) — what the
+# programs and the lab need (scripts/run.sh) — and, with --tests, of those in
+# scripts/deps/test/*.txt too: what the tests and benches need besides
+# (scripts/test.sh, scripts/bench.sh). Idempotent and quick when everything is
+# present.
+#   scripts/install-deps.sh [--tests]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mapfile -t pkgs < <(cat "$here"/deps/*.txt | sed 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
+lists=("$here"/deps/*.txt)
+case "${1:-}" in
+  "") ;;
+  --tests) lists+=("$here"/deps/test/*.txt) ;;
+  *) echo "install-deps: unknown option '$1' (--tests)" >&2; exit 2 ;;
+esac
+mapfile -t pkgs < <(cat "${lists[@]}" | sed 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,5 +5,5 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" release
+"$root/scripts/build.sh" lab
 exec "$root/scripts/main-job.sh" "$@"

@@ -8,7 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 took() { echo "test.sh: $1 took $(((SECONDS - $2) / 60)) min $(((SECONDS - $2) % 60)) s"; }
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --tests
 for s in "$root"/scripts/setup/*.sh; do [ -e "$s" ] && "$s"; done
 # Debian roots for tests: a fresh Debian 12 for the package test, FRR from
 # Debian 13 and testing for the offload-reply test. debootstrap is

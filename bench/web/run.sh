@@ -10,7 +10,7 @@ demo="$build/tests/web/fibnic-web-demo"
 duration=${WEB_BENCH_SECONDS:-10}
 churn=${WEB_BENCH_CHURN:-5000}
 [ -x "$demo" ] || { echo "bench/web: $demo not built" >&2; exit 1; }
-command -v wrk >/dev/null || { echo "bench/web: wrk is not installed (scripts/deps/web.txt)" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "bench/web: wrk is not installed (scripts/deps/test/bench.txt)" >&2; exit 1; }
 work=$(mktemp -d)
 pid=
 cleanup() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; fi; rm -rf "$work"; }

@@ -26,7 +26,7 @@ printf 'root:x:0:\nfibnic:x:%s:\n' $uid >"$tmp/group"
 chown "$uid:$uid" "$tmp"
 cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-command -v systemd-nspawn >/dev/null || { echo "systemd-nspawn missing (scripts/deps/daemon.txt: systemd-container)"; exit 1; }
+command -v systemd-nspawn >/dev/null || { echo "systemd-nspawn missing (scripts/deps/test/daemon.txt: systemd-container)"; exit 1; }
 
 ip netns add "$ns"
 ip -n "$ns" link set lo up
