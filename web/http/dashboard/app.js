@@ -82,19 +82,63 @@ function renderStatus(st) {
   setText('rate-routes', fmt(st.rates.routes_per_s));
   setText('rate-bytes', fmt(st.rates.bar_bytes_per_s));
   setText('rate-commits', fmt(st.rates.commits_per_s));
-  const src = Object.entries(st.sources || {});
-  const box = $('sources');
-  if (src.length) {
-    box.classList.remove('muted');
-    box.replaceChildren(el('table', { class: 'grid' },
-      el('tbody', {}, ...src.map(([name, v]) => el('tr', {}, el('th', {}, name), el('td', {}, sourceText(v)))))));
-  }
+  renderSources(st.sources || {});
 }
 
-// A source's stats object as "key value · key value" (numbers grouped).
-function sourceText(v) {
-  if (v === null || typeof v !== 'object') return String(v);
-  return Object.entries(v).map(([k, x]) => `${k.replace(/_/g, ' ')} ${typeof x === 'number' ? fmt(x) : x === '' ? '–' : x}`).join('  ·  ');
+// Each source's health as `fibnicctl status` prints it — up or down, its
+// routes and errors, what to know — with every counter on request; the
+// pipeline's health on a line of its own.
+function renderSources(sources) {
+  const box = $('sources');
+  const src = Object.entries(sources).filter(([name, v]) => name !== 'pipeline' && v && typeof v === 'object');
+  if (!src.length) return;
+  box.classList.remove('muted');
+  const head = el('tr', {}, ...['source', 'state', 'routes', 'errors', 'note', ''].map((h) => el('th', {}, h)));
+  const rows = src.map(([name, v]) => el('tr', { dataset: { source: name } },
+    el('th', {}, name), el('td', { class: 'source-state' }, stateBadge(sourceState(v))),
+    el('td', { class: 'num source-routes' }, fmt(v.routes)), el('td', { class: 'num' }, fmt(v.errors)),
+    el('td', {}, sourceNote(v)),
+    el('td', {}, el('details', {}, el('summary', {}, 'all'), counters(v)))));
+  const parts = [el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...rows))];
+  const p = sources.pipeline;
+  if (p && typeof p === 'object') {
+    parts.push(el('p', { id: 'pipeline-health' },
+      `pipeline: queue ${fmt(p.queue_depth)} (deepest ${fmt(p.queue_depth_max)}), ${fmt(p.batches)} batches, ` +
+      `${fmt(p.push_errors)} push errors, ${fmt(p.resyncs)} resyncs` + (p.last_error ? `; last error: ${p.last_error}` : '')));
+  }
+  box.replaceChildren(...parts);
+}
+
+// FPM is up while a zebra is connected; the kernel source is always
+// subscribed, but may be dumping, or refusing (everything punts).
+function sourceState(v) {
+  if (typeof v.connected === 'boolean') return v.connected ? 'up' : 'down';
+  if (typeof v.refusing === 'string') return 'refusing';
+  if (v.dumping === true) return 'dumping';
+  return 'up';
+}
+
+function sourceNote(v) {
+  const notes = [];
+  if (typeof v.refusing === 'string') notes.push(v.refusing);
+  if (v.connected === true && typeof v.peer === 'string') notes.push('zebra ' + v.peer);
+  if (typeof v.loads === 'number') notes.push('loads: ' + fmt(v.loads));
+  if (typeof v.last_error === 'string' && v.last_error) notes.push('last error: ' + v.last_error);
+  return notes.join('; ') || '–';
+}
+
+// Every counter of a source, nested ones flattened ("memory bytes routes").
+function counters(v, prefix = '') {
+  const dl = el('dl', { class: 'counters' });
+  const add = (obj, pre) => {
+    for (const [k, x] of Object.entries(obj)) {
+      const name = pre + k.replace(/_/g, ' ');
+      if (x && typeof x === 'object') add(x, name + ' ');
+      else dl.append(el('dt', {}, name), el('dd', {}, typeof x === 'number' ? fmt(x) : x === '' || x === null ? '–' : String(x)));
+    }
+  };
+  add(v, prefix);
+  return dl;
 }
 
 function ensureChart() {
