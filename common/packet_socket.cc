@@ -111,7 +111,7 @@ size_t PacketSocket::FramesOf(uint8_t* block, uint8_t*& first) {
 RingFrame FrameAt(uint8_t* hdr, uint8_t** next) {
   auto* h = reinterpret_cast<tpacket3_hdr*>(hdr);
   *next = hdr + h->tp_next_offset;
-  return RingFrame{hdr + h->tp_mac, h->tp_snaplen, h->tp_snaplen < h->tp_len};
+  return RingFrame{hdr + h->tp_mac, h->tp_snaplen, h->tp_snaplen < h->tp_len, (h->tp_status & TP_STATUS_LOSING) != 0};
 }
 
 Status PacketSocket::Queue(std::span<const uint8_t> frame) {
@@ -120,17 +120,27 @@ Status PacketSocket::Queue(std::span<const uint8_t> frame) {
     return OkStatus();
   }
   std::memcpy(tx_buf_[tx_count_].data(), frame.data(), frame.size());
-  tx_len_[tx_count_] = frame.size();
+  tx_iov_[tx_count_] = iovec{tx_buf_[tx_count_].data(), frame.size()};
+  if (++tx_count_ == kTxBatch) return Flush();
+  return OkStatus();
+}
+
+Status PacketSocket::QueueInPlace(std::span<const uint8_t> frame) {
+  if (frame.size() > kMaxFrame) {
+    ++tx_drops_;
+    return OkStatus();
+  }
+  // sendmmsg only reads the bytes (it copies them into the kernel's buffers).
+  tx_iov_[tx_count_] = iovec{const_cast<uint8_t*>(frame.data()), frame.size()};
   if (++tx_count_ == kTxBatch) return Flush();
   return OkStatus();
 }
 
 Status PacketSocket::Flush() {
-  std::array<iovec, kTxBatch> iov{};
+  if (tx_count_ == 0) return OkStatus();
   std::array<mmsghdr, kTxBatch> msgs{};
   for (size_t i = 0; i < tx_count_; ++i) {
-    iov[i] = iovec{tx_buf_[i].data(), tx_len_[i]};
-    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iov = &tx_iov_[i];
     msgs[i].msg_hdr.msg_iovlen = 1;
   }
   size_t sent = 0;
@@ -178,8 +188,17 @@ uint64_t PacketSocket::TakeRingDrops() {
   socklen_t len = sizeof st;
   const uint64_t cut = cut_;
   cut_ = 0;
+  losing_ = false;
   if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) != 0) return cut;
   return cut + st.tp_drops;  // the kernel resets its statistics on every read
+}
+
+Status PacketSocket::TakeError() {
+  int err = 0;
+  socklen_t len = sizeof err;
+  (void)::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (::if_nametoindex(name_.c_str()) == 0) return Unavailable("interface " + name_ + " is gone");
+  return OkStatus();
 }
 
 uint64_t PacketSocket::TakeTxDrops() {

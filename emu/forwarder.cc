@@ -16,36 +16,41 @@ static_assert(std::endian::native == std::endian::little);
 
 Forwarder::Forwarder(std::span<const uint8_t> bar, int ports) : bar_(bar), counters_(ports) {}
 
-Verdict Forwarder::FromWire(uint8_t port, std::span<const uint8_t> frame) {
-  with_fcs_.assign(frame.begin(), frame.end());
-  const uint32_t fcs = fpga::Crc32(frame.data(), frame.size());
-  for (size_t i = 0; i < kFcsBytes; ++i) with_fcs_.push_back(static_cast<uint8_t>(fcs >> (8 * i)));
-  result_ = fpga::RunPipelineModel(bar_, port, with_fcs_);
+Verdict Forwarder::FromWire(uint8_t port, std::span<uint8_t> frame) {
+  fpga::PipelineResult r;
+  if (frame.size() >= fpga::kInPlaceMinBytes) {
+    r = fpga::RunPipelineInPlace(bar_, port, frame);
+  } else {
+    with_fcs_.assign(frame.begin(), frame.end());
+    const uint32_t fcs = fpga::Crc32(frame.data(), frame.size());
+    for (size_t i = 0; i < kFcsBytes; ++i) with_fcs_.push_back(static_cast<uint8_t>(fcs >> (8 * i)));
+    r = fpga::RunPipelineModel(bar_, port, with_fcs_);
+    if (r.forward()) std::memcpy(frame.data(), r.frame.data(), frame.size());  // the rewrite, its FCS stripped
+  }
+  const size_t wire_bytes = frame.size() + kFcsBytes;
 
   PortCounters& in = counters_[port];
   in.rx += 1;
-  in.rx_bytes += with_fcs_.size();
+  in.rx_bytes += wire_bytes;
   Verdict v;
-  v.reason = result_.reason;
-  if (result_.forward()) {
+  v.reason = r.reason;
+  v.frame = frame;
+  if (r.forward()) {
     in.forwarded += 1;
-    PortCounters& out = counters_[result_.egress_port];
+    PortCounters& out = counters_[r.egress_port];
     out.tx += 1;
-    out.tx_bytes += result_.frame.size();
+    out.tx_bytes += wire_bytes;
     v.exit = Exit::kWire;
-    v.port = result_.egress_port;
-    v.frame = std::span<const uint8_t>(result_.frame).first(result_.frame.size() - kFcsBytes);
-  } else if (result_.dropped()) {
+    v.port = r.egress_port;
+  } else if (r.dropped()) {
     in.drop_route += 1;
     v.exit = Exit::kNone;
     v.port = port;
-    v.frame = frame;
   } else {
     in.punted += 1;
-    if (result_.reason == fpga::Reason::kTtl) in.drop_ttl += 1;
+    if (r.reason == fpga::Reason::kTtl) in.drop_ttl += 1;
     v.exit = Exit::kHost;
     v.port = port;
-    v.frame = frame;
   }
   return v;
 }

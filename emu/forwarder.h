@@ -6,9 +6,13 @@
 // packet loop and the RTL replay test feed it the same way.
 //
 // Frames are as an AF_PACKET socket carries them: destination MAC .. payload,
-// without the FCS. The model works on frames as on the wire (FCS included),
-// so a correct FCS is appended on the way in and the (recomputed) FCS is
-// stripped on the way out.
+// without the FCS, which the interface found good (a veth has none to find
+// bad). The model's in-place form (fpga::RunPipelineInPlace) decides them as
+// the frame model decides the frame with its correct FCS appended, and
+// rewrites a forwarded frame where it lies: no copy, and no CRC, since the
+// FCS it would compute is stripped on the way out. A frame too short for
+// that (shorter than the headers the checks may read) takes the model on a
+// copy with its FCS appended.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +36,8 @@ struct Verdict {
   Exit exit = Exit::kHost;
   uint8_t port = 0;
   fpga::Reason reason = fpga::Reason::kForward;
-  // The bytes to send, without FCS: the rewritten frame when forwarding, else
-  // the frame as received. Valid until the next call.
+  // The bytes to send, without FCS: always the frame passed in, rewritten in
+  // place when forwarding, else as received.
   std::span<const uint8_t> frame;
 };
 
@@ -47,7 +51,7 @@ class Forwarder {
   // punt (unchanged, to this port's host side) or drop (nowhere). Counts rx,
   // forwarded/punted, drop_ttl, tx of the egress port, and a drop in
   // drop_route (DROP_COUNTERS) of the port it came in on.
-  Verdict FromWire(uint8_t port, std::span<const uint8_t> frame);
+  Verdict FromWire(uint8_t port, std::span<uint8_t> frame);
 
   // A frame the host sent through port `port`'s NIC function: out on that
   // wire, unchanged. Not a pipeline frame, so no counter moves (as on the RTL).
@@ -62,8 +66,7 @@ class Forwarder {
  private:
   std::span<const uint8_t> bar_;
   std::vector<PortCounters> counters_;
-  std::vector<uint8_t> with_fcs_;  // scratch: the received frame + its FCS
-  fpga::PipelineResult result_;
+  std::vector<uint8_t> with_fcs_;  // scratch for a short frame: the frame + its FCS
 };
 
 // Writes `counters` into the BAR's PORT_COUNTERS (and DROP_COUNTERS where the

@@ -105,7 +105,8 @@ int Run(int argc, char** argv) {
   std::vector<Verdict> verdicts;
   std::vector<std::vector<uint8_t>> emu_out;
   for (const Frame& f : frames) {
-    const Verdict v = fwd.FromWire(f.port, f.bytes);
+    std::vector<uint8_t> bytes = f.bytes;  // the forwarder rewrites a frame in place
+    const Verdict v = fwd.FromWire(f.port, bytes);
     verdicts.push_back(v);
     emu_out.emplace_back(v.frame.begin(), v.frame.end());
     std::vector<uint8_t> wire = f.bytes;  // the RTL sees the frame as on the wire: with its FCS

@@ -62,7 +62,9 @@ with open(sys.argv[1], "r+b") as f:
         f.seek(0x40 + 8 * p)
         f.write(bytes([2, 0, 0, 0, 0xc0, p]))
 PY
-ns card "$build/bin/fibnic-emu" --bar "$dir/bar0.img" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 >"$dir/emu.log" 2>&1 &
+# Not through ns(): a function run in the background is a subshell, and
+# killing $! would leave the emulator running.
+ip netns exec emu-b-card "$build/bin/fibnic-emu" --bar "$dir/bar0.img" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 >"$dir/emu.log" 2>&1 &
 emu_pid=$!
 for _ in $(seq 50); do grep -q forwarding "$dir/emu.log" && break; sleep 0.1; done
 grep -q forwarding "$dir/emu.log" || { cat "$dir/emu.log"; exit 1; }

@@ -45,4 +45,14 @@ struct PipelineResult {
 PipelineResult RunPipelineModel(std::span<const uint8_t> bar, uint8_t ingress_port,
                                 std::span<const uint8_t> frame);
 
+// The same pipeline on a frame as a Linux interface carries it: destination
+// MAC .. payload, its FCS stripped after the interface found it good. The
+// decision (reason, code, TCAM entry, egress port) is RunPipelineModel's on
+// the frame with its correct FCS appended; a forwarded frame is rewritten in
+// place (MACs, TTL, checksum), and no FCS is computed, as none is carried on.
+// `frame` must hold at least kInPlaceMinBytes (every byte the checks read);
+// the result's `frame` stays empty.
+inline constexpr size_t kInPlaceMinBytes = 55;
+PipelineResult RunPipelineInPlace(std::span<const uint8_t> bar, uint8_t ingress_port, std::span<uint8_t> frame);
+
 }  // namespace fibnic::fpga
