@@ -130,7 +130,7 @@ std::vector<CamWant> Fib::Impl::EligibleNeighbors() const {
     const IpAddr& addr = n.addr;
     if (!NeighUsable(n.state)) continue;
     // The CAM keys IPv4 neighbours as ::ffff:a.b.c.d: an IPv6 neighbour with
-    // such an address would answer IPv4 lookups of a.b.c.d (issue #14, bug 4).
+    // such an address would answer IPv4 lookups of a.b.c.d.
     if (!addr.is_v4() && (addr.v6() >> 32) == 0xffff) continue;
     NhgId g = kNoGroup;
     if (addr.is_v4()) {

@@ -6,7 +6,7 @@
 // number of distinct keys (the table size), never by the update rate, and a
 // flapping route costs one entry. Taking is FIFO by first arrival, and a cut
 // never splits time: a key taken with a value that arrived at time T brings
-// every key with an update up to T along (issue #14, 6b), so a batch is always
+// every key with an update up to T along, so a batch is always
 // a state the sources were in, not a later value of one key next to an earlier
 // value of another. A batch may therefore exceed Take's max by what coalesced.
 //

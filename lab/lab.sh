@@ -58,8 +58,8 @@ LAB_DIR=${LAB_DIR:-/run/fibnic-$LAB_NAME}
 peers=3
 routes=0
 # 4-bit codes (15 next-hops): each peer is a dual-stack router whose IPv4 and
-# IPv6 gateways are separate next-hops until next-hops become adjacencies
-# (issue #15); with 2-bit codes the three IPv4 gateways would take every code.
+# IPv6 gateways are separate next-hops; with 2-bit codes the three IPv4
+# gateways would take every code.
 code_bits=4
 web_port=8080
 # With fibnic-emu built, the wire ports belong to the software FIBNIC; until

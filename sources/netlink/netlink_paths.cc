@@ -38,7 +38,7 @@ FibPathsResult FibPaths(uint8_t rtn_type, Family family, const std::vector<NlPat
   for (const NlPath& p : paths) {
     if (p.flags & RTNH_F_DEAD) continue;  // the kernel does not use it either
     // No carrier: with ignore_routes_with_linkdown the kernel skips it, and
-    // without, what it sends there is dropped (issue #14, 6c).
+    // without, what it sends there is dropped.
     if (p.flags & RTNH_F_LINKDOWN) continue;
     if (p.ifindex == 0) return Punt("path without an interface");
     // An IPv4 route via an IPv6 next-hop (RFC 5549: RTA_VIA, or a next-hop

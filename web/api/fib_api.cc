@@ -100,7 +100,7 @@ StatusOr<json> FibApi::Impl::StatusJson() {
       fam[OffloadStateName(s)] = c.routes[f][static_cast<int>(s)];
       total += c.routes[f][static_cast<int>(s)];
     }
-    // Issue #19: a shadowed route's state is punt, yet none of its traffic
+    // A shadowed route's state is punt, yet none of its traffic
     // punts (more-specifics answer all of it): counted apart, not as punted.
     fam["punted"] = c.routes[f][static_cast<int>(OffloadState::kPunted)] - c.shadowed[f];
     fam["shadowed"] = c.shadowed[f];
