@@ -20,6 +20,7 @@
 #include "sources/kernel/kernel_table.h"
 #include "sources/netlink/netlink_build.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -74,9 +75,7 @@ class KernelTableNeigh : public ::testing::Test {
     Feed(LinkMessage(kK1, "k1"));
   }
   void Feed(const std::vector<uint8_t>& m) {
-    std::vector<uint32_t> aligned((m.size() + 3) / 4);
-    std::memcpy(aligned.data(), m.data(), m.size());
-    const Status st = table->Apply(reinterpret_cast<const nlmsghdr*>(aligned.data()));
+    const Status st = table->Apply(testing::Header(testing::Aligned(m)));
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   std::optional<std::string> MacOn(const char* addr, PortId port) {
@@ -85,12 +84,7 @@ class KernelTableNeigh : public ::testing::Test {
     if (it == n.end()) return std::nullopt;
     return it->second.mac.ToString();
   }
-  std::optional<std::vector<NextHop>> PathsOf(const char* p) {
-    auto r = sink.routes();
-    auto it = r.find(*Prefix::Parse(p));
-    if (it == r.end()) return std::nullopt;
-    return it->second.paths;
-  }
+  std::optional<std::vector<NextHop>> PathsOf(const char* p) { return sink.PathsOf(*Prefix::Parse(p)); }
   testing::RecordingSink sink;
   std::unique_ptr<KernelTable> table;
 };

@@ -7,6 +7,7 @@
 
 #include "sources/netlink/netlink_paths.h"
 #include "tests/sources/test_util.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -17,8 +18,7 @@ using testing::P;
 using testing::Via;
 
 StatusOr<NlMessage> Parse(const std::vector<uint8_t>& b) {
-  std::vector<uint32_t> aligned((b.size() + 3) / 4);
-  std::memcpy(aligned.data(), b.data(), b.size());
+  const auto aligned = testing::Aligned(b);
   return ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(aligned.data()), b.size());
 }
 
