@@ -92,6 +92,7 @@ class FrrEnv(kdiff.Env):
         self.work = "/tmp/" + self.ns
         self.fibnicd, self.bar_tool = fibnicd, bar_tool
         self.daemon = self.bar = self.oracle = None
+        self.recorder = None  # kdiff's checks ask it; frrdiff records no netlink
         self.procs, self.sysctls = {}, {}
         self.quiesce_timeouts = self.drops = 0
         try:
