@@ -1,4 +1,4 @@
-// Issue #15 on the kernel table alone (no root; also under ASan): a neighbour
+// Adjacencies on the kernel table alone (no root; also under ASan): a neighbour
 // is an address on an interface. 169.254.0.1 and fe80::1 on k0 and k1 are four
 // neighbours; deleting 169.254.0.1 on k1 leaves k0's, whose updates still
 // reach the RIB; an IPv4 route via inet6 fe80::1 (RTA_VIA) and via
