@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "fib/tcam6/tcam6_compiler.h"
-#include "tests/tcam6/route_file.h"
+#include "tests/fib/tcam6/route_file.h"
 
 namespace fibnic {
 namespace {

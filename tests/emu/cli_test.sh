@@ -6,7 +6,7 @@ set -euo pipefail
 emu=$1 work=$2
 mkdir -p "$work"
 prog=$emu
-. "$(dirname "$0")/../common/expect_refusal.sh"
+. "$(dirname "$0")/../support/expect_refusal.sh"
 expect 2 "--bar FILE is required" --port 0=w0 --host 0=e0
 expect 2 "give at least one --port" --bar "$work/none"
 expect 2 "port 1 has no --host 1" --bar "$work/none" --port 1=w1

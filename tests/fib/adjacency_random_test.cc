@@ -1,4 +1,4 @@
-// Issue #15, randomised: many next-hops share few adjacencies — six routers,
+// Adjacencies, randomised: many next-hops share few adjacencies — six routers,
 // each an IPv4 gateway, an IPv6 gateway, a link-local gateway (fe80::1 on
 // four ports at once) and, on four of them, 169.254.0.1 onlink — and MACs move
 // between them (one next-hop to another router's MAC or a new one, a whole
@@ -21,8 +21,8 @@
 #include "device/fibnic_lookup.h"
 #include "fib/fib.h"
 #include "tests/fib/delta_applier.h"
-#include "tests/fib/test_seed.h"
 #include "tests/oracle/reference_lpm.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic::testing {
 namespace {

@@ -1,4 +1,4 @@
-// Issue #15 on the resolver alone: a code names an adjacency (MAC, port), so
+// Adjacencies on the resolver alone: a code names an adjacency (MAC, port), so
 // every resolved next-hop behind one (MAC, port) — IPv4 gateway, IPv6 global
 // and link-local gateway, 169.254.0.1 onlink — shares one code; neighbours are
 // (address, port). Expectations worked out by hand per case.
@@ -11,13 +11,10 @@
 #include "device/fibnic_lookup.h"
 #include "fib/fib.h"
 #include "fib/resolver.h"
+#include "tests/support/resolver_harness.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
-
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
-NextHop Gw(const char* addr, PortId port) { return NextHop{A(addr), port}; }
 
 FibConfig Config(int code_bits) {
   FibConfig c;
@@ -25,38 +22,11 @@ FibConfig Config(int code_bits) {
   return c;
 }
 
-class Harness {
- public:
-  explicit Harness(const FibConfig& c) : res(c, nht) {}
-  NhgId Group(const std::vector<NextHop>& paths) {
-    std::vector<NextHop> sorted = paths;
-    std::sort(sorted.begin(), sorted.end());
-    auto it = groups_.find(sorted);
-    if (it != groups_.end()) return it->second;
-    return groups_[sorted] = nht.Acquire(sorted);
-  }
-  void SetNeighbor(const NextHop& nh, uint8_t mac, NeighState state = NeighState::kReachable) {
-    res.UpsertNeighbor(Neighbor{*nh.gateway, Mac(mac), nh.port, state});
-  }
-  void Weigh(NhgId g, uint64_t slash24s, uint64_t v6_routes = 0) {
-    if (weights_.size() <= g) weights_.resize(g + 1);
-    weights_[g] = {slash24s, v6_routes};
-  }
-  CommitCodes Commit() { return res.Resolve(weights_); }
-
-  NexthopTable nht;
-  Resolver res;
-
- private:
-  std::map<std::vector<NextHop>, NhgId> groups_;
-  std::vector<Resolver::GroupWeight> weights_;
-};
-
 // make-routes' dual stack: three routers, each an IPv4 and an IPv6 gateway
-// behind one MAC. Before #15 the IPv4 addresses took all three codes and the
-// IPv6 routes got none.
+// behind one MAC. Were codes to name gateways, the IPv4 addresses would take
+// all three codes and the IPv6 routes get none.
 TEST(FibAdjacency, DualStackGatewaysOfOneRouterShareItsCode) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4[] = {Gw("10.0.0.1", 0), Gw("10.0.1.1", 1), Gw("10.0.2.1", 2)};
   const NextHop v6[] = {Gw("2001:db8::1", 0), Gw("2001:db8:1::1", 1), Gw("2001:db8:2::1", 2)};
   for (int r = 0; r < 3; ++r) {
@@ -82,7 +52,7 @@ TEST(FibAdjacency, DualStackGatewaysOfOneRouterShareItsCode) {
 // mode's 169.254.0.1 onlink with a permanent neighbour per interface, all
 // behind the peer's MAC on its port: one code per peer.
 TEST(FibAdjacency, UnnumberedNextHopsShareThePeersCode) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop ll0 = Gw("fe80::1", 0), ll1 = Gw("fe80::1", 1);  // the same address on two ports
   const NextHop onlink0 = Gw("169.254.0.1", 0), onlink1 = Gw("169.254.0.1", 1);
   h.SetNeighbor(ll0, 10);
@@ -118,7 +88,7 @@ TEST(FibAdjacency, UnnumberedNextHopsShareThePeersCode) {
 // moves (a free code here), and nothing is retired: the code's entry is
 // unchanged, so words still naming it forward to the old, correct MAC.
 TEST(FibAdjacency, ADivergingNextHopMovesAndTheOthersKeepTheCode) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4 = Gw("10.0.0.1", 0), v6 = Gw("2001:db8::1", 0), ll = Gw("fe80::1", 0);
   for (const NextHop& nh : {v4, v6, ll}) {
     h.SetNeighbor(nh, 1);
@@ -141,7 +111,7 @@ TEST(FibAdjacency, ADivergingNextHopMovesAndTheOthersKeepTheCode) {
 // Every next-hop of the adjacency moves to one new MAC (the peer's NIC
 // changed): the code follows in place, one entry write, no retire.
 TEST(FibAdjacency, AWholeAdjacencyChangingMacKeepsItsCodeInPlace) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4 = Gw("10.0.0.1", 0), v6 = Gw("2001:db8::1", 0);
   const NextHop others[] = {Gw("10.0.1.1", 1), Gw("10.0.2.1", 2)};
   h.SetNeighbor(v4, 1);
@@ -171,7 +141,7 @@ TEST(FibAdjacency, AWholeAdjacencyChangingMacKeepsItsCodeInPlace) {
 // other's space still names it and must not forward to the MAC its own
 // (failed) neighbour no longer answers for.
 TEST(FibAdjacency, AnEntryTurningValidWithAMemberLeftBehindIsRetiredFirst) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4 = Gw("10.0.0.1", 0), v6 = Gw("2001:db8::1", 0);
   h.SetNeighbor(v4, 1);
   h.SetNeighbor(v6, 1);
@@ -201,7 +171,7 @@ TEST(FibAdjacency, AnEntryTurningValidWithAMemberLeftBehindIsRetiredFirst) {
 // A member failing while another keeps the adjacency valid: its space goes to
 // punt; the entry does not change, so no retire is needed.
 TEST(FibAdjacency, AMemberFailingPuntsItsSpaceAlone) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4 = Gw("10.0.0.1", 0), v6 = Gw("2001:db8::1", 0);
   h.SetNeighbor(v4, 1);
   h.SetNeighbor(v6, 1);
@@ -221,7 +191,7 @@ TEST(FibAdjacency, AMemberFailingPuntsItsSpaceAlone) {
 // Warm start: an entry names its adjacency; every next-hop behind it (here
 // an IPv4 and a link-local gateway) takes that code.
 TEST(FibAdjacency, AdoptionGivesAnAdjacencysCodeToAllItsNextHops) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NextHop v4 = Gw("10.0.0.1", 1), ll = Gw("fe80::1", 1), other = Gw("fe80::1", 2);
   h.SetNeighbor(v4, 7);
   h.SetNeighbor(ll, 7);
@@ -297,4 +267,4 @@ TEST(FibAdjacency, UnnumberedPeersThroughTheFib) {
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

@@ -12,7 +12,7 @@
 #include "device/fibnic_image_codec.h"
 #include "tests/fib/delta_applier.h"
 #include "tests/fib/random_world.h"
-#include "tests/fib/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic::testing {
 namespace {

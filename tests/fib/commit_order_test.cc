@@ -14,13 +14,14 @@
 #include "fib/fib.h"
 #include "tests/fib/delta_applier.h"
 #include "tests/fib/fib_check.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::testing {
-namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-Prefix P(const char* s) { return *Prefix::Parse(s); }
-MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
+using testing::A;
+using testing::Mac;
+using testing::P;
+namespace {
 
 struct Probes {
   std::vector<IpAddr> all;
@@ -157,7 +158,7 @@ TEST(FibCommitOrder, ACodeIsZeroedEverywhereBeforeItsEntryChangesOwner) {
   EXPECT_EQ(Owners(fib), (std::set<NextHop>{a, a6, b, b6, e}));
 }
 
-// Issue #15: one adjacency (MAC 1 on port 0) behind an IPv4 gateway and an
+// One adjacency (MAC 1 on port 0) behind an IPv4 gateway and an
 // IPv6 one, both failed: its code is kept, VALID=0. The IPv4 gateway comes
 // back while the IPv6 one (which also carries an IPv4 route, RFC 5549) stays
 // failed: the entry turns valid, and the IPv6 next-hop's space, still naming

@@ -12,13 +12,15 @@
 #include "device/fibnic_lookup.h"
 #include "fib/fib.h"
 #include "tests/fib/delta_applier.h"
+#include "tests/support/parse.h"
 
 namespace fibnic {
 namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-Prefix P(const char* s) { return *Prefix::Parse(s); }
-MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
+using testing::A;
+using testing::Mac;
+using testing::P;
+
 NextHop Gw(const char* addr, PortId port) { return NextHop{A(addr), port}; }
 
 FibConfig Config(int code_bits, bool drop) {

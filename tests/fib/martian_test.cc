@@ -1,18 +1,19 @@
-// Issue #14, bugs 4 and 5. Bug 5: destinations a router never forwards (RFC 1812 5.3.7)
-// went out along a default route. Now they punt whatever the routes say —
-// a default route, or a route of their own — and the rest of the default
-// route's space still forwards. Checked on the encoded BAR with HwLookup.
+// Destinations a router never forwards (RFC 1812 5.3.7) punt whatever the
+// routes say — a default route, or a route of their own — and the rest of
+// the default route's space still forwards. Checked on the encoded BAR with
+// HwLookup.
 #include <gtest/gtest.h>
 
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
 #include "fib/fib.h"
+#include "tests/support/parse.h"
 
 namespace fibnic {
 namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-Prefix P(const char* s) { return *Prefix::Parse(s); }
+using testing::A;
+using testing::P;
 
 TEST(Martians, PuntWhateverTheRoutesSay) {
   for (int bits : {2, 4}) {
@@ -65,8 +66,8 @@ TEST(Martians, Ipv6PuntWhateverTheRoutesSay) {
   EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("fe80::2")).forward);
 }
 
-// Issue #14, bug 4: the NEIGH CAM keys IPv4 neighbours as ::ffff:a.b.c.d, so
-// an IPv6 neighbour ::ffff:10.0.0.5 on port 1 answered IPv4 10.0.0.5 through
+// The NEIGH CAM keys IPv4 neighbours as ::ffff:a.b.c.d, so an IPv6
+// neighbour ::ffff:10.0.0.5 on port 1 must not answer IPv4 10.0.0.5 through
 // an IPv4 connected route on port 2, where the kernel has no neighbour.
 TEST(NeighCam, Ipv4MappedIpv6NeighbourNeverAnswersIpv4) {
   Fib fib(FibConfig{});

@@ -2,6 +2,7 @@
 // neighbours and weights in, codes out. The expectations are the policy as
 // docs/fib.md "Answers and slots" states it, worked out by hand per case
 // (and, in the random test, from an independent ranking of the weights).
+// Adoption of the device's entries at start: resolver_adoption_test.cc.
 #include "fib/resolver.h"
 
 #include <gtest/gtest.h>
@@ -13,90 +14,15 @@
 #include <random>
 #include <set>
 
-#include "tests/fib/test_seed.h"
+#include "tests/fib/resolver_config.h"
+#include "tests/support/resolver_harness.h"
+#include "tests/support/test_seed.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-MacAddr Mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
-NextHop Gw(const char* addr, PortId port) { return NextHop{A(addr), port}; }
-
-// Without a hold (weights count as they are at each commit) unless a test
-// asks for one; the hold's own tests run on a clock of their own.
-FibConfig Config(int code_bits, double hysteresis = 1.25, EcmpPolicy ecmp = EcmpPolicy::kFirst) {
-  FibConfig c;
-  c.caps = code_bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
-  c.slot_hysteresis = hysteresis;
-  c.ecmp = ecmp;
-  c.slot_hold = std::chrono::milliseconds(0);
-  return c;
-}
-
-struct FakeClock {
-  std::chrono::steady_clock::time_point now{};
-  void Advance(std::chrono::milliseconds d) { now += d; }
-};
-
-FibConfig HoldConfig(int code_bits, std::shared_ptr<FakeClock> clock, std::chrono::milliseconds hold) {
-  FibConfig c = Config(code_bits);
-  c.slot_hold = hold;
-  c.clock = [clock] { return clock->now; };
-  return c;
-}
-
-// A resolver over its own next-hop table, with weights set per group.
-class Harness {
- public:
-  explicit Harness(const FibConfig& c) : res(c, nht) {}
-
-  NhgId Group(const std::vector<NextHop>& paths) {
-    std::vector<NextHop> sorted = paths;
-    std::sort(sorted.begin(), sorted.end());
-    auto it = groups_.find(sorted);
-    if (it != groups_.end()) return it->second;
-    return groups_[sorted] = nht.Acquire(sorted);
-  }
-  // A usable neighbour for gateway nh (on its port), with this MAC.
-  void SetNeighbor(const NextHop& nh, uint8_t mac, NeighState state = NeighState::kReachable) {
-    res.UpsertNeighbor(Neighbor{*nh.gateway, Mac(mac), nh.port, state});
-  }
-  void Weigh(NhgId g, uint64_t slash24s, uint64_t v6_routes = 0) {
-    if (weights_.size() <= g) weights_.resize(g + 1);
-    weights_[g] = {slash24s, v6_routes};
-  }
-  CommitCodes Commit() { return res.Resolve(weights_); }
-  // By code - 1: the next-hop whose space the code names, for tests where
-  // every next-hop is its own adjacency (its own MAC or port).
-  std::vector<std::optional<NextHop>> OwnerNextHops() const {
-    std::vector<std::optional<NextHop>> out;
-    for (size_t c = 1; c <= res.owners().size(); ++c) {
-      const auto nhs = res.NextHopsOf(static_cast<int>(c));
-      out.push_back(nhs.empty() ? std::nullopt : std::optional<NextHop>(nhs.front()));
-    }
-    return out;
-  }
-  std::set<NextHop> Owners() const {
-    std::set<NextHop> s;
-    for (const auto& o : OwnerNextHops()) {
-      if (o) s.insert(*o);
-    }
-    return s;
-  }
-
-  NexthopTable nht;
-  Resolver res;
-
- private:
-  std::map<std::vector<NextHop>, NhgId> groups_;
-  std::vector<Resolver::GroupWeight> weights_;
-};
-
-const NextHop kA = Gw("10.0.0.1", 0), kB = Gw("10.0.0.2", 1), kC = Gw("10.0.0.3", 2), kD = Gw("10.0.0.4", 3),
-              kE = Gw("10.0.0.5", 0);
-
 TEST(FibResolver, FreeSlotsGoToTheHeaviestResolvedNextHops) {
-  Harness h(Config(2));  // codes 1..3
+  ResolverHarness h(Config(2));  // codes 1..3
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD}), e = h.Group({kE});
   h.Weigh(a, 500);  // the heaviest, but its gateway has no neighbour
   h.Weigh(b, 100);
@@ -144,13 +70,13 @@ struct ThreeOwners {
     h.Weigh(c, 80);
     h.Commit();
   }
-  Harness h;
+  ResolverHarness h;
   NhgId a, b, c, d;
 };
 
 TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
   ThreeOwners w(1.25);
-  Harness& h = w.h;
+  ResolverHarness& h = w.h;
   const NhgId a = w.a, c = w.c, d = w.d;
   const uint8_t code_c = h.res.CodeOf(kC);
   ASSERT_NE(code_c, 0);
@@ -184,7 +110,7 @@ TEST(FibResolver, AnOwnerIsDisplacedOnlyByAHysteresisHeavierChallenger) {
 
 TEST(FibResolver, EqualWeightNeverDisplacesEvenWithoutHysteresis) {
   ThreeOwners w(1.0);
-  Harness& h = w.h;
+  ResolverHarness& h = w.h;
   h.Weigh(w.d, 80);  // ties go to the owner
   EXPECT_FALSE(h.Commit().any_retired);
   EXPECT_EQ(h.res.CodeOf(kD), 0);
@@ -195,7 +121,7 @@ TEST(FibResolver, EqualWeightNeverDisplacesEvenWithoutHysteresis) {
 }
 
 TEST(FibResolver, AnUnresolvedOwnerKeepsItsCodeWithItsEntryInvalid) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NhgId a = h.Group({kA}), b = h.Group({kB});
   h.SetNeighbor(kA, 7);
   h.SetNeighbor(kB, 8);
@@ -230,7 +156,7 @@ TEST(FibResolver, AnUnresolvedOwnerKeepsItsCodeWithItsEntryInvalid) {
 }
 
 TEST(FibResolver, EachFamilyCountsByItsShare) {
-  Harness h(Config(2));
+  ResolverHarness h(Config(2));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   h.Weigh(a, 1);     // 1 of 6 /24s
@@ -254,7 +180,7 @@ TEST(FibResolver, EachFamilyCountsByItsShare) {
   EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kC, kD}));
 
   // Equal shares in one family: the other orders them (without, the lower address, A, would win).
-  Harness t(Config(2));
+  ResolverHarness t(Config(2));
   const NhgId ta = t.Group({kA}), tb = t.Group({kB}), tc = t.Group({kC}), td = t.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) t.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   t.Weigh(tc, 10);
@@ -263,7 +189,7 @@ TEST(FibResolver, EachFamilyCountsByItsShare) {
   t.Weigh(tb, 5, 1);
   t.Commit();
   EXPECT_EQ(t.Owners(), (std::set<NextHop>{kB, kC, kD}));
-  Harness u(Config(2));  // the same without B's IPv6 route, from scratch
+  ResolverHarness u(Config(2));  // the same without B's IPv6 route, from scratch
   const NhgId ua = u.Group({kA}), ub = u.Group({kB}), uc = u.Group({kC}), ud = u.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) u.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   u.Weigh(uc, 10);
@@ -281,7 +207,7 @@ TEST(FibResolver, EachFamilyCountsByItsShare) {
 // at 0 frees its code.
 TEST(FibResolver, ARestartWithinTheHoldKeepsEveryOwnerAndCode) {
   auto clock = std::make_shared<FakeClock>();
-  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  ResolverHarness h(HoldConfig(2, clock, std::chrono::seconds(60)));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   h.Weigh(a, 300, 300);
@@ -341,7 +267,7 @@ TEST(FibResolver, ARestartWithinTheHoldKeepsEveryOwnerAndCode) {
 // weight by the hysteresis: the hold keeps what was, it does not raise it.
 TEST(FibResolver, AHeldOwnerYieldsToAChallengerHeavierThanItsHeldWeight) {
   auto clock = std::make_shared<FakeClock>();
-  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  ResolverHarness h(HoldConfig(2, clock, std::chrono::seconds(60)));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   h.Weigh(a, 100);
@@ -370,7 +296,7 @@ TEST(FibResolver, AHeldOwnerYieldsToAChallengerHeavierThanItsHeldWeight) {
 // the backup takes the lost peer's code at once, as without a hold.
 TEST(FibResolver, AWeightThatMovedToAnotherAdjacencyIsNotHeld) {
   auto clock = std::make_shared<FakeClock>();
-  Harness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  ResolverHarness h(HoldConfig(2, clock, std::chrono::seconds(60)));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   h.Weigh(a, 300, 30);
@@ -393,7 +319,7 @@ TEST(FibResolver, AWeightThatMovedToAnotherAdjacencyIsNotHeld) {
 // returns while the code is still free; a newcomer meanwhile takes a free
 // code nobody left behind.
 TEST(FibResolver, AReturningAdjacencyGetsItsFreeCodeBack) {
-  Harness h(Config(4));
+  ResolverHarness h(Config(4));
   const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
   for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
   h.Weigh(a, 30);
@@ -418,195 +344,6 @@ TEST(FibResolver, AReturningAdjacencyGetsItsFreeCodeBack) {
   EXPECT_EQ(h.res.CodeOf(kA), code_a);
 }
 
-// A restart in the middle of a hold: the device's kept entry that no live
-// next-hop names is the previous run's held slot. It is adopted and held for
-// one more hold (a restart with nothing changed writes nothing), then freed.
-TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
-  auto clock = std::make_shared<FakeClock>();
-  Harness h(HoldConfig(4, clock, std::chrono::seconds(60)));
-  std::vector<regs::NexthopEntry> device(8);
-  device[2] = {Mac(5), 1, 0};                                                          // VALID=0
-  device[3] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};  // a connected port's
-  device[1] = {MacAddr{}, 0, regs::kNexthopDrop};                             // the drop entry, VALID=0
-  // And a live, resolved next-hop whose routes carry nothing now (say, no
-  // longer the kernel's best): the previous run held its weight.
-  h.Group({kD});
-  h.SetNeighbor(kD, 7);
-  device[4] = {Mac(7), kD.port, regs::kNexthopValid};
-  ASSERT_EQ(h.res.Adopt(device), 4);
-  CommitCodes codes = h.Commit();
-  for (int c : {1, 2, 3, 4}) {
-    EXPECT_FALSE(codes.owner_changes[c]) << c;
-    EXPECT_EQ(h.res.EntryFor(c, device[c]), device[c]) << c;
-  }
-  clock->Advance(std::chrono::seconds(61));
-  codes = h.Commit();
-  for (int c : {1, 2, 3, 4}) {
-    EXPECT_TRUE(codes.retired[c]) << c;
-    EXPECT_FALSE(h.res.EntryFor(c, device[c]).has_value()) << c;
-  }
-
-  Harness no_hold(Config(4));  // without a hold, what no live next-hop names is free
-  EXPECT_EQ(no_hold.res.Adopt(std::vector<regs::NexthopEntry>(device.begin(), device.begin() + 4)), 0);
-}
-
-// A pinned gateway's adjacency takes a code ahead of heavier ones and no
-// unpinned challenger displaces it, however heavy.
-TEST(FibResolver, APinnedGatewayRanksFirstAndIsNeverDisplaced) {
-  FibConfig cfg = Config(2);
-  cfg.slot_pins = {*kD.gateway};
-  Harness h(cfg);
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD}), e = h.Group({kE});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
-  h.SetNeighbor(kE, 9);
-  h.Weigh(a, 100);
-  h.Weigh(b, 90);
-  h.Weigh(c, 80);
-  h.Weigh(d, 1);
-  h.Commit();
-  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kB, kD}));
-  h.Weigh(e, 100000);
-  h.Commit();
-  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kA, kE, kD}));
-}
-
-TEST(FibResolver, MultipathAnswersWithTheFirstResolvedCodedPath) {
-  Harness h(Config(2));
-  const NhgId ab = h.Group({kA, kB});
-  const NhgId host = h.Group({NextHop::ToHost()});
-  const NhgId cd = h.Group({kC, kD});  // neither resolved
-  h.SetNeighbor(kB, 2);
-  h.Weigh(ab, 100);
-  h.Weigh(host, 100);
-  h.Weigh(cd, 100);
-  CommitCodes codes = h.Commit();
-  // A is unresolved: the space is credited to B, which gets a code and answers.
-  EXPECT_EQ(h.Owners(), (std::set<NextHop>{kB}));
-  EXPECT_EQ(codes.after.GroupCode(ab), h.res.CodeOf(kB));
-  EXPECT_EQ(h.res.GroupPuntReason(host), PuntReason::kToHost);
-  EXPECT_EQ(h.res.GroupPuntReason(cd), PuntReason::kUnresolved);
-  EXPECT_EQ(codes.after.GroupCode(host), 0);
-
-  // A resolves: until the next commit B still answers (A has no code yet);
-  // then the space is A's, which takes a free code and answers.
-  h.SetNeighbor(kA, 1);
-  EXPECT_EQ(h.res.AnswerOf(ab).nh, static_cast<int64_t>(*h.nht.Find(kB)));
-  codes = h.Commit();
-  EXPECT_EQ(h.res.AnswerOf(ab).nh, static_cast<int64_t>(*h.nht.Find(kA)));
-  EXPECT_EQ(codes.after.GroupCode(ab), h.res.CodeOf(kA));
-  EXPECT_EQ(h.res.CodeOf(kB), 0);  // its weight went to A: freed
-  EXPECT_TRUE(codes.any_retired);
-
-  // EcmpPolicy::kPunt: multipath never answers, and earns no code.
-  Harness p(Config(2, 1.25, EcmpPolicy::kPunt));
-  const NhgId pab = p.Group({kA, kB});
-  p.SetNeighbor(kA, 1);
-  p.SetNeighbor(kB, 2);
-  p.Weigh(pab, 100);
-  codes = p.Commit();
-  EXPECT_EQ(p.res.GroupPuntReason(pab), PuntReason::kEcmpPolicy);
-  EXPECT_EQ(codes.after.GroupCode(pab), 0);
-  EXPECT_EQ(p.res.slots_used(), 0);
-}
-
-TEST(FibResolver, AdoptionNamesOwnersByMacAndPortOrConnectedAndPort) {
-  Harness h(Config(4));  // codes 1..15
-  const NextHop g1 = Gw("10.0.0.1", 1), g2 = Gw("10.0.0.2", 0), g3 = Gw("10.0.0.3", 0), g4 = Gw("10.0.0.4", 2),
-                g5 = Gw("10.0.0.5", 3), conn{std::nullopt, 2};
-  for (const NextHop& nh : {g1, g2, g3, g4, g5, conn}) h.Weigh(h.Group({nh}), 10);
-  h.SetNeighbor(g1, 1);
-  h.SetNeighbor(g2, 2);  // g2 and g3 behind one MAC
-  h.SetNeighbor(g3, 2);
-  h.SetNeighbor(g4, 4, NeighState::kFailed);  // any state names its owner
-  h.res.UpsertNeighbor(Neighbor{*g5.gateway, Mac(5), 0, NeighState::kReachable});  // on another port than g5's path
-  std::vector<regs::NexthopEntry> device(16);
-  device[9] = {Mac(1), 1, regs::kNexthopValid};
-  device[3] = {Mac(2), 0, regs::kNexthopValid};
-  device[7] = {Mac(2), 0, regs::kNexthopValid};
-  device[4] = {Mac(4), 2, 0};                                      // VALID=0 still names its owner
-  device[5] = {MacAddr{}, 2, regs::kNexthopValid | regs::kNexthopConnected};
-  device[6] = {Mac(5), 3, regs::kNexthopValid};                    // g5's neighbour is on port 0: nobody
-  device[8] = {Mac(1), 2, regs::kNexthopValid};                    // g1's MAC on the wrong port: nobody
-  device[10] = {Mac(66), 1, regs::kNexthopValid};                  // no neighbour has this MAC
-  // g2 and g3 are one adjacency (issue #15): entry 3 names it, entry 7 names
-  // it again and is not adopted.
-  EXPECT_EQ(h.res.Adopt(device), 4);
-  EXPECT_EQ(h.res.CodeOf(g1), 9);
-  EXPECT_EQ(h.res.CodeOf(g2), 3);
-  EXPECT_EQ(h.res.CodeOf(g3), 3);
-  EXPECT_EQ(h.res.CodeOf(g4), 4);
-  EXPECT_EQ(h.res.CodeOf(conn), 5);
-  EXPECT_EQ(h.res.CodeOf(g5), 0);
-
-  // The first commit keeps the adopted numbering (a from-scratch compile
-  // would hand out 1, 2, 3, ...) and fills the rest by the normal policy.
-  h.SetNeighbor(g5, 5);
-  const CommitCodes codes = h.Commit();
-  EXPECT_EQ(h.res.CodeOf(g1), 9);
-  EXPECT_EQ(h.res.CodeOf(g2), 3);
-  EXPECT_EQ(h.res.CodeOf(g3), 3);
-  EXPECT_EQ(h.res.CodeOf(g4), 4);
-  EXPECT_EQ(h.res.CodeOf(conn), 5);
-  EXPECT_EQ(h.res.CodeOf(g5), 1);  // the lowest free code
-  EXPECT_FALSE(codes.any_retired);
-  for (int c : {3, 4, 5, 7, 9}) EXPECT_FALSE(codes.owner_changes[c]) << c;
-  EXPECT_TRUE(codes.owner_changes[1]);
-  EXPECT_EQ(*h.res.EntryFor(4, device[4]), device[4]);  // g4 unresolved: VALID=0, same MAC
-}
-
-// A kept entry (VALID=0) held gateways whose neighbours failed since, and
-// the kernel reports every failed neighbour without a MAC: the resolver asks
-// the device about the failed gateways on the entry's port — each one's
-// single-path group, since a multipath answer skips unresolved paths — and
-// binds only those whose space the device shows with the entry's code.
-TEST(FibResolver, AdoptionBindsFailedGatewaysToAKeptEntryOnlyAsTheDeviceShows) {
-  Harness h(Config(2));
-  const NextHop held = Gw("10.0.0.1", 1), held3 = Gw("10.0.0.3", 1), never = Gw("10.0.0.9", 1),
-                elsewhere = Gw("10.0.0.5", 2), up = Gw("10.0.0.2", 1);
-  const NhgId held_group = h.Group({held}), held3_group = h.Group({held3}), never_group = h.Group({never});
-  h.Group({elsewhere});
-  h.Group({up});
-  h.Group({held, never});
-  for (const NextHop& nh : {held, held3, never, elsewhere}) {
-    h.res.UpsertNeighbor(Neighbor{*nh.gateway, MacAddr{}, nh.port, NeighState::kFailed});
-  }
-  h.SetNeighbor(up, 2);
-  std::vector<regs::NexthopEntry> device(4);
-  device[1] = {Mac(1), 1, 0};  // kept: held's MAC before it failed
-  device[2] = {Mac(2), 1, regs::kNexthopValid};
-  device[3] = {Mac(3), 1, 0};  // kept: held3's
-  const Resolver::KeptEntryQuestion q = h.res.AskAboutKeptEntries(device);
-  EXPECT_EQ(q.codes, (std::set<int>{1, 3}));
-  EXPECT_EQ(q.groups, (std::set<NhgId>{held_group, held3_group, never_group}));  // no kept entry on port 2
-  EXPECT_EQ(h.res.Adopt(device, {{held_group, 1}, {held3_group, 3}, {never_group, 2}}), 3);
-  EXPECT_EQ(h.res.CodeOf(held), 1);
-  EXPECT_EQ(h.res.CodeOf(held3), 3);
-  EXPECT_EQ(h.res.CodeOf(never), 0);
-  EXPECT_EQ(h.res.CodeOf(up), 2);
-  EXPECT_EQ(h.res.CodeOf(elsewhere), 0);
-}
-
-TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
-  Harness h(Config(2));
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
-  std::vector<regs::NexthopEntry> device(4);
-  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
-  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
-  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
-  ASSERT_EQ(h.res.Adopt(device), 3);
-  h.Weigh(a, 0);    // A's routes are gone: its adopted code is freed
-  h.Weigh(b, 10);
-  h.Weigh(c, 10);
-  h.Weigh(d, 100);  // and D takes it
-  const CommitCodes codes = h.Commit();
-  EXPECT_EQ(h.res.CodeOf(kA), 0);
-  EXPECT_EQ(h.res.CodeOf(kD), 1);
-  EXPECT_TRUE(codes.retired[1]);
-  EXPECT_EQ(h.res.CodeOf(kB), 2);
-  EXPECT_EQ(h.res.CodeOf(kC), 3);
-}
-
 // Random weights and resolution, with the slot rules checked against an
 // independent ranking: from empty, the top resolved next-hops by their share
 // of the /24s plus their share of the IPv6 routes (among the next-hops that
@@ -616,11 +353,11 @@ TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
 // weight is 0 or a challenger outweighs it by the hysteresis, and no
 // unresolved next-hop gains a code.
 TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
-  std::mt19937_64 rng(testing::TestSeed("FibResolver.RandomWeightsFollowTheSlotRules"));
+  std::mt19937_64 rng(TestSeed("FibResolver.RandomWeightsFollowTheSlotRules"));
   for (int round = 0; round < 200; ++round) {
     const int bits = rng() % 2 ? 2 : 4;
     const double hyst = 1.0 + static_cast<double>(rng() % 100) / 100.0;
-    Harness h(Config(bits, hyst));
+    ResolverHarness h(Config(bits, hyst));
     const int n = 2 + static_cast<int>(rng() % 24);
     std::vector<NextHop> nhs;
     std::vector<NhgId> groups;
@@ -691,4 +428,4 @@ TEST(FibResolver, RandomWeightsFollowTheSlotRules) {
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

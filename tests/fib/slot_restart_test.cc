@@ -13,12 +13,13 @@
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
 #include "fib/fib.h"
+#include "tests/support/parse.h"
 
 namespace fibnic {
 namespace {
 
-IpAddr A(const std::string& s) { return *IpAddr::Parse(s); }
-Prefix P(const std::string& s) { return *Prefix::Parse(s); }
+using testing::A;
+using testing::P;
 
 std::vector<std::string> Forwarding(const Fib& fib, const std::vector<IpAddr>& probes) {
   const std::vector<uint8_t> bar = EncodeBar(fib.image());

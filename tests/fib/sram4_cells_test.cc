@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "fib/sram4/sram4_compiler.h"
-#include "tests/fib/test_seed.h"
 #include "tests/oracle/reference_lpm.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic {
 namespace {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,6 +124,14 @@ class Child {
   bool exited_ = false;
   int status_ = 0;
 };
+
+// A daemon started as `binary --config config` with its stderr in log and
+// env added to its environment (e.g. NOTIFY_SOCKET); killed when dropped.
+inline std::unique_ptr<Child> StartDaemon(const std::string& binary, const std::string& config, const std::string& log,
+                                          const std::vector<std::string>& env = {}) {
+  return std::make_unique<Child>(
+      std::vector<std::string>{"/bin/sh", "-c", "exec " + binary + " --config " + config + " 2>" + log}, env);
+}
 
 inline std::vector<char> ReadFile(const std::string& path) {
   // One bulk read: a char-by-char copy of a 20 MB BAR image takes seconds

@@ -51,10 +51,7 @@ class Daemon {
                                                    "/neigh.txt}\n"
                                                    "web: {listen: 127.0.0.1:0, token: " + kToken + "}\n" + audit);
     notify_ = std::make_unique<testing::NotifySocket>(dir_ + "/notify");
-    child_ = std::make_unique<testing::Child>(
-        std::vector<std::string>{"/bin/sh", "-c", std::string("exec ") + FIBNICD_BIN + " --config " + dir_ +
-                                                      "/fibnicd.yaml 2>" + dir_ + "/log"},
-        std::vector<std::string>{"NOTIFY_SOCKET=" + notify_->path()});
+    child_ = testing::StartDaemon(FIBNICD_BIN, dir_ + "/fibnicd.yaml", dir_ + "/log", {"NOTIFY_SOCKET=" + notify_->path()});
     std::vector<std::string> log;
     ready_ = notify_->WaitFor("READY=1", 60s, &log);
     std::smatch m;

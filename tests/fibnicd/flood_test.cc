@@ -46,12 +46,14 @@
 #include "sources/fpm/fpm_frame.h"
 #include "sources/netlink/netlink_build.h"
 #include "tests/fibnicd/daemon_harness.h"
+#include "tests/support/loopback.h"
 
 namespace fibnic {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using fibnic::testing::FreePort;
 using json = nlohmann::json;
 
 constexpr auto kFloodSeconds = 12s;
@@ -67,18 +69,6 @@ const char* const kAttackers[] = {"127.0.0.66", "127.0.0.67", "127.0.0.68"};
 std::string Slurp(const std::string& path) {
   auto v = testing::ReadFile(path);
   return std::string(v.begin(), v.end());
-}
-
-uint16_t FreePort(const char* host) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  ::inet_pton(AF_INET, host, &a.sin_addr);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
 }
 
 long RssKiB(pid_t pid) {
@@ -234,10 +224,8 @@ class Flood : public ::testing::Test {
                        "  file: {routes: " + dir_ + "/routes.txt, neighbors: " + dir_ + "/neigh.txt}\n"
                        "web: {listen: 127.0.0.1:0, token: " + kToken + "}\n");
     notify_ = std::make_unique<testing::NotifySocket>(dir_ + "/notify");
-    fibnicd_ = std::make_unique<testing::Child>(
-        std::vector<std::string>{"/bin/sh", "-c", std::string("exec ") + FIBNICD_BIN + " --config " + dir_ +
-                                                      "/fibnicd.yaml 2>" + dir_ + "/fibnicd.log"},
-        std::vector<std::string>{"NOTIFY_SOCKET=" + notify_->path()});
+    fibnicd_ = testing::StartDaemon(FIBNICD_BIN, dir_ + "/fibnicd.yaml", dir_ + "/fibnicd.log",
+                                    {"NOTIFY_SOCKET=" + notify_->path()});
     std::vector<std::string> log;
     ASSERT_TRUE(notify_->WaitFor("READY=1", 60s, &log)) << Slurp(dir_ + "/fibnicd.log");
     const std::string text = Slurp(dir_ + "/fibnicd.log");
@@ -262,10 +250,7 @@ class Flood : public ::testing::Test {
                        "peer_api: {listen: '127.0.0.12:" + std::to_string(peer_) + "', timeout: 1s}\n"
                        "peers:\n  - {name: a, address: 10.0.0.1, api: '127.0.0.11:9', secret_file: " + dir_ + "/ab.secret}\n"
                        "exports:\n  - {name: rx, base: 0x200001000, length: 0x4000, allow: 10.0.0.0/24}\n");
-    ipnumad_ = std::make_unique<testing::Child>(
-        std::vector<std::string>{"/bin/sh", "-c", std::string("exec ") + IPNUMAD_BIN + " --config " + dir_ +
-                                                      "/ipnumad.yaml 2>" + dir_ + "/ipnumad.log"},
-        std::vector<std::string>{});
+    ipnumad_ = testing::StartDaemon(IPNUMAD_BIN, dir_ + "/ipnumad.yaml", dir_ + "/ipnumad.log");
     for (int i = 0; i < 200 && Get(op_, "/api/v1/ipnuma/status").status != 200; ++i) std::this_thread::sleep_for(50ms);
     ASSERT_EQ(Get(op_, "/api/v1/ipnuma/status").status, 200) << Slurp(dir_ + "/ipnumad.log");
   }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fibnicd/update_queue.h"
-#include "tests/fib/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic {
 namespace {
@@ -222,7 +222,7 @@ TEST(UpdateQueueRandom, DeepQueueGrowsAndDrains) {
   EXPECT_EQ(q.path_sets(), 0u);
 }
 
-// Issue #16: a peer loss queues ~350k route updates faster than they are
+// A peer loss queues ~350k route updates faster than they are
 // applied. Measured by malloc itself: at most 80 bytes per pending route
 // (each one was ~470 before). Not under ASan, whose allocator malloc's
 // counters do not describe: there the test is not built at all.

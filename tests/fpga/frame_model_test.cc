@@ -9,18 +9,16 @@
 #include "fpga/model/test_frames.h"
 #include "device/fibnic_image.h"
 #include "device/fibnic_image_codec.h"
+#include "tests/support/device_image.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::fpga {
 namespace {
 
-MacAddr Mac(uint8_t last, uint8_t first = 0x02) { return MacAddr{{first, 0xfb, 0, 0, 0, last}}; }
-IpAddr V4(const char* s) { return *IpAddr::Parse(s); }
+using testing::A;
+using testing::SetCode;
 
-void SetCode(DeviceImage& img, uint32_t slash24, uint8_t code) {
-  uint8_t& b = img.sram[slash24 >> 2];
-  const int sh = 2 * (slash24 & 3);
-  b = static_cast<uint8_t>((b & ~(3 << sh)) | (code << sh));
-}
+MacAddr Mac(uint8_t last, uint8_t first = 0x02) { return MacAddr{{first, 0xfb, 0, 0, 0, last}}; }
 
 class FrameModelTest : public ::testing::Test {
  protected:
@@ -33,7 +31,7 @@ class FrameModelTest : public ::testing::Test {
     SetCode(img_, 0x0a0200, 2);                                            // 10.2.0.0/24
     SetCode(img_, 0x0a0300, 3);                                            // 10.3.0.0/24
     regs::NeighEntry n;
-    n.addr = V4("10.2.0.7").mapped16();
+    n.addr = A("10.2.0.7").mapped16();
     n.mac = Mac(0xb7, 0x0a);
     n.port = 0;
     n.flags = regs::kNeighValid;
@@ -47,8 +45,8 @@ class FrameModelTest : public ::testing::Test {
   FrameSpec V4Spec(const char* dst, uint8_t in_port = 0) {
     FrameSpec s;
     s.dst_mac = img_.port_macs[in_port];
-    s.src = V4("192.0.2.1");
-    s.dst = V4(dst);
+    s.src = A("192.0.2.1");
+    s.dst = A(dst);
     s.size = 128;
     return s;
   }

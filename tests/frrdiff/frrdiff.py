@@ -92,6 +92,7 @@ class FrrEnv(kdiff.Env):
         self.work = "/tmp/" + self.ns
         self.fibnicd, self.bar_tool = fibnicd, bar_tool
         self.daemon = self.bar = self.oracle = None
+        self.recorder = None  # kdiff's checks ask it; frrdiff records no netlink
         self.procs, self.sysctls = {}, {}
         self.quiesce_timeouts = self.drops = 0
         try:
@@ -611,10 +612,7 @@ def main():
         routes, nexthops = env.route_changes(split=True)
         print("frrdiff: FRR-driven route changes: %d (%.1f/s; in the kernel: %d routes and %d next-hop objects "
               "added, replaced or deleted)" % (routes + nexthops, (routes + nexthops) / dt, routes, nexthops))
-        if forwards == 0:  # an all-punt device agrees with anything
-            print("FAIL: the device never forwarded a sampled destination")
-            return 1
-        return 0
+        return kdiff.verdict(forwards)
     finally:
         if env:
             env.close()

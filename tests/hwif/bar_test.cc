@@ -9,12 +9,12 @@
 #include "hwif/file_bar.h"
 #include "hwif/memory_bar.h"
 #include "hwif/recording_bar.h"
-#include "tests/hwif/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic {
 namespace {
 
-using testing_util::TempDir;
+using testing::TempDir;
 
 TEST(MemoryBar, WordWritesAndUnalignedReads) {
   MemoryBar bar(64);

@@ -19,15 +19,16 @@
 #include "hwif/recording_bar.h"
 #include "tests/hwif/fibnic_test_util.h"
 #include "tests/oracle/reference_lpm.h"
+#include "tests/support/parse.h"
 
 namespace fibnic {
 namespace {
 
+using testing::P;
+
 using namespace testing_util;
 using oracle::Forward;
 using oracle::ReferenceLpm;
-
-Prefix P(const char* s) { return *Prefix::Parse(s); }
 
 FibConfig ConfigFor(const regs::Caps& caps) {
   FibConfig c;
@@ -61,7 +62,7 @@ class Harness {
     routes_next_.erase(P(prefix));
   }
   void Neighbor(const char* addr, const char* mac, uint8_t port, NeighState st = NeighState::kReachable) {
-    fibnic::Neighbor n{A(addr), M(mac), port, st};
+    fibnic::Neighbor n{A(addr), Mac(mac), port, st};
     // One neighbour per address here: a move to another port is the old one gone.
     if (auto it = neigh_next_.find(n.addr); it != neigh_next_.end() && it->second.port != port) {
       fib_.DeleteNeighbor(n.addr, it->second.port);
@@ -471,7 +472,7 @@ TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
   auto device = DecodeBar(first.mem().data(), first.mem().size());
   ASSERT_TRUE(device.ok());
   int kept_invalid = 0;
-  for (const auto& e : device->nexthop) kept_invalid += !e.valid() && e.port == 1 && e.dst_mac == M("02:00:00:00:00:02");
+  for (const auto& e : device->nexthop) kept_invalid += !e.valid() && e.port == 1 && e.dst_mac == Mac("02:00:00:00:00:02");
   ASSERT_EQ(kept_invalid, 1) << "the failed neighbour's code was not kept VALID=0";
 
   ExpectRestartWritesNothing(first, [&](Harness& h) {

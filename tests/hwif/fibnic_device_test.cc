@@ -5,12 +5,12 @@
 #include <cstring>
 
 #include "hwif/memory_bar.h"
-#include "tests/hwif/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic {
 namespace {
 
-using testing_util::TempDir;
+using testing::TempDir;
 
 std::unique_ptr<MemoryBar> Device(const regs::Caps& caps) {
   auto bar = std::make_unique<MemoryBar>(caps.bar_bytes());

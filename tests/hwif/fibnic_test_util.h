@@ -15,11 +15,14 @@
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
 #include "hwif/memory_bar.h"
+#include "tests/support/device_image.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::testing_util {
 
-inline IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-inline MacAddr M(const char* s) { return *MacAddr::Parse(s); }
+using fibnic::testing::A;
+using fibnic::testing::Mac;
+using fibnic::testing::SetCode;
 
 // What a lookup does, reduced to what matters for misforwarding.
 struct Answer {
@@ -37,22 +40,9 @@ inline Answer Look(const uint8_t* bar, size_t size, const IpAddr& dst) {
   return d.forward ? Answer{true, d.dst_mac, d.port} : Answer{};
 }
 
-// Sets the code of one /24 (index = dst >> 8) in an image.
-inline void SetCode(DeviceImage& img, uint32_t slash24, uint8_t code) {
-  const uint32_t a = slash24 >> 2, s = slash24 & 3;
-  if (img.caps.code_bits == 4) {
-    uint16_t w = static_cast<uint16_t>(img.sram[2 * a] | (img.sram[2 * a + 1] << 8));
-    w = static_cast<uint16_t>((w & ~(0xF << (4 * s))) | (code << (4 * s)));
-    img.sram[2 * a] = static_cast<uint8_t>(w);
-    img.sram[2 * a + 1] = static_cast<uint8_t>(w >> 8);
-  } else {
-    img.sram[a] = static_cast<uint8_t>((img.sram[a] & ~(3 << (2 * s))) | (code << (2 * s)));
-  }
-}
-
 inline regs::NexthopEntry Nh(const char* mac, uint8_t port, bool connected = false) {
   regs::NexthopEntry e;
-  e.dst_mac = M(mac);
+  e.dst_mac = Mac(mac);
   e.port = port;
   e.flags = regs::kNexthopValid | (connected ? regs::kNexthopConnected : 0);
   return e;
@@ -61,7 +51,7 @@ inline regs::NexthopEntry Nh(const char* mac, uint8_t port, bool connected = fal
 inline regs::NeighEntry Neigh(const IpAddr& addr, const char* mac, uint8_t port) {
   regs::NeighEntry e;
   e.addr = addr.mapped16();
-  e.mac = M(mac);
+  e.mac = Mac(mac);
   e.port = port;
   e.flags = regs::kNeighValid;
   return e;
@@ -83,7 +73,7 @@ constexpr uint32_t k10_0_0 = 0x0A0000;  // 10.0.0.0/24 as /24 index
 // and 10.0.0.0/18 (64 /24s) on next-hop 1.
 inline DeviceImage SmallImage() {
   DeviceImage img;
-  img.port_macs[0] = M("0e:00:00:00:00:00");
+  img.port_macs[0] = Mac("0e:00:00:00:00:00");
   img.nexthop[1] = Nh("02:00:00:00:00:01", 0);
   img.nexthop[2] = Nh("02:00:00:00:00:02", 1);
   for (uint32_t i = 0; i < 64; ++i) SetCode(img, k10_0_0 + i, 1);

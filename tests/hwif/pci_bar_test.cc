@@ -10,13 +10,13 @@
 #include <fstream>
 
 #include "hwif/fibnic_device.h"
-#include "tests/common/as_nobody.h"
-#include "tests/hwif/temp_dir.h"
+#include "tests/support/as_nobody.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic {
 namespace {
 
-using testing_util::TempDir;
+using testing::TempDir;
 
 TEST(Bdf, NormalizesBothForms) {
   EXPECT_EQ(*NormalizeBdf("0000:03:00.0"), "0000:03:00.0");

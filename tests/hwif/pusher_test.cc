@@ -4,17 +4,18 @@
 
 #include <gtest/gtest.h>
 
-#include "hwif/file_bar.h"
 #include "hwif/fibnic_device.h"
+#include "hwif/file_bar.h"
 #include "hwif/recording_bar.h"
 #include "tests/hwif/fibnic_test_util.h"
-#include "tests/hwif/temp_dir.h"
 #include "tests/oracle/reference_lpm.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic {
 namespace {
 
 using namespace testing_util;
+using testing::TempDir;
 
 // A delta that takes the given SRAM words from their values in `from` to those in `to`.
 void AddSramWords(DeviceDelta& d, const DeviceImage& from, const DeviceImage& to, std::vector<uint32_t> words) {
@@ -125,7 +126,7 @@ TEST(Pusher, NexthopMacChangeIsInvalidateFieldsValidate) {
   EXPECT_EQ(ws[1], (BusWrite{off, 0x00000004u}));                       // MAC[0..3]
   EXPECT_EQ(ws[2], (BusWrite{off + 4, 0x01030700u}));                   // MAC[4..5], port, VALID last
   // Before: 02:..:01 port 0. Never a mix of old and new fields.
-  const Answer new_a{true, M("04:00:00:00:00:07"), 3};
+  const Answer new_a{true, Mac("04:00:00:00:00:07"), 3};
   EXPECT_EQ(seen, (std::vector<Answer>{Answer{}, Answer{}, new_a, new_a}));
 }
 
@@ -296,6 +297,7 @@ namespace fibnic {
 namespace {
 
 using namespace testing_util;
+using testing::TempDir;
 
 // A TCAM reshuffle in producer order (holes before covers): a more-specific
 // route must go in front of the covering entry that sits at index 0. Every
@@ -311,8 +313,8 @@ TEST(Pusher, TcamReshuffleInProducerOrderIsSafeAtEveryWrite) {
 
   oracle::ReferenceLpm before, after;
   for (auto* lpm : {&before, &after}) {
-    lpm->SetNeighbor({A("192.0.2.1"), M("02:00:00:00:00:01"), 0, NeighState::kReachable});
-    lpm->SetNeighbor({A("192.0.2.2"), M("02:00:00:00:00:02"), 1, NeighState::kReachable});
+    lpm->SetNeighbor({A("192.0.2.1"), Mac("02:00:00:00:00:01"), 0, NeighState::kReachable});
+    lpm->SetNeighbor({A("192.0.2.2"), Mac("02:00:00:00:00:02"), 1, NeighState::kReachable});
     lpm->SetRoute(*Prefix::Parse("2001:db8::/32"), {NextHop{A("192.0.2.1"), 0}});
   }
   after.SetRoute(*Prefix::Parse("2001:db8:ab01::/48"), {NextHop{A("192.0.2.2"), 1}});
@@ -343,8 +345,8 @@ TEST(Pusher, TcamReshuffleInProducerOrderIsSafeAtEveryWrite) {
   EXPECT_TRUE(failure.empty()) << failure;
   EXPECT_GE(rig.rec.writes().size(), 5u);
   EXPECT_EQ(Look(rig.mem->data(), rig.mem->size(), A("2001:db8:ab01::5")),
-            (Answer{true, M("02:00:00:00:00:02"), 1}));
-  EXPECT_EQ(Look(rig.mem->data(), rig.mem->size(), A("2001:db8:1::5")), (Answer{true, M("02:00:00:00:00:01"), 0}));
+            (Answer{true, Mac("02:00:00:00:00:02"), 1}));
+  EXPECT_EQ(Look(rig.mem->data(), rig.mem->size(), A("2001:db8:1::5")), (Answer{true, Mac("02:00:00:00:00:01"), 0}));
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ emu=$1 work=$2
 rm -rf "$work"
 mkdir -p "$work"
 prog=$emu
-. "$(dirname "$0")/../common/expect_refusal.sh"
+. "$(dirname "$0")/../support/expect_refusal.sh"
 # A BAR0 file: ID, VERSION and CAPS of a 64-page NIC with 16 PC IDs and 8
 # regions, in a file of the given size.
 bar() {  # bar FILE SIZE [VERSION]

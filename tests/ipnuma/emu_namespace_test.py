@@ -20,7 +20,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORMED, TX_PEER_DOWN_REFUSED, TX_UNMAPPED,
                           TX_WRITES, OFF_EPOCH_BASE, OFF_MAX_PAYLOAD, OFF_PEER_STATE, PEERS_DOWN, TwoHosts, counter, ext,
-                          EmuWriter, check_export, in_ns, page_pcid, run_test, sh, stop, u64, wait_for)
+                          EmuWriter, check_export, in_ns, page_pcid, random_writes, run_test, sh, stop, u64,
+                          wait_for)
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
@@ -70,26 +71,6 @@ for f in sys.argv[1:]:
     s.send(bytes.fromhex(f))
 """
     in_ns(NS_A, sys.executable, "-c", code, frame(write, True).hex(), frame(bad_magic, False).hex())
-
-
-def random_writes(rng, writer, oracle, n, label, posted=False):
-    """posted: ipnuma_write_posted each, one flush at the end (later writes
-    overlap earlier ones still in flight: they must land in order)."""
-    t0 = time.time()
-    total = 0
-    for i in range(n):
-        size = min(65536, int(2 ** rng.uniform(0, 16)))  # 1 B .. 64 KiB, mostly small
-        off = rng.randrange(0, EXPORT_LEN - size + 1)
-        data = rng.randbytes(size)
-        rc, msg = writer.cmd(f"{'p' if posted else 'w'} {off} {data.hex()}")
-        assert rc == 0, f"{label}: write {i} ({size} B at {off:#x}) refused: {rc} {msg}"
-        oracle[off:off + size] = data
-        total += size
-    if posted:
-        rc, msg = writer.cmd("flush")
-        assert rc == 0, f"{label}: flush: {rc} {msg}"
-    print(f"{label}: {n} writes, {total} bytes in {time.time() - t0:.2f} s", flush=True)
-    return total
 
 
 def check_pool(oracle, label):

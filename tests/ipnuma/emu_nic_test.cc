@@ -8,22 +8,23 @@
 #include <fstream>
 #include <random>
 
-#include "../fib/test_seed.h"
 #include "device/ipnuma_regs.h"
 #include "hwif/file_bar.h"
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/nic.h"
 #include "ipnuma/nic_file_bar.h"
+#include "tests/support/parse.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic::ipnuma {
 namespace {
 
+using fibnic::testing::Ip;
+using fibnic::testing::Mac;
+
 namespace fs = std::filesystem;
 using Frames = std::vector<std::vector<uint8_t>>;
-
-MacAddr Mac(const char* t) { return MacAddr::Parse(t).value(); }
-uint32_t Ip(const char* t) { return IpAddr::Parse(t).value().v4(); }
 
 FrameAddress AtoB() {
   return FrameAddress{Mac("02:00:00:00:00:01"), Mac("02:00:00:00:00:02"), Ip("10.0.0.1"), Ip("10.0.0.2"), 4790, 4790};
@@ -63,13 +64,7 @@ TEST(IpnumaEmuFrames, BuiltFramesParseBackAndBrokenOnesAreMalformed) {
   EXPECT_EQ(parse(no_sum).verdict, FrameVerdict::kMalformed);  // the contract requires the checksum
 }
 
-regs::Caps Model() {
-  regs::Caps c;
-  c.pages = 64;
-  c.pcid_entries = 16;
-  c.region_entries = 8;
-  return c;
-}
+regs::Caps Model() { return {.pages = 64, .pcid_entries = 16, .region_entries = 8}; }
 
 constexpr uint64_t kPoolBase = 0x200000000;
 constexpr uint64_t kPoolBytes = 1 << 20;

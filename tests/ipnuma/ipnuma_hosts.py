@@ -297,6 +297,29 @@ def run_test(hosts, main):
     sys.exit(rc)
 
 
+def random_writes(rng, writer, oracle, n, label, size_bits=16, posted=False):
+    """n writes through `writer` of random bytes at random offsets of the
+    export (oracle: its expected contents, updated), 1 B to 2**size_bits B,
+    mostly small. posted: ipnuma_write_posted each, one flush at the end
+    (later writes overlap earlier ones still in flight: they must land in
+    order). Returns the bytes written."""
+    t0 = time.time()
+    total = 0
+    for i in range(n):
+        size = min(1 << size_bits, int(2 ** rng.uniform(0, size_bits)))
+        off = rng.randrange(0, len(oracle) - size + 1)
+        data = rng.randbytes(size)
+        rc, msg = writer.cmd(f"{'p' if posted else 'w'} {off} {data.hex()}")
+        assert rc == 0, f"{label}: write {i} ({size} B at {off:#x}) refused: {rc} {msg}"
+        oracle[off:off + size] = data
+        total += size
+    if posted:
+        rc, msg = writer.cmd("flush")
+        assert rc == 0, f"{label}: flush: {rc} {msg}"
+    print(f"{label}: {n} writes, {total} bytes in {time.time() - t0:.2f} s", flush=True)
+    return total
+
+
 def check_export(pool_file, off, oracle, label):
     """B's memory (its pool file from off) against the oracle, a plain byte
     array of what was written; names the first offset that differs."""

@@ -24,7 +24,8 @@
 
 #include "ipnuma/kernel_neighbours.h"
 #include "tests/ipnuma/two_nics.h"
-#include "tests/sources/netns_util.h"
+#include "tests/support/netns_util.h"
+#include "tests/support/on_loop.h"
 
 namespace fibnic::ipnuma::testing {
 namespace {
@@ -105,9 +106,7 @@ class KernelNeighboursTest : public ::testing::Test {
   }
   // a's tables as the io thread (which applies the events) sees them.
   NicTables TablesA() {
-    std::promise<NicTables> p;
-    boost::asio::post(io_, [&] { p.set_value(a_->Tables()); });
-    return p.get_future().get();
+    return fibnic::testing::OnLoop(io_, [&] { return a_->Tables(); });
   }
   bool WaitMac(const Nic& peer, const char* mac) {
     return WaitFor(

@@ -24,8 +24,10 @@
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/kernel_neighbours.h"
-#include "tests/common/as_nobody.h"
 #include "tests/ipnuma/two_nics.h"
+#include "tests/support/as_nobody.h"
+#include "tests/support/loopback.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic::ipnuma::testing {
 namespace {
@@ -257,14 +259,7 @@ TEST(HostileAnswers, GrantOutsideTheAskedWindowNeverReachesThePageMap) {
 class FakePeer {
  public:
   explicit FakePeer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = fibnic::testing::BoundTcpSocket("127.0.0.1", &port_);
     EXPECT_EQ(::listen(fd_, 4), 0);
     thread_ = std::thread([this] {
       const int c = ::accept(fd_, nullptr, nullptr);
@@ -375,11 +370,6 @@ TEST(HostileAnswers, RequestsAreSignedAndCarryNoFrom) {
 
 class SecretFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pa-secrets-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text, mode_t mode) {
     const fs::path p = dir_ / name;
     std::ofstream(p) << text;
@@ -396,7 +386,7 @@ class SecretFiles : public ::testing::Test {
            "peer_api: " + peer_api + "\n" + extra +
            "peers:\n  - {name: b, address: 10.0.0.2, api: '192.0.2.20:7470', secret_file: " + secret_file + "}\n";
   }
-  fs::path dir_;
+  fibnic::testing::TempDir dir_;
 };
 
 TEST_F(SecretFiles, ReadableByOthersIsRefusedNamingTheFile) {
@@ -418,7 +408,7 @@ TEST_F(SecretFiles, ReadableByOthersIsRefusedNamingTheFile) {
 // Run as another user in a child; needs root to become one.
 TEST_F(SecretFiles, SecretTheServiceUserCannotReadNamesOwnerAndFix) {
   const std::string f = Write("root.secret", std::string(40, 'k') + "\n", 0600);
-  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
   const std::string msg = ::fibnic::testing::AsNobody([&] {
     auto r = ReadSecretFile(f);
     return r.ok() ? std::string("read it") : r.status().ToString();

@@ -31,6 +31,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fuzz.h"
+
 namespace fibnic::ipnuma::fuzz {
 
 // The fuzz nodes: B is the target; A and C its peers (see the corpus README).
@@ -110,17 +112,13 @@ inline void SetHeader(Req& r, const std::string& name, const std::string& value)
 
 inline std::vector<Req> LoadCorpus(const std::filesystem::path& dir) {
   std::vector<Req> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() != ".req") continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+  for (auto& file : fibnic::testing::ReadCorpus(dir)) {
+    std::string& text = file.text;
     while (text.rfind("#", 0) == 0) text.erase(0, text.find('\n') + 1);
     const size_t blank = text.find("\n\n");
     if (blank == std::string::npos) continue;
     Req r;
-    r.name = e.path().filename().string();
+    r.name = file.path.filename().string();
     r.body = text.substr(blank + 2);
     std::istringstream head(text.substr(0, blank));
     std::string line;

@@ -20,7 +20,7 @@
 //  - B's peer tables (page map, PC IDs, REGIONs: the BAR bytes) change only
 //    with a 200 to a validly signed revoke from C, exactly when its answer
 //    lists what it unmapped (then the test maps again).
-// Seed printed; FIBSYNC_SEED replays it (tests/fib/test_seed.h).
+// Seed printed; FIBSYNC_SEED replays it (tests/support/test_seed.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -35,9 +35,11 @@
 #include "common/http_client.h"
 #include "ipnuma/api.h"
 #include "ipnuma/peer_auth.h"
-#include "tests/fib/test_seed.h"
 #include "tests/ipnuma/peer_fuzz.h"
 #include "tests/ipnuma/two_nics.h"
+#include "tests/support/fuzz.h"
+#include "tests/support/loopback.h"
+#include "tests/support/test_seed.h"
 #include "tests/web/server_fixture.h"
 
 namespace fibnic::ipnuma::testing {
@@ -46,13 +48,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using fibnic::testing::EnvOr;
+using fibnic::testing::FreePort;
 
 constexpr uint64_t kPoolA = 0x100000000ull, kPoolB = 0x200000000ull, kPoolC = 0x300000000ull;
-
-uint64_t EnvOr(const char* name, uint64_t def) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : def;
-}
 
 // Node B as the fuzzer sees it.
 struct Target {
@@ -286,18 +285,6 @@ TEST(PeerFuzz, InProcessServer) {
 }
 
 // --- the same against running ipnumad processes ----------------------------
-
-uint16_t FreePort(const char* host) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  ::inet_pton(AF_INET, host, &a.sin_addr);
-  EXPECT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
 
 void WriteSecret(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text << "\n";

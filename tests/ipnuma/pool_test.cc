@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ipnuma/pool.h"
+#include "tests/support/temp_dir.h"
 
 namespace fibnic::ipnuma {
 namespace {
@@ -15,19 +16,14 @@ namespace fs = std::filesystem;
 
 class PoolTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ipnuma-pool-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-  fs::path dir_;
+  fibnic::testing::TempDir dir_;
 };
 
 TEST_F(PoolTest, UdmabufSysfsAttributes) {
   Write("phys_addr", "0x1806a0000\n");
   Write("size", "1048576\n");
-  auto p = BufferPool::FromUdmabuf(dir_.string());
+  auto p = BufferPool::FromUdmabuf(dir_.path());
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->phys_base, 0x1806a0000ull);
   EXPECT_EQ(p->size, 1048576u);
@@ -41,16 +37,16 @@ TEST_F(PoolTest, UdmabufSysfsAttributes) {
 TEST_F(PoolTest, UdmabufErrorsNameTheFile) {
   Write("phys_addr", "0x1806a0000\n");
   Write("size", "lots\n");
-  auto p = BufferPool::FromUdmabuf(dir_.string());
+  auto p = BufferPool::FromUdmabuf(dir_.path());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("size: 'lots' is not a number"), std::string::npos) << p.status().message();
   fs::remove(dir_ / "size");
-  p = BufferPool::FromUdmabuf(dir_.string());
+  p = BufferPool::FromUdmabuf(dir_.path());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("/size"), std::string::npos) << p.status().message();
   Write("phys_addr", "0x1806a0010\n");
   Write("size", "4096\n");
-  p = BufferPool::FromUdmabuf(dir_.string());
+  p = BufferPool::FromUdmabuf(dir_.path());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("64-byte aligned"), std::string::npos) << p.status().message();
 }
@@ -59,7 +55,7 @@ TEST_F(PoolTest, ReservedAndFilePools) {
   EXPECT_FALSE(BufferPool::Reserved(0x1000, 0).ok());
   EXPECT_FALSE(BufferPool::Reserved(0xFFFFFFFFF000ull, 0x2000).ok());  // beyond 48 bits
   Write("buf", std::string(8192, '\0'));
-  auto p = BufferPool::FromFile((dir_ / "buf").string(), 0x40000000);
+  auto p = BufferPool::FromFile(dir_ / "buf", 0x40000000);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->size, 8192u);
   EXPECT_TRUE(p->Contains(0x40001000, 0x1000));

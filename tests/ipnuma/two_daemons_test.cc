@@ -19,17 +19,20 @@
 
 #include "common/http_client.h"
 #include "ipnuma/config.h"
+#include "ipnuma/nic.h"
 #include "ipnuma/peer_auth.h"
 #include "ipnuma/service.h"
-#include "ipnuma/nic.h"
+#include "tests/support/loopback.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::ipnuma {
 namespace {
 
+using fibnic::testing::FreePort;
+using fibnic::testing::Ip;
+
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-uint32_t Ip(const char* t) { return IpAddr::Parse(t).value().v4(); }
 
 StatusOr<HttpResult> Http(const std::string& server, const std::string& method, const std::string& target,
                           const std::string& body, const std::string& token,
@@ -45,18 +48,6 @@ StatusOr<HttpResult> Http(const std::string& server, const std::string& method, 
   req.bind_address = bind;
   req.timeout = std::chrono::seconds(10);
   return HttpCall(req);
-}
-
-uint16_t FreePort() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
 }
 
 void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
@@ -83,13 +74,7 @@ std::vector<uint8_t> ReadBytes(const fs::path& p) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-regs::Caps Model() {
-  regs::Caps c;
-  c.pages = 256;
-  c.pcid_entries = 16;
-  c.region_entries = 8;
-  return c;
-}
+regs::Caps Model() { return {.pages = 256, .pcid_entries = 16, .region_entries = 8}; }
 
 struct Daemon {
   std::string name;

@@ -15,20 +15,15 @@
 #include "hwif/recording_bar.h"
 #include "ipnuma/service.h"
 #include "tests/ipnuma/rule_checker.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::ipnuma::testing {
 
-inline uint32_t Ip(const char* text) { return IpAddr::Parse(text).value().v4(); }
-inline MacAddr Mac(const char* text) { return MacAddr::Parse(text).value(); }
+using fibnic::testing::Ip;
+using fibnic::testing::Mac;
 
 // Small tables so "full" is easy to reach: 64 pages, 3 usable PC IDs, 3 REGIONs.
-inline regs::Caps SmallCaps() {
-  regs::Caps c;
-  c.pages = 64;
-  c.pcid_entries = 4;
-  c.region_entries = 3;
-  return c;
-}
+inline regs::Caps SmallCaps() { return {.pages = 64, .pcid_entries = 4, .region_entries = 3}; }
 
 class Bench;
 

@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ipnuma_hosts import (OFF_PEER_STATE, PEERS_DOWN, RETRANSMITS, RX_WRITES, TX_WRITES, EmuWriter,  # noqa: E402
-                          check_export, counter, ext, run_test,
+                          check_export, counter, ext, random_writes, run_test,
                           in_ns, u64, wait_for)
 from xrack_hosts import (EXPORT_LEN, EXPORT_OFF, FORWARDED, MAC, NIC_IP, PUNTED, TX, XrackHosts, bring_up,  # noqa: E402
                          card_counter, forw_datagrams)
@@ -74,15 +74,7 @@ def main():
     writer = EmuWriter(hosts, TBIN, hosts.path("a.pages"), ns=hosts.ns["a"])
     oracle = bytearray(EXPORT_LEN)
     before = snapshot(bar_a, bar_b)
-    total = 0
-    for i in range(80):
-        size = min(16384, int(2 ** rng.uniform(0, 14)))
-        off = rng.randrange(0, EXPORT_LEN - size + 1)
-        data = rng.randbytes(size)
-        rc, msg = writer.cmd(f"w {off} {data.hex()}")
-        assert rc == 0, f"write {i} ({size} B at {off:#x}) refused: {rc} {msg}"
-        oracle[off:off + size] = data
-        total += size
+    total = random_writes(rng, writer, oracle, 80, "across the racks", size_bits=14)
     check_pool(oracle, f"80 writes, {total} bytes, across the racks")
     after = snapshot(bar_a, bar_b)
     d = {k: after[k] - before[k] for k in before}

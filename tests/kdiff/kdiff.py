@@ -418,6 +418,15 @@ def log_tail(env, lines=15):
         return "".join(f.readlines()[-lines:])
 
 
+def verdict(forwards):
+    """A run's exit status once no answer diverged: an all-punt device agrees
+    with anything, so a run in which it never forwarded proved nothing."""
+    if forwards == 0:
+        print("FAIL: the device never forwarded a sampled destination")
+        return 1
+    return 0
+
+
 def main():
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
     # Stopped by a signal (a soak in the background ignores SIGINT), the
@@ -511,10 +520,7 @@ def main():
             if require_vrf and (vrf_events == 0 or env.vrf_forwards == 0):
                 print("FAIL: KDIFF_REQUIRE_VRF=1 and the run never checked the device in the VRF's context")
                 return 1
-        if forwards == 0:  # an all-punt device agrees with anything: the run proved nothing
-            print("FAIL: the device never forwarded a sampled destination")
-            return 1
-        return 0
+        return verdict(forwards)
     finally:
         if env:
             env.close()

@@ -1,12 +1,13 @@
 #include "tests/oracle/reference_lpm.h"
+#include "tests/support/parse.h"
 
 #include <gtest/gtest.h>
 
 namespace fibnic::oracle {
-namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-Prefix P(const char* s) { return *Prefix::Parse(s); }
+using testing::A;
+using testing::P;
+namespace {
 
 TEST(ReferenceLpm, LongestMatchAndResolution) {
   ReferenceLpm lpm;

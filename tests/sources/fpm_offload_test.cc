@@ -30,14 +30,18 @@
 
 #include "sources/fpm/fpm_source.h"
 #include "tests/sources/fake_route_notes.h"
-#include "tests/sources/netns_util.h"
 #include "tests/sources/recording_sink.h"
 #include "tests/sources/test_util.h"
+#include "tests/support/fake_zebra.h"
+#include "tests/support/netns_util.h"
+#include "tests/support/on_loop.h"
 
 namespace fibnic {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::FakeZebra;
+using testing::FpmReply;
 using testing::InlineRoute;
 using testing::P;
 using testing::Via;
@@ -79,80 +83,6 @@ class ScriptedOracle : public FpmOffloadOracle {
   const testing::FakeRouteNotes& kernel_;
 };
 
-struct Reply {
-  Prefix prefix;
-  uint16_t nlmsg_flags = 0;
-  uint8_t protocol = 0;
-  uint32_t table = 0;
-  uint32_t rtm_flags = 0;
-};
-
-// zebra's side of the connection (plain blocking socket).
-class FakeZebra {
- public:
-  explicit FakeZebra(uint16_t port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    timeval tv{0, 100000};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  // `kernel`: the kernel takes each route before zebra sends it (nullptr: it does not have it yet).
-  FakeZebra(uint16_t port, testing::FakeRouteNotes* kernel) : FakeZebra(port) { kernel_ = kernel; }
-  ~FakeZebra() { close(fd_); }
-  void Send(const NlRoute& r) {
-    if (kernel_) kernel_->Add(r.prefix, r.protocol, r.table);
-    const auto msg = BuildRouteMessage(r);
-    const auto frame = EncodeFpmFrame(msg.data(), msg.size());
-    ASSERT_EQ(write(fd_, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
-  }
-  // Replies read until `n` have come or `limit` passed.
-  std::vector<Reply> Read(size_t n, std::chrono::milliseconds limit = 5s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (replies_.size() < n && std::chrono::steady_clock::now() < end) {
-      uint8_t buf[4096];
-      const ssize_t got = read(fd_, buf, sizeof buf);
-      if (got > 0) pending_.insert(pending_.end(), buf, buf + got);
-      Parse();
-    }
-    std::vector<Reply> out;
-    out.swap(replies_);
-    return out;
-  }
-
- private:
-  void Parse() {
-    while (pending_.size() >= kFpmHeaderLen) {
-      const size_t len = size_t{pending_[2]} << 8 | pending_[3];
-      ASSERT_EQ(pending_[0], kFpmVersion);
-      ASSERT_EQ(pending_[1], kFpmTypeNetlink);
-      if (len < kFpmHeaderLen + sizeof(nlmsghdr)) {
-        ADD_FAILURE() << "reply frame of " << len << " bytes";
-        pending_.clear();
-        return;
-      }
-      if (pending_.size() < len) return;
-      std::vector<uint32_t> aligned((len + 3) / 4);
-      std::memcpy(aligned.data(), pending_.data() + kFpmHeaderLen, len - kFpmHeaderLen);
-      const auto* h = reinterpret_cast<const nlmsghdr*>(aligned.data());
-      // zebra reads one netlink message per frame: it must fill the frame.
-      EXPECT_EQ(h->nlmsg_len, len - kFpmHeaderLen);
-      EXPECT_EQ(h->nlmsg_type, RTM_NEWROUTE);
-      auto m = ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(aligned.data()), h->nlmsg_len);
-      EXPECT_TRUE(m.ok()) << m.status().ToString();
-      if (m.ok()) replies_.push_back({m->route.prefix, h->nlmsg_flags, m->route.protocol, m->route.table, m->route.flags});
-      pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(len));
-    }
-  }
-  int fd_ = -1;
-  testing::FakeRouteNotes* kernel_ = nullptr;
-  std::vector<uint8_t> pending_;
-  std::vector<Reply> replies_;
-};
-
 NlRoute Bgp(const std::string& prefix) { return InlineRoute(prefix, {Via("192.0.2.1", 10)}); }
 
 class FpmOffloadTest : public ::testing::Test {
@@ -177,9 +107,7 @@ class FpmOffloadTest : public ::testing::Test {
     if (thread.joinable()) thread.join();
   }
   FpmSourceStats Stats() {
-    std::promise<FpmSourceStats> p;
-    boost::asio::post(io, [&] { p.set_value(source->stats()); });
-    return p.get_future().get();
+    return testing::OnLoop(io, [this] { return source->stats(); });
   }
 
   testing::FakeRouteNotes kernel;
@@ -203,8 +131,8 @@ TEST_F(FpmOffloadTest, OneReplyPerRouteSentCarryingZebrasProtocolAndTheState) {
   zebra.Send(InlineRoute("2001:db8::/32", {Via("fe80::1", 10)}));
   auto replies = zebra.Read(3);
   ASSERT_EQ(replies.size(), 3u);
-  std::map<Prefix, Reply> by;
-  for (const Reply& r : replies) by[r.prefix] = r;
+  std::map<Prefix, FpmReply> by;
+  for (const FpmReply& r : replies) by[r.prefix] = r;
   ASSERT_EQ(by.size(), 3u);
   for (const auto& [p, r] : by) {
     EXPECT_TRUE(r.nlmsg_flags & NLM_F_REQUEST) << p.ToString();
@@ -262,7 +190,7 @@ TEST_F(FpmOffloadTest, ReconnectRepliesForEveryReplayedRoute) {
   auto replies = zebra.Read(41, 2s);
   EXPECT_EQ(replies.size(), 40u);
   std::set<Prefix> seen;
-  for (const Reply& r : replies) seen.insert(r.prefix);
+  for (const FpmReply& r : replies) seen.insert(r.prefix);
   EXPECT_EQ(seen.size(), 40u);
   EXPECT_FALSE(seen.count(P("10.0.45.0/24"))) << "a route this zebra did not send";
 }
@@ -297,7 +225,7 @@ TEST_F(FpmOffloadTest, KernelRoutesOfOtherDaemonsAreNeverAnswered) {
   // Commits, quiet points, walks over every route: still nothing for them.
   for (int i = 0; i < 3; ++i) {
     ++oracle.commit_count;
-    for (const Reply& r : zebra.Read(1, 500ms)) ADD_FAILURE() << "answered " << r.prefix.ToString();
+    for (const FpmReply& r : zebra.Read(1, 500ms)) ADD_FAILURE() << "answered " << r.prefix.ToString();
   }
   EXPECT_GE(Stats().offload.walks, 1u);
   // A route of zebra's protocol in the table it follows is zebra's: a walk
@@ -319,7 +247,7 @@ TEST_F(FpmOffloadTest, ZebraNotReadingOverrunsABoundedBufferThenCatchesUp) {
   std::set<Prefix> seen;
   const auto end = std::chrono::steady_clock::now() + 20s;
   while (seen.size() < 3000 && std::chrono::steady_clock::now() < end) {
-    for (const Reply& r : zebra.Read(3000, 200ms)) seen.insert(r.prefix);
+    for (const FpmReply& r : zebra.Read(3000, 200ms)) seen.insert(r.prefix);
   }
   EXPECT_EQ(seen.size(), 3000u);
   const auto st = Stats();

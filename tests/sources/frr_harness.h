@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "sources/netlink/netlink_ports.h"
 #include "rib/route.h"
-#include "tests/sources/netns_util.h"
+#include "sources/netlink/netlink_ports.h"
+#include "tests/support/netns_util.h"
 
 namespace fibnic::testing {
 

@@ -14,6 +14,7 @@
 #include "sources/fpm/fpm_source.h"
 #include "sources/kernel/kernel_source.h"
 #include "tests/sources/frr_harness.h"
+#include "tests/support/on_loop.h"
 
 namespace fibnic::testing {
 
@@ -48,9 +49,7 @@ class FrrSources {
   // Runs f on the sources' loop and returns what it returns.
   template <typename F>
   auto OnLoop(F f) {
-    std::promise<decltype(f())> p;
-    boost::asio::post(io, [&] { p.set_value(f()); });
-    return p.get_future().get();
+    return fibnic::testing::OnLoop(io, std::move(f));
   }
 
   // Starts the FPM source and the loop; false if it could not listen.

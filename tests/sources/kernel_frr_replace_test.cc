@@ -12,14 +12,8 @@
 
 #include "tests/sources/kernel_source_fixture.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::A;
-using testing::KernelSourceTest;
-using testing::MustSh;
-using testing::Sh;
 
 // The kernel's routes of prefix p that are not zebra's, as "gateway dev proto".
 std::vector<std::string> KernelOthers(const std::string& fam, const std::string& p) {
@@ -69,4 +63,4 @@ TEST_F(KernelSourceTest, FrrReplaceTakesOneRouteOfItsRank) {
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

@@ -16,9 +16,9 @@
 #include <set>
 #include <thread>
 
-#include "fib/fib.h"
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
+#include "fib/fib.h"
 #include "tests/oracle/reference_lpm.h"
 #include "tests/sources/frr_harness.h"
 #include "tests/sources/frr_sources.h"
@@ -93,10 +93,6 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
   FpmSourceStats Stats() {
     return sources.OnLoop([&] { return sources.fpm->stats(); });
   }
-  template <typename F>
-  auto OnIo(F f) {
-    return sources.OnLoop(f);
-  }
   // The RIB at FRR's prefixes (system ones too: zebra's connected routes are
   // the kernel's as well), and FRR's routes the RIB still holds although FRR
   // no longer has them.
@@ -114,7 +110,7 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
     const MacAddr mac = frr.PeerMac();
     neighbors = {{*IpAddr::Parse("10.99.0.2"), mac, 1, NeighState::kReachable},
                  {*IpAddr::Parse("2001:db8:99::2"), mac, 1, NeighState::kReachable}};
-    OnIo([&] {
+    sources.OnLoop([&] {
       for (const auto& n : neighbors) fib.UpsertNeighbor(n);
       return true;
     });
@@ -135,7 +131,7 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
         },
         limit);
     ASSERT_TRUE(ok) << step << ": RIB differs from FRR\nFRR:\n" << Dump(frr_fib) << "RIB:\n" << Dump(Rib());
-    kernel_stats = OnIo([&] { return sources.kernel->stats(); });
+    kernel_stats = sources.OnLoop([&] { return sources.kernel->stats(); });
     std::cout << step << ": converged, " << frr_fib.size() << " routes" << std::endl;
     ExpectImageMatchesFrr(step, frr_fib, expect_forwarding);
   }
@@ -143,7 +139,7 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
   // Commits the Fib and encodes its image on the io thread, together with
   // the recorder's RIB of that moment (the feed the image was built from).
   std::pair<std::vector<uint8_t>, std::map<Prefix, std::vector<NextHop>>> CommitAndEncode() {
-    return OnIo([&] {
+    return sources.OnLoop([&] {
       fib.Commit();
       return std::pair{EncodeBar(fib.image(), static_cast<uint32_t>(fib.Counts().commits)), Rib()};
     });
@@ -194,7 +190,7 @@ class KernelFrrTest : public ::testing::TestWithParam<bool> {
       EXPECT_GT(must_forward, 0) << step << ": no FRR route the image had to forward";
     }
   }
-  bool Has(const std::string& p) { return OnIo([&] { return sink.routes().count(*Prefix::Parse(p)) != 0; }); }
+  bool Has(const std::string& p) { return sources.OnLoop([&] { return sink.routes().count(*Prefix::Parse(p)) != 0; }); }
   // An FRR route FRR no longer has (the RIB must not hold it either).
   bool Gone(const Prefix& p, const std::map<Prefix, std::vector<NextHop>>& frr_fib) const {
     return ever_frr.count(p) && !frr_fib.count(p);
@@ -222,12 +218,12 @@ TEST_P(KernelFrrTest, RibFollowsZebraThroughChurnRestartAndPeerLoss) {
   ASSERT_TRUE(WaitFor([&] { return Has("203.0.113.0/24") && Has("198.51.100.0/24"); }, 60s));
   ExpectConverged("initial", true);
   const std::vector<NextHop> via_peer{{*IpAddr::Parse("10.99.0.2"), 1}};
-  EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("203.0.113.0/24")).paths; }), via_peer);
+  EXPECT_EQ(sources.OnLoop([&] { return sink.routes().at(*Prefix::Parse("203.0.113.0/24")).paths; }), via_peer);
   // The static blackhole is dropped; the static route via the non-FIBNIC
   // link is punted.
   const std::vector<NextHop> host{NextHop::ToHost()}, drop{NextHop::Drop()};
-  EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("10.200.0.0/16")).paths; }), drop);
-  EXPECT_EQ(OnIo([&] { return sink.routes().at(*Prefix::Parse("10.97.0.0/16")).paths; }), host);
+  EXPECT_EQ(sources.OnLoop([&] { return sink.routes().at(*Prefix::Parse("10.200.0.0/16")).paths; }), drop);
+  EXPECT_EQ(sources.OnLoop([&] { return sink.routes().at(*Prefix::Parse("10.97.0.0/16")).paths; }), host);
 
   // Announce and withdraw.
   frr.PeerNetwork("192.0.2.0/25", true);

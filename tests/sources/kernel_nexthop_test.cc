@@ -13,16 +13,8 @@
 
 #include "tests/sources/kernel_source_fixture.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::A;
-using testing::KernelSourceTest;
-using testing::MustSh;
-using testing::P;
-using testing::Sh;
-using testing::WaitFor;
 
 const PortNames kPorts{{"k0", 0}, {"k1", 1}};
 
@@ -193,15 +185,10 @@ TEST_F(KernelNexthopTest, ObjectsAreReDumpedBeforeTheRoutesUsingThem) {
   MustSh("ip nexthop add id 7 via 10.0.0.9 dev k0 && ip route add 198.51.110.0/24 nhid 7");
   ASSERT_TRUE(RouteIs("198.51.110.0/24", std::vector<NextHop>{{A("10.0.0.9"), 0}}));
   const uint64_t resyncs = Stats().resyncs;
-  std::promise<void> release, held;
-  boost::asio::post(io, [&] {
-    held.set_value();
-    release.get_future().wait();
+  WhileHeld([&] {
+    MustSh("ip nexthop replace id 7 via 10.0.0.7 dev k0");
+    boost::asio::post(io, [this] { source->RequestResync(); });
   });
-  held.get_future().wait();
-  MustSh("ip nexthop replace id 7 via 10.0.0.7 dev k0");
-  boost::asio::post(io, [this] { source->RequestResync(); });
-  release.set_value();
   EXPECT_TRUE(RouteIs("198.51.110.0/24", std::vector<NextHop>{{A("10.0.0.7"), 0}}));
   EXPECT_TRUE(WaitFor([&] { return Stats().resyncs > resyncs && !Stats().dumping; }, 10s));
   EXPECT_EQ(Stats().nexthop_objects, 1u);
@@ -210,4 +197,4 @@ TEST_F(KernelNexthopTest, ObjectsAreReDumpedBeforeTheRoutesUsingThem) {
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

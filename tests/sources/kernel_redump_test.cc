@@ -16,15 +16,8 @@
 
 #include "tests/sources/kernel_source_fixture.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::A;
-using testing::KernelSourceTest;
-using testing::MustSh;
-using testing::Sh;
-using testing::WaitFor;
 
 TEST_F(KernelSourceTest, InterruptedRedumpSweepsNothingTheKernelHolds) {
   // k0's own address after kOthers others in its list: the dump reads the
@@ -91,4 +84,4 @@ TEST_F(KernelSourceTest, InterruptedRedumpSweepsNothingTheKernelHolds) {
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

@@ -12,7 +12,7 @@
 #include <random>
 #include <set>
 
-#include "tests/fib/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic {
 namespace {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -18,15 +19,14 @@
 #include <vector>
 
 #include "sources/kernel/kernel_source.h"
-#include "tests/sources/netns_util.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netns_util.h"
+#include "tests/support/on_loop.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::testing {
 
 using namespace std::chrono_literals;
-
-inline Prefix P(const std::string& s) { return *Prefix::Parse(s); }
-inline IpAddr A(const std::string& s) { return *IpAddr::Parse(s); }
 
 class KernelSourceTest : public ::testing::Test {
  protected:
@@ -56,28 +56,31 @@ class KernelSourceTest : public ::testing::Test {
     io_thread = std::thread([this] { io.run(); });
   }
   KernelSourceStats Stats() {
-    std::promise<KernelSourceStats> p;
-    boost::asio::post(io, [&] { p.set_value(source->stats()); });
-    return p.get_future().get();
+    return OnLoop(io, [this] { return source->stats(); });
   }
-  std::optional<std::vector<NextHop>> PathsOf(const std::string& p) {
-    auto r = sink.routes();
-    auto it = r.find(P(p));
-    if (it == r.end()) return std::nullopt;
-    return it->second.paths;
-  }
+  std::optional<std::vector<NextHop>> PathsOf(const std::string& p) { return sink.PathsOf(P(p)); }
   bool RouteIs(const std::string& p, const std::optional<std::vector<NextHop>>& want) {
     return WaitFor([&] { return PathsOf(p) == want; }, 10s);
+  }
+  // Runs fn while the source's loop is held in a task the test posted, so
+  // the kernel's messages about what fn changes wait unread until it returns.
+  void WhileHeld(const std::function<void()>& fn) {
+    std::promise<void> release, held;
+    auto released = release.get_future().share();  // the task may outlive this frame
+    boost::asio::post(io, [&held, released] {
+      held.set_value();
+      released.wait();
+    });
+    held.get_future().wait();
+    fn();
+    release.set_value();
   }
   // Runs `ip -batch FILE` while the source's loop is held: a burst larger
   // than the socket's buffer loses events (an overrun).
   void RunStalled(const std::string& batch) {
-    std::promise<void> release;
-    auto released = release.get_future().share();
-    boost::asio::post(io, [released] { released.wait(); });
     int rc = 0;
-    const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
-    release.set_value();
+    std::string out;
+    WhileHeld([&] { out = Sh("ip -batch " + batch + " 2>&1", &rc); });
     ASSERT_EQ(rc, 0) << out;
   }
   // The most routes given to the RIB between two runs of a task the test

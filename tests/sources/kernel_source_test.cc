@@ -1,36 +1,23 @@
 // The kernel source in a private network namespace: routes and neighbours
 // added, changed and deleted with `ip` reach the RIB; gateways get resolved
-// through the kernel; a forced netlink overrun is recovered by a re-dump and
-// mark-and-sweep, after which the RIB equals the kernel's own table.
+// through the kernel. Under load: kernel_load_test.cc.
 #include "sources/kernel/kernel_source.h"
 
 #include <gtest/gtest.h>
 #include <linux/rtnetlink.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <boost/asio.hpp>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
 
 #include "tests/sources/kernel_source_fixture.h"
 
-namespace fibnic {
+// In the fixture's namespace: its helpers (Sh, MustSh, WaitFor, P, A) need no using lines.
+namespace fibnic::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::KernelSourceTest;
-using testing::MustSh;
-using testing::Sh;
-using testing::WaitFor;
-using testing::A;
-using testing::P;
 
 TEST_F(KernelSourceTest, RoutesAddChangeDeleteAndSafetyPunts) {
   MustSh("ip route add 10.50.0.0/16 via 10.0.0.2");  // before start: comes with the dump
@@ -83,7 +70,7 @@ TEST_F(KernelSourceTest, IgnoredProtocolsAreNotTakenButStillReplaceAndResolve) {
       << Sh("ip neigh show");
 }
 
-// Issue #15: a neighbour is an address on an interface. BGP unnumbered puts
+// A neighbour is an address on an interface. BGP unnumbered puts
 // 169.254.0.1 (inline mode, permanent, one per interface) and the peers'
 // fe80:: addresses on every fabric port; IPv4 routes go via them onlink or
 // via inet6 (RTA_VIA). Deleting the one on k1 must leave k0's, which must
@@ -125,7 +112,7 @@ TEST_F(KernelSourceTest, LinkLocalNeighboursPerPortAndRoutesViaInet6) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, bug 2: an IPv6 multipath route deleted one next-hop at a time
+// An IPv6 multipath route deleted one next-hop at a time
 // (and built with add + append) stayed in the RIB after the kernel dropped it.
 TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
   StartSource({});
@@ -154,11 +141,10 @@ TEST_F(KernelSourceTest, Ipv6MultipathDeletedOneNextHopAtATime) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, bug 3: with a TOS-specific route beside a plain one for the same
+// With a TOS-specific route beside a plain one for the same
 // prefix, the device sent all of it to the plain route's gateway while the
 // kernel sends that TOS elsewhere. The device has no TOS: the prefix punts.
-// Issue #14, found by the kernel differential harness's soak (seed
-// 37727094719453, 16,757 events): IPv6 keeps a blackhole route and a route
+// Found by the kernel differential harness's soak: IPv6 keeps a blackhole route and a route
 // via a gateway of one prefix and metric side by side (they never form a
 // multipath route) and uses the first. The source kept one route per metric:
 // a replace of the gateway route erased the blackhole too (the kernel
@@ -182,7 +168,7 @@ TEST_F(KernelSourceTest, Ipv6BlackholeBesideAGatewayRouteOfItsMetricPunts) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14: IPv4 `ip route replace` replaces the first route of its prefix,
+// IPv4 `ip route replace` replaces the first route of its prefix,
 // table, TOS and metric and leaves the others (they come from `append` and
 // `prepend`); a plain `ip route del` takes the first. The source erased every
 // route of the rank on a replace, so after the delete it had none while the
@@ -210,7 +196,7 @@ TEST_F(KernelSourceTest, Ipv4ReplaceReplacesOnlyTheFirstRouteOfItsRank) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14: the kernel keeps IPv4 routes of one rank apart when their type
+// The kernel keeps IPv4 routes of one rank apart when their type
 // or metrics differ (a blackhole beside an unreachable, `via G mtu 1400`
 // beside `via G`); the source keyed them by their path alone, so the second
 // overwrote the first and deleting one lost both while the kernel still
@@ -243,7 +229,7 @@ TEST_F(KernelSourceTest, TosRouteBesideAPlainOnePunts) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, bug 1: 'ip link set k0 down' drops the IPv4 routes through k0
+// 'ip link set k0 down' drops the IPv4 routes through k0
 // from the kernel without any RTM_DELROUTE; the RIB kept them, and once the
 // link was up and the gateway resolved again the device forwarded where the
 // kernel uses another route.
@@ -263,12 +249,12 @@ TEST_F(KernelSourceTest, LinkDownDropsItsIpv4Routes) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, 6(c), found by the kernel differential harness (tests/kdiff):
+// Found by the kernel differential harness (tests/kdiff):
 // when k0 loses its carrier (the far end goes down) the kernel keeps its
 // routes, flagged linkdown, and with ignore_routes_with_linkdown=1 skips them
 // for a covering route; no route message says so. The device kept forwarding
 // through k0. A path without carrier is now never used: punt.
-// Issue #14, found by the kernel differential harness (seed 104276331328412):
+// Found by the kernel differential harness:
 // a link going down only marks the IPv4 next-hops of a multipath route that
 // keeps a live one dead, and its coming up revives them, without a message;
 // the source erased them, so after k0 down/up and k1 down it had no route
@@ -287,8 +273,7 @@ TEST_F(KernelSourceTest, MultipathNextHopsRevivedWhenTheirLinkComesBack) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found by the kernel differential harness's soak (seeds 2222 and
-// 7738244379143): deleting an interface's last IPv4 address disables IPv4 on
+// Found by the kernel differential harness's soak: deleting an interface's last IPv4 address disables IPv4 on
 // it — the routes through it leave the kernel's FIB and a multipath route's
 // next-hops through it are marked dead, without a route message — and a new
 // address revives those next-hops, also silently. The source kept the routes:
@@ -350,7 +335,7 @@ TEST_F(KernelSourceTest, RouteAddedWithoutCarrierIsUsedOnceTheCarrierIsBack) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found while explaining kdiff seed 21252471530521: with
+// Found by the kernel differential harness: with
 // ignore_routes_with_linkdown=1 the kernel reports a next-hop without carrier
 // as dead (RTNH_F_DEAD | RTNH_F_LINKDOWN) in the route message, and clears
 // that silently when the carrier returns. The source kept the reported DEAD:
@@ -375,7 +360,7 @@ TEST_F(KernelSourceTest, NextHopReportedDeadForLackOfCarrierLivesOnWhenItReturns
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found by the kernel differential harness (tests/kdiff): an
+// Found by the kernel differential harness (tests/kdiff): an
 // `ip rule` sending 198.51.0.0/16 to table 100 (unreachable there) left the
 // device forwarding it by main's routes. A rule that may decide elsewhere
 // punts its destination and every route inside it; one already there when
@@ -402,7 +387,7 @@ TEST_F(KernelSourceTest, PolicyRulesPuntTheirDestinations) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found by the kernel differential harness (tests/kdiff): a
+// Found by the kernel differential harness (tests/kdiff): a
 // next-hop object's change is announced as an NLM_F_REPLACE of each route
 // using it; that erased an appended route of the same prefix and metric, so
 // the device forwarded by the object while the kernel used the other route.
@@ -421,7 +406,7 @@ TEST_F(KernelSourceTest, NexthopObjectChangeKeepsAnAppendedSibling) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found by the kernel differential harness: with
+// Found by the kernel differential harness: with
 // nexthop_compat_mode=0 the kernel removes a route whose next-hop object goes
 // away — here by its link going down — without any route message, and the
 // source kept forwarding by the paths the route was announced with. Routes
@@ -448,7 +433,7 @@ TEST_F(KernelSourceTest, RouteByNexthopObjectRemovedSilentlyOnLinkDownGoes) {
   EXPECT_EQ(Stats().errors, 0u) << Stats().last_error;
 }
 
-// Issue #14, found by the kernel differential harness: the source's
+// Found by the kernel differential harness: the source's
 // resolution request (RTM_NEWNEIGH NTF_USE) reaching an entry an admin had
 // just made PERMANENT turned it INCOMPLETE without a notification, and the
 // device kept the MAC. The io thread is held while a route via the gateway
@@ -461,15 +446,10 @@ TEST_F(KernelSourceTest, ResolutionRequestNeverDemotesAPermanentNeighbour) {
     Sh("ip route del 10.70.0.0/16 2>/dev/null; ip neigh del 10.0.0.7 dev k0 2>/dev/null");
     ASSERT_TRUE(WaitFor([&] { return !NeighOf("10.0.0.7") && !PathsOf("10.70.0.0/16"); }, 10s));
     const uint64_t asked = Stats().resolve_requests;
-    std::promise<void> release, held;
-    boost::asio::post(io, [&] {
-      held.set_value();
-      release.get_future().wait();
+    WhileHeld([&] {
+      MustSh("ip route add 10.70.0.0/16 via 10.0.0.7 && "
+             "ip neigh replace 10.0.0.7 lladdr 02:00:00:00:00:07 dev k0 nud permanent");
     });
-    held.get_future().wait();
-    MustSh("ip route add 10.70.0.0/16 via 10.0.0.7 && "
-           "ip neigh replace 10.0.0.7 lladdr 02:00:00:00:00:07 dev k0 nud permanent");
-    release.set_value();
     ASSERT_TRUE(WaitFor([&] { auto n = NeighOf("10.0.0.7"); return n && n->state == NeighState::kPermanent; }, 10s));
     EXPECT_GT(Stats().resolve_requests, asked);  // the race this test is about did happen
     EXPECT_NE(Sh("ip neigh show 10.0.0.7 dev k0 nud all").find("PERMANENT"), std::string::npos)
@@ -534,211 +514,5 @@ TEST_F(KernelSourceTest, NeighboursOnlyTakesNoRouteMessage) {
   EXPECT_EQ(s.errors, 0u) << s.last_error;
 }
 
-// The kernel's routes of tables local + main, as the RIB should hold them,
-// computed from `ip -j route show` by the test itself: local table first
-// (punted), else the lowest metric of main; two routes sharing that metric
-// (IPv6 fe80::/64 on two links) are punted, as is anything not via k0.
-std::map<Prefix, std::vector<NextHop>> KernelFib() {
-  struct Seen {
-    bool local = false;
-    uint32_t metric = 0;
-    int count = 0;
-    std::vector<NextHop> paths;
-  };
-  std::map<Prefix, Seen> seen;
-  for (const std::string fam : {"-4", "-6"}) {
-    for (const std::string table : {"local", "main"}) {
-      auto j = nlohmann::json::parse(Sh("ip " + fam + " -j route show table " + table));
-      for (const auto& r : j) {
-        std::string dst = r.value("dst", "");
-        if (dst == "default") dst = fam == "-4" ? "0.0.0.0/0" : "::/0";
-        if (dst.find('/') == std::string::npos) dst += fam == "-4" ? "/32" : "/128";
-        Seen& s = seen[*Prefix::Parse(dst)];
-        if (table == "local") {
-          s.local = true;
-          continue;
-        }
-        std::vector<NextHop> paths;
-        bool host = r.value("type", "unicast") != "unicast";
-        auto add = [&](const nlohmann::json& nh) {
-          if (nh.value("dev", "") != "k0") {
-            host = true;
-            return;
-          }
-          NextHop hop{std::nullopt, 0};
-          if (nh.contains("gateway")) hop.gateway = *IpAddr::Parse(nh["gateway"].get<std::string>());
-          paths.push_back(hop);
-        };
-        if (r.contains("nexthops")) {
-          for (const auto& nh : r["nexthops"]) add(nh);
-        } else {
-          add(r);
-        }
-        std::sort(paths.begin(), paths.end());
-        if (host) paths = {NextHop::ToHost()};
-        const uint32_t metric = r.value("metric", 0u);
-        if (s.count == 0 || metric < s.metric) {
-          s.metric = metric;
-          s.count = 1;
-          s.paths = paths;
-        } else if (metric == s.metric) {
-          ++s.count;
-        }
-      }
-    }
-  }
-  std::map<Prefix, std::vector<NextHop>> out;
-  for (const auto& [p, s] : seen) {
-    out[p] = (s.local || s.count > 1) ? std::vector<NextHop>{NextHop::ToHost()} : s.paths;
-  }
-  return out;
-}
-
-// A dump of a big table is read a few buffers at a time: the source's loop
-// keeps serving other work meanwhile (issue #16: a re-dump of a million
-// routes held it, and the status API with it, for tens of seconds). Counted
-// in the loop's own turns, not in time (a loaded machine stretches time, not
-// turns): a task that re-posts itself on the loop sees only a small share of
-// the dump's routes arrive between two of its runs.
-TEST_F(KernelSourceTest, BigDumpLeavesTheLoopResponsive) {
-  constexpr int kRoutes = 150000;
-  std::string batch = "/tmp/fibnic-kdump-" + std::to_string(getpid());
-  {
-    std::ofstream f(batch);
-    for (int i = 0; i < kRoutes; ++i) {
-      f << "route add 100." << (i >> 16) << "." << ((i >> 8) & 255) << "." << (i & 255) << "/32 via 10.1.0.2 dev k1\n";
-    }
-  }
-  MustSh("ip -batch " + batch);
-  Sh("rm -f " + batch);
-  // Runs on the loop: the routes given to the RIB so far, at each of its turns.
-  std::vector<uint64_t> seen;
-  std::promise<void> dumped;
-  std::function<void()> tick = [&] {
-    const KernelSourceStats st = source->stats();
-    seen.push_back(st.route_updates);
-    if (!st.dumping && st.route_updates >= static_cast<uint64_t>(kRoutes)) {
-      dumped.set_value();
-      return;
-    }
-    boost::asio::post(io, tick);
-  };
-  boost::asio::post(io, tick);  // runs once the loop does, beside the first dump
-  StartSource(KernelSourceConfig{});
-  ASSERT_EQ(dumped.get_future().wait_for(300s), std::future_status::ready) << "the dump did not end";
-  const uint64_t most = MostBetweenTurns(seen);
-  std::cout << "dump of " << kRoutes << " routes: " << seen.size() << " turns of the loop, at most " << most
-            << " routes between two runs of the posted task" << std::endl;
-  EXPECT_TRUE(RouteIs("100.2.73.239/32", host));
-  EXPECT_LT(most * 10, static_cast<uint64_t>(kRoutes));
-}
-
-// A burst of events queued while the loop was busy (the kernel's word on a
-// table added at once) is read a part per turn, as a dump is: a task posted
-// to the loop runs between the parts.
-TEST_F(KernelSourceTest, EventBurstLeavesTheLoopResponsive) {
-  constexpr int kRoutes = 15000;  // within the 128 MiB receive buffer: no overrun
-  StartSource(KernelSourceConfig{});
-  ASSERT_TRUE(WaitFor([&] { return source->initial_sync_done() && !source->stats().dumping; }, 10s));
-  const uint64_t before = source->stats().route_updates;
-  const std::string batch = "/tmp/fibnic-kburst-" + std::to_string(getpid());
-  {
-    std::ofstream f(batch);
-    for (int i = 0; i < kRoutes; ++i) {
-      f << "route add 101." << (i >> 16) << "." << ((i >> 8) & 255) << "." << (i & 255) << "/32 via 10.1.0.2 dev k1\n";
-    }
-  }
-  // Runs on the loop: the routes given to the RIB so far, at each of its turns.
-  std::vector<uint64_t> seen;
-  std::promise<void> read_all;
-  std::function<void()> tick = [&] {
-    const uint64_t updates = source->stats().route_updates - before;
-    seen.push_back(updates);
-    if (updates >= static_cast<uint64_t>(kRoutes)) {
-      read_all.set_value();
-      return;
-    }
-    boost::asio::post(io, tick);
-  };
-  // The loop stalls while the routes go in; the tick is queued behind the
-  // stall, so it runs as soon as the loop does, beside the queued events.
-  std::promise<void> release;
-  auto released = release.get_future().share();
-  boost::asio::post(io, [released] { released.wait(); });
-  boost::asio::post(io, tick);
-  int rc = 0;
-  const std::string out = Sh("ip -batch " + batch + " 2>&1", &rc);
-  release.set_value();
-  Sh("rm -f " + batch);
-  ASSERT_EQ(rc, 0) << out;
-  ASSERT_EQ(read_all.get_future().wait_for(120s), std::future_status::ready) << "the events were not all read";
-  ASSERT_EQ(source->stats().overruns, 0u) << "the burst overran the socket: the test shows nothing";
-  const uint64_t most = MostBetweenTurns(seen);
-  std::cout << "burst of " << kRoutes << " route events: " << seen.size() << " turns of the loop, at most " << most
-            << " routes between two runs of the posted task" << std::endl;
-  EXPECT_TRUE(RouteIs("101.0.58.151/32", host));
-  EXPECT_LT(most * 10, static_cast<uint64_t>(kRoutes));
-}
-
-TEST_F(KernelSourceTest, OverrunIsRecoveredByRedumpAndSweep) {
-  const uint64_t seed = std::random_device{}();
-  std::cout << "seed " << seed << std::endl;
-  std::mt19937_64 rng(seed);
-  KernelSourceConfig cfg;
-  cfg.rcvbuf_bytes = 4096;  // tiny: a burst overflows it
-  StartSource(cfg);
-  ASSERT_TRUE(WaitFor([&] { return sink.routes().count(P("10.0.0.0/24")); }, 10s));
-  const std::string dir = "/tmp/fibnic-kernel-" + std::to_string(getpid());
-  MustSh("mkdir -p " + dir);
-  {
-    std::ofstream add(dir + "/add");
-    for (int i = 0; i < 3000; ++i) {
-      add << "route add 10." << 100 + i / 250 << "." << i % 250 << ".0/24 via 10.0.0." << 2 + rng() % 5 << "\n";
-    }
-  }
-  ASSERT_NO_FATAL_FAILURE(RunStalled(dir + "/add"));  // events are lost
-  {
-    // Delete a random third, change another third.
-    std::ofstream mod(dir + "/mod");
-    for (int i = 0; i < 3000; ++i) {
-      const std::string p = "10." + std::to_string(100 + i / 250) + "." + std::to_string(i % 250) + ".0/24";
-      switch (rng() % 3) {
-        case 0: mod << "route del " << p << "\n"; break;
-        case 1: mod << "route replace " << p << " via 10.0.0." << 2 + rng() % 5 << "\n"; break;
-        default: break;
-      }
-    }
-  }
-  ASSERT_NO_FATAL_FAILURE(RunStalled(dir + "/mod"));
-  Sh("rm -rf " + dir);
-  std::map<Prefix, std::vector<NextHop>> want, got;
-  const bool ok = WaitFor(
-      [&] {
-        want = KernelFib();
-        got.clear();
-        for (const auto& [p, r] : sink.routes()) got[p] = r.paths;
-        return got == want && !Stats().dumping;
-      },
-      60s);
-  const auto st = Stats();
-  EXPECT_GE(st.overruns, 1u);
-  EXPECT_GE(st.resyncs, 1u);
-  std::string diff;
-  for (const auto& [p, paths] : want) {
-    auto it = got.find(p);
-    if (it == got.end() || it->second != paths) {
-      diff += "  " + p.ToString() + ": kernel " + (paths.empty() ? "-" : paths[0].ToString()) + ", RIB " +
-              (it == got.end() || it->second.empty() ? "-" : it->second[0].ToString()) + "\n";
-    }
-  }
-  for (const auto& [p, paths] : got) {
-    if (!want.count(p)) diff += "  " + p.ToString() + ": only in the RIB\n";
-  }
-  ASSERT_TRUE(ok) << "RIB (" << got.size() << " routes) differs from the kernel (" << want.size() << "):\n"
-                  << diff.substr(0, 3000);
-  std::cout << "overruns " << st.overruns << ", resyncs " << st.resyncs << ", swept " << st.swept << ", routes "
-            << got.size() << std::endl;
-}
-
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

@@ -1,4 +1,4 @@
-// Issue #15 on the kernel table alone (no root; also under ASan): a neighbour
+// Adjacencies on the kernel table alone (no root; also under ASan): a neighbour
 // is an address on an interface. 169.254.0.1 and fe80::1 on k0 and k1 are four
 // neighbours; deleting 169.254.0.1 on k1 leaves k0's, whose updates still
 // reach the RIB; an IPv4 route via inet6 fe80::1 (RTA_VIA) and via
@@ -20,6 +20,7 @@
 #include "sources/kernel/kernel_table.h"
 #include "sources/netlink/netlink_build.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -74,9 +75,7 @@ class KernelTableNeigh : public ::testing::Test {
     Feed(LinkMessage(kK1, "k1"));
   }
   void Feed(const std::vector<uint8_t>& m) {
-    std::vector<uint32_t> aligned((m.size() + 3) / 4);
-    std::memcpy(aligned.data(), m.data(), m.size());
-    const Status st = table->Apply(reinterpret_cast<const nlmsghdr*>(aligned.data()));
+    const Status st = table->Apply(testing::Header(testing::Aligned(m)));
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   std::optional<std::string> MacOn(const char* addr, PortId port) {
@@ -85,12 +84,7 @@ class KernelTableNeigh : public ::testing::Test {
     if (it == n.end()) return std::nullopt;
     return it->second.mac.ToString();
   }
-  std::optional<std::vector<NextHop>> PathsOf(const char* p) {
-    auto r = sink.routes();
-    auto it = r.find(*Prefix::Parse(p));
-    if (it == r.end()) return std::nullopt;
-    return it->second.paths;
-  }
+  std::optional<std::vector<NextHop>> PathsOf(const char* p) { return sink.PathsOf(*Prefix::Parse(p)); }
   testing::RecordingSink sink;
   std::unique_ptr<KernelTable> table;
 };

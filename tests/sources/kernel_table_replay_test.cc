@@ -22,6 +22,7 @@
 
 #include "sources/kernel/kernel_table.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -34,9 +35,7 @@ struct KernelAnswer {
 std::vector<uint32_t> FromHex(const std::string& hex) {
   std::vector<uint8_t> bytes(hex.size() / 2);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-  std::vector<uint32_t> aligned((bytes.size() + 3) / 4);
-  std::memcpy(aligned.data(), bytes.data(), bytes.size());
-  return aligned;
+  return testing::Aligned(bytes);
 }
 
 std::vector<KernelAnswer> ParseAnswers(const nlohmann::json& kernel) {

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "sources/kernel/kernel_table.h"
 #include "tests/sources/kernel_messages.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -25,10 +27,9 @@ class Table {
     Feed(testing::LinkMessage(kK1, "k1", 0, std::nullopt));
   }
   void Feed(const std::vector<uint8_t>& m) {
-    std::vector<uint32_t> aligned((m.size() + 3) / 4);
-    std::memcpy(aligned.data(), m.data(), m.size());
-    if (dumping) reinterpret_cast<nlmsghdr*>(aligned.data())->nlmsg_flags |= NLM_F_MULTI;  // a dump's part
-    ASSERT_TRUE(table.Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
+    auto aligned = testing::Aligned(m);
+    if (dumping) testing::Header(aligned)->nlmsg_flags |= NLM_F_MULTI;  // a dump's part
+    ASSERT_TRUE(table.Apply(testing::Header(std::as_const(aligned))).ok());
   }
   // Routes 10.i.j.0/24 (i < 4) in main, and for every seventh also one in
   // the local table (a prefix with two routes); `dump` keeps those the dump

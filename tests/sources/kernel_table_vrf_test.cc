@@ -20,6 +20,7 @@
 #include "sources/netlink/netlink_build.h"
 #include "tests/sources/kernel_messages.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -36,20 +37,13 @@ class KernelTableVrf : public ::testing::Test {
     table = std::make_unique<KernelTable>(sink, PortNames{{"k0", 0}, {"k1", 1}}, o, nullptr);
   }
   void Feed(const std::vector<uint8_t>& m) {
-    std::vector<uint32_t> aligned((m.size() + 3) / 4);
-    std::memcpy(aligned.data(), m.data(), m.size());
-    ASSERT_TRUE(table->Apply(reinterpret_cast<const nlmsghdr*>(aligned.data())).ok());
+    ASSERT_TRUE(table->Apply(testing::Header(testing::Aligned(m))).ok());
   }
   void Links(uint32_t k0_master, uint32_t k1_master) {
     Feed(LinkMessage(kK0, "k0", k0_master, std::nullopt));
     Feed(LinkMessage(kK1, "k1", k1_master, std::nullopt));
   }
-  std::optional<std::vector<NextHop>> PathsOf(const char* p) {
-    auto r = sink.routes();
-    auto it = r.find(*Prefix::Parse(p));
-    if (it == r.end()) return std::nullopt;
-    return it->second.paths;
-  }
+  std::optional<std::vector<NextHop>> PathsOf(const char* p) { return sink.PathsOf(*Prefix::Parse(p)); }
   testing::RecordingSink sink;
   std::unique_ptr<KernelTable> table;
 };

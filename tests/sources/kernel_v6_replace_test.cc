@@ -13,16 +13,8 @@
 
 #include "tests/sources/kernel_source_fixture.h"
 
-namespace fibnic {
+namespace fibnic::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::A;
-using testing::KernelSourceTest;
-using testing::MustSh;
-using testing::P;
-using testing::Sh;
-using testing::WaitFor;
 
 // The kernel's IPv6 routes of prefix p, in its order, as "gateway dev".
 std::vector<std::string> KernelRoutes(const std::string& p) {
@@ -198,4 +190,4 @@ TEST_F(KernelV6ReplaceTest, ARouteTheKernelsDumpHidesBesideAMultipathRouteIsKept
 }
 
 }  // namespace
-}  // namespace fibnic
+}  // namespace fibnic::testing

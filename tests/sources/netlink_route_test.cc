@@ -7,6 +7,7 @@
 
 #include "sources/netlink/netlink_paths.h"
 #include "tests/sources/test_util.h"
+#include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
@@ -17,8 +18,7 @@ using testing::P;
 using testing::Via;
 
 StatusOr<NlMessage> Parse(const std::vector<uint8_t>& b) {
-  std::vector<uint32_t> aligned((b.size() + 3) / 4);
-  std::memcpy(aligned.data(), b.data(), b.size());
+  const auto aligned = testing::Aligned(b);
   return ParseNetlinkMessage(reinterpret_cast<const uint8_t*>(aligned.data()), b.size());
 }
 
@@ -126,7 +126,7 @@ TEST(FibPaths, PuntsWhatTheFibnicMustNotForward) {
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 3)}, "", ports).paths, host);
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 10), Via("192.0.2.9", 3)}, "", ports).paths, host);
   // Encapsulation, no path, an IPv6 route via an IPv4 gateway. (An IPv4
-  // route via an IPv6 next-hop, RFC 5549, is forwarded: issue #15.)
+  // route via an IPv6 next-hop, RFC 5549, is forwarded.)
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {Via("192.0.2.1", 10)}, "encap", ports).paths, host);
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV4, {}, "", ports).paths, host);
   EXPECT_EQ(FibPaths(RTN_UNICAST, Family::kV6, {Via("192.0.2.1", 10)}, "", ports).paths, host);

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -40,6 +41,13 @@ class RecordingSink : public RibSink {
   }
 
   std::map<Prefix, Route> routes() const { std::lock_guard lk(mu_); return routes_; }
+  // p's paths, or nullopt while the source has given no route for p.
+  std::optional<std::vector<NextHop>> PathsOf(const Prefix& p) const {
+    std::lock_guard lk(mu_);
+    auto it = routes_.find(p);
+    if (it == routes_.end()) return std::nullopt;
+    return it->second.paths;
+  }
   // A neighbour is (address, port); neighbors() shows one per address (the
   // highest port's), for tests where each address lives on one port.
   std::map<IpAddr, Neighbor> neighbors() const {

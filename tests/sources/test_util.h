@@ -12,11 +12,9 @@
 #include "sources/netlink/netlink_build.h"
 #include "sources/netlink/netlink_paths.h"
 #include "sources/netlink/netlink_route.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::testing {
-
-inline Prefix P(const std::string& s) { return *Prefix::Parse(s); }
-inline IpAddr A(const std::string& s) { return *IpAddr::Parse(s); }
 
 // Interfaces 10, 11, 12 are FIBNIC ports 0, 1, 2; anything else is not.
 inline PortLookup TestPorts() {
@@ -43,7 +41,6 @@ inline NlPath Via(const std::string& gw, uint32_t ifindex) {
   p.ifindex = ifindex;
   return p;
 }
-
 
 inline std::vector<uint8_t> Concat(std::vector<std::vector<uint8_t>> parts) {
   std::vector<uint8_t> out;

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fuzz.h"
 #include "tests/web/fuzz_mutator.h"
 #include "tests/web/http_client.h"
 #include "tests/web/server_fixture.h"
@@ -25,18 +26,10 @@ using testing::FirstStatus;
 using testing::RawConn;
 using testing::ServerThread;
 
-uint64_t EnvOr(const char* name, uint64_t def) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : def;
-}
-
 TEST(WebFuzz, MalformedRequestsNeverBreakTheServer) {
-  const uint64_t seed = EnvOr("FIBNIC_WEB_FUZZ_SEED", std::random_device{}());
-  const uint64_t cases = EnvOr("FIBNIC_WEB_FUZZ_CASES", 1500);
-  std::printf("web fuzz: seed=%llu cases=%llu (replay with FIBNIC_WEB_FUZZ_SEED=%llu)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(cases),
-              static_cast<unsigned long long>(seed));
-  RecordProperty("seed", std::to_string(seed));
+  const uint64_t seed = fibnic::testing::FuzzSeed("web fuzz", "FIBNIC_WEB_FUZZ_SEED");
+  const uint64_t cases = fibnic::testing::EnvOr("FIBNIC_WEB_FUZZ_CASES", 1500);
+  std::printf("web fuzz: %llu cases\n", static_cast<unsigned long long>(cases));
 
   Telemetry telemetry;
   WebConfig cfg;

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fuzz.h"
 #include "tests/web/server_fixture.h"
 #include "tests/web/web_harness.h"
 
@@ -39,12 +40,8 @@ struct Seed {
 
 std::vector<Seed> LoadCorpus(const std::filesystem::path& dir) {
   std::vector<Seed> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() != ".req") continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+  for (const auto& file : fibnic::testing::ReadCorpus(dir)) {
+    const std::string& text = file.text;
     const size_t nl = text.find('\n'), sp = text.find(' ');
     if (nl == std::string::npos || sp == std::string::npos || sp > nl) continue;
     Seed s{text.substr(0, sp), text.substr(sp + 1, nl - sp - 1), ""};
@@ -103,11 +100,6 @@ class Mutator {
   std::mt19937_64 rng_;
 };
 
-uint64_t EnvOr(const char* name, uint64_t def) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : def;
-}
-
 // The server's decoding of a request target (web/http/server.cc), socket-free.
 std::optional<HttpRequest> Decode(const Seed& s, bool authenticated, HttpReply* rejected) {
   if (s.target.empty() || s.target.front() != '/') {
@@ -138,12 +130,9 @@ std::optional<HttpRequest> Decode(const Seed& s, bool authenticated, HttpReply* 
 }
 
 TEST(RouterFuzz, MutatedRequestsGetWellFormedAnswers) {
-  const uint64_t seed = EnvOr("FIBNIC_ROUTER_FUZZ_SEED", std::random_device{}());
-  const uint64_t seconds = EnvOr("FIBNIC_ROUTER_FUZZ_SECONDS", 15);
-  std::printf("router fuzz: seed=%llu for %llu s (replay with FIBNIC_ROUTER_FUZZ_SEED=%llu)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seconds),
-              static_cast<unsigned long long>(seed));
-  RecordProperty("seed", std::to_string(seed));
+  const uint64_t seed = fibnic::testing::FuzzSeed("router fuzz", "FIBNIC_ROUTER_FUZZ_SEED");
+  const uint64_t seconds = fibnic::testing::EnvOr("FIBNIC_ROUTER_FUZZ_SECONDS", 15);
+  std::printf("router fuzz: for %llu s\n", static_cast<unsigned long long>(seconds));
   const auto corpus = LoadCorpus(std::filesystem::path(FIBNIC_SOURCE_DIR) / "tests/fuzz/corpus/rest");
   ASSERT_GE(corpus.size(), 10u) << "corpus missing";
 

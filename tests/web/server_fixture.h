@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include "tests/support/on_loop.h"
 #include "web/http/router.h"
 #include "web/http/server.h"
 
@@ -54,10 +55,7 @@ class ServerThread {
   // Runs fn on the server thread and waits for it.
   template <typename F>
   auto OnServer(F fn) {
-    std::packaged_task<decltype(fn())()> task(std::move(fn));
-    auto fut = task.get_future();
-    boost::asio::post(io_, [&task] { task(); });
-    return fut.get();
+    return fibnic::testing::OnLoop(io_, std::move(fn));
   }
   WebServer* server() { return server_.get(); }
   const Router& router() const { return router_; }

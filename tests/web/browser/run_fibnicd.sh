@@ -7,7 +7,7 @@ set -euo pipefail
 fibnicd=$1 shared=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/prelude.sh"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 rm -f "$out/bar0.img"
 cat > "$out/fibnicd.yaml" <<YAML
 device:
@@ -24,12 +24,5 @@ sources:
 web:
   listen: 127.0.0.1:$port
 YAML
-"$fibnicd" --config "$out/fibnicd.yaml" > "$out/fibnicd.log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  curl -sf "http://127.0.0.1:$port/api/v1/status" >/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$out/fibnicd.log"; exit 1; }
-  sleep 0.1
-done
+start_daemon "$out/fibnicd.log" "http://127.0.0.1:$port/api/v1/status" "$fibnicd" --config "$out/fibnicd.yaml"
 node "$here/dashboard_test.mjs" "http://127.0.0.1:$port" "$out/screenshots"

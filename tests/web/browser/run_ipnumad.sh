@@ -7,13 +7,9 @@
 set -euo pipefail
 ipnumad=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-  echo "browser test: playwright-core is not installed; run scripts/setup/web.sh" >&2
-  exit 1
-fi
+. "$here/daemon.sh"
 rm -rf "$out"
 mkdir -p "$out"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port) peer_port=$(free_port)
 truncate -s 1M "$out/pool"
 printf '%s\n' 0123456789abcdef0123456789abcdef-dash >"$out/peer.secret"
@@ -31,12 +27,5 @@ peers:
 exports:
   - {name: rx, base: 0x100010000, length: 0x4000, allow: 10.9.0.2/32}
 YAML
-"$ipnumad" --config "$out/ipnumad.yaml" > "$out/ipnumad.log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  curl -sf "http://127.0.0.1:$port/api/v1/ipnuma/status" >/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$out/ipnumad.log"; exit 1; }
-  sleep 0.1
-done
+start_daemon "$out/ipnumad.log" "http://127.0.0.1:$port/api/v1/ipnuma/status" "$ipnumad" --config "$out/ipnumad.yaml"
 node "$here/ipnuma_dashboard_test.mjs" "http://127.0.0.1:$port" "$out/bar0" "$out/screenshots"

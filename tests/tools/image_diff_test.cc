@@ -9,9 +9,12 @@
 #include <fstream>
 
 #include "device/fibnic_image_codec.h"
+#include "tests/support/device_image.h"
 
 namespace fibnic {
 namespace {
+
+using testing::SetCode;
 
 using ::testing::HasSubstr;
 
@@ -20,12 +23,6 @@ std::string WriteImage(const DeviceImage& img, uint32_t gen, const std::string& 
   std::vector<uint8_t> bytes = EncodeBar(img, gen);
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   return path;
-}
-
-// Spec: 2-bit codes, byte at word a = dst >> 10, code at bits 2s..2s+1, s = (dst >> 8) & 3.
-void SetCode(DeviceImage& img, uint32_t dst, uint8_t code) {
-  uint32_t a = dst >> 10, s = (dst >> 8) & 3;
-  img.sram[a] = static_cast<uint8_t>((img.sram[a] & ~(3u << (2 * s))) | (code << (2 * s)));
 }
 
 TEST(ImageDiff, ListsExactlyTheDifferences) {
@@ -40,8 +37,8 @@ TEST(ImageDiff, ListsExactlyTheDifferences) {
   n.port = 3;
   n.flags = regs::kNeighValid;
   b.neigh[2] = n;
-  for (uint32_t i = 0; i < 4; ++i) SetCode(b, 0x0A000000 + (i << 8), 1);  // 10.0.0.0 - 10.0.3.255
-  SetCode(b, 0xC0A80100, 2);                                               // 192.168.1.0/24
+  for (uint32_t i = 0; i < 4; ++i) SetCode(b, 0x0A0000 + i, 1);  // 10.0.0.0 - 10.0.3.255
+  SetCode(b, 0xC0A801, 2);                                         // 192.168.1.0/24
 
   auto d = DiffImageFiles(WriteImage(a, 5, "a.img"), WriteImage(b, 9, "b.img"));
   ASSERT_TRUE(d.ok()) << d.status().ToString();

@@ -5,32 +5,23 @@
 #include <gtest/gtest.h>
 
 #include "device/fibnic_lookup.h"
+#include "tests/support/device_image.h"
+#include "tests/support/parse.h"
 
 namespace fibnic {
 namespace {
 
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
-MacAddr M(const char* s) { return *MacAddr::Parse(s); }
-
-void SetCode(DeviceImage& img, uint32_t slash24, uint8_t code) {
-  const uint32_t a = slash24 >> 2, s = slash24 & 3;
-  if (img.caps.code_bits == 4) {
-    uint16_t w = static_cast<uint16_t>(img.sram[2 * a] | (img.sram[2 * a + 1] << 8));
-    w = static_cast<uint16_t>((w & ~(0xF << (4 * s))) | (code << (4 * s)));
-    img.sram[2 * a] = static_cast<uint8_t>(w);
-    img.sram[2 * a + 1] = static_cast<uint8_t>(w >> 8);
-  } else {
-    img.sram[a] = static_cast<uint8_t>((img.sram[a] & ~(3 << (2 * s))) | (code << (2 * s)));
-  }
-}
+using testing::A;
+using testing::Mac;
+using testing::SetCode;
 
 DeviceImage Sample(const regs::Caps& caps) {
   DeviceImage img(caps);
-  img.port_macs[1] = M("02:00:00:00:00:11");
-  img.nexthop[1] = {M("aa:00:00:00:00:01"), 1, regs::kNexthopValid};
-  img.nexthop[2] = {M("00:00:00:00:00:00"), 2, regs::kNexthopValid | regs::kNexthopConnected};
-  img.nexthop[3] = {M("aa:00:00:00:00:03"), 3, 0};  // not valid: punts
-  img.neigh[7] = {A("192.0.2.9").mapped16(), M("bb:00:00:00:00:09"), 2, regs::kNeighValid};
+  img.port_macs[1] = Mac("02:00:00:00:00:11");
+  img.nexthop[1] = {Mac("aa:00:00:00:00:01"), 1, regs::kNexthopValid};
+  img.nexthop[2] = {Mac("00:00:00:00:00:00"), 2, regs::kNexthopValid | regs::kNexthopConnected};
+  img.nexthop[3] = {Mac("aa:00:00:00:00:03"), 3, 0};  // not valid: punts
+  img.neigh[7] = {A("192.0.2.9").mapped16(), Mac("bb:00:00:00:00:09"), 2, regs::kNeighValid};
   img.tcam[0] = {0x20010db800000000ull, 0xffffffff00000000ull, 1, regs::kTcamValid};
   SetCode(img, 0x0a0001, 1);   // 10.0.1.0/24 -> 1
   SetCode(img, 0xc00002, 2);   // 192.0.2.0/24 -> connected
@@ -50,12 +41,12 @@ TEST_P(CodecTest, EncodedBarLooksUpAsBuilt) {
   auto d = HwLookup(bar.data(), bar.size(), A("10.0.1.77"));
   EXPECT_TRUE(d.forward);
   EXPECT_EQ(d.port, 1);
-  EXPECT_EQ(d.dst_mac, M("aa:00:00:00:00:01"));
+  EXPECT_EQ(d.dst_mac, Mac("aa:00:00:00:00:01"));
   EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("10.0.2.1")).forward);   // code 0
   EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("10.0.3.1")).forward);   // entry not valid
   d = HwLookup(bar.data(), bar.size(), A("192.0.2.9"));
   EXPECT_TRUE(d.forward);
-  EXPECT_EQ(d.dst_mac, M("bb:00:00:00:00:09"));
+  EXPECT_EQ(d.dst_mac, Mac("bb:00:00:00:00:09"));
   EXPECT_EQ(d.port, 2);
   EXPECT_FALSE(HwLookup(bar.data(), bar.size(), A("192.0.2.10")).forward);  // neighbour miss
   d = HwLookup(bar.data(), bar.size(), A("2001:db8::1"));

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/fib/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic::ipnuma_model {
 namespace {

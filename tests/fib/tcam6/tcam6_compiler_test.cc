@@ -4,15 +4,16 @@
 
 #include <random>
 
-#include "tests/tcam6/tcam6_checks.h"
-#include "tests/tcam6/tcam6_oracle.h"
-#include "tests/tcam6/tcam6_random.h"
+#include "tests/fib/tcam6/tcam6_checks.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/tcam6_random.h"
+#include "tests/support/parse.h"
 
 namespace fibnic::tcam6test {
-namespace {
 
-Prefix P(const char* s) { return *Prefix::Parse(s); }
-IpAddr A(const char* s) { return *IpAddr::Parse(s); }
+using testing::A;
+using testing::P;
+namespace {
 
 // Drives a compiler and a mirror of its routes; every Commit is checked.
 class Harness {

@@ -18,9 +18,9 @@
 #include "fib/tcam6/tcam6_compiler.h"
 #include "fib/tcam6/tcam6_optimizer.h"
 #include "fib/tcam6/tcam6_sequencer.h"
-#include "tests/tcam6/route_file.h"
-#include "tests/tcam6/tcam6_oracle.h"
-#include "tests/tcam6/tcam6_random.h"
+#include "tests/fib/tcam6/route_file.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/tcam6_random.h"
 
 namespace fibnic::tcam6test {
 namespace {

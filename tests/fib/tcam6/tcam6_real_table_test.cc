@@ -8,9 +8,9 @@
 #include <random>
 
 #include "fib/tcam6/tcam6_compiler.h"
-#include "tests/tcam6/route_file.h"
-#include "tests/tcam6/tcam6_checks.h"
-#include "tests/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/route_file.h"
+#include "tests/fib/tcam6/tcam6_checks.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
 
 namespace fibnic::tcam6test {
 namespace {

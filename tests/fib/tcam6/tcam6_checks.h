@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
 
 namespace fibnic::tcam6test {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/ip.h"
-#include "fib/tcam6/tcam6_compiler.h"
 #include "device/fibnic_image.h"
+#include "fib/tcam6/tcam6_compiler.h"
 #include "tests/oracle/reference_lpm.h"
 
 namespace fibnic::tcam6test {

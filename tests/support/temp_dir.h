@@ -1,16 +1,17 @@
-// A fresh directory per test under gtest's TempDir, removed afterwards.
+// A fresh directory per test under the system's temporary directory,
+// removed with everything in it when the test ends.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
-namespace fibnic::testing_util {
+namespace fibnic::testing {
 
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/fibnic-hwif-XXXXXX";
+    std::string tmpl = std::filesystem::temp_directory_path().string() + "/fibnic-test-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
@@ -21,4 +22,4 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace fibnic::testing_util
+}  // namespace fibnic::testing

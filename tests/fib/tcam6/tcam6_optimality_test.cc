@@ -12,8 +12,8 @@
 #include <set>
 
 #include "fib/tcam6/tcam6_compiler.h"
-#include "tests/tcam6/tcam6_checks.h"
-#include "tests/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/tcam6_checks.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
 
 namespace fibnic::tcam6test {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <set>
 
-#include "tests/tcam6/tcam6_oracle.h"
+#include "tests/fib/tcam6/tcam6_oracle.h"
 
 namespace fibnic::tcam6test {
 namespace {

@@ -13,7 +13,7 @@
 #include <random>
 
 #include "rib/rib.h"
-#include "tests/fib/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic {
 namespace {

@@ -14,11 +14,14 @@
 #include <fstream>
 #include <random>
 
-#include "tests/fib/test_seed.h"
 #include "tests/sources/recording_sink.h"
+#include "tests/support/parse.h"
+#include "tests/support/test_seed.h"
 
 namespace fibnic {
 namespace {
+
+using testing::P;
 
 class FileSourceTest : public ::testing::Test {
  protected:
@@ -35,7 +38,6 @@ class FileSourceTest : public ::testing::Test {
 };
 
 NextHop Via(const char* gw, PortId port) { return NextHop{*IpAddr::Parse(gw), port}; }
-Prefix P(const char* text) { return *Prefix::Parse(text); }
 
 TEST_F(FileSourceTest, LoadThenReloadHandsOverOnlyTheDifference) {
   Write("r", "10.1.0.0/16 192.0.2.1 1\n10.2.0.0/16 192.0.2.2 2\n10.1.0.0/16 192.0.2.2 2\n2001:db8::/32 connected 3\n");
