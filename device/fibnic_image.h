@@ -1,7 +1,7 @@
 // The host's copy of the FIBNIC's forwarding tables (what the compilers build)
 // and the ordered change set between two such copies (what the push writes).
 //
-// DeviceDelta is the contract between fibsync (which decides) and hwif (which
+// DeviceDelta is the contract between fib/ (which decides) and hwif (which
 // writes). Its phases are applied strictly in the order declared below, and
 // the producer guarantees that applying them in that order — one bus write at
 // a time — never routes a destination to a wrong next-hop:

@@ -1,6 +1,6 @@
-// fibsync bench: the Fib (RIB + FIBNIC image, deltas) against DPDK rte_fib
+// fib bench: the Fib (RIB + FIBNIC image, deltas) against DPDK rte_fib
 // (DIR24_8) adding the same real table in the same run.
-//   fibsync_bench ROUTES NEIGHBORS [code-bits]
+//   fib_bench ROUTES NEIGHBORS [code-bits]
 // Prints build time (best of 3 runs per side, alternating), insert/delete
 // rates, incremental update latency p50/p99, changed bytes per update, and
 // memory (after the build and its peak), with Fib/rte_fib ratios.
@@ -70,7 +70,7 @@ size_t DeltaBytes(const std::vector<DeviceDelta>& ds, int code_bits) {
 
 int Main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: fibsync_bench ROUTES NEIGHBORS [code-bits]\n");
+    std::fprintf(stderr, "usage: fib_bench ROUTES NEIGHBORS [code-bits]\n");
     return 2;
   }
   const int code_bits = argc > 3 && std::string(argv[3]) == "4" ? 4 : 2;
@@ -87,7 +87,7 @@ int Main(int argc, char** argv) {
   });
   auto neigh = ReadNeighborFile(argv[2], cfg.caps.ports);
   if (!st.ok() || !neigh.ok()) {
-    std::fprintf(stderr, "fibsync_bench: %s\n", (!st.ok() ? st : neigh.status()).ToString().c_str());
+    std::fprintf(stderr, "fib_bench: %s\n", (!st.ok() ? st : neigh.status()).ToString().c_str());
     return 1;
   }
   std::vector<V4Route> v4;
@@ -95,12 +95,12 @@ int Main(int argc, char** argv) {
     const auto gw = std::find(gateways.begin(), gateways.end(), r.paths[0]) - gateways.begin();
     v4.push_back({r.prefix.addr().v4(), static_cast<uint8_t>(r.prefix.len()), static_cast<uint8_t>(gw)});
   }
-  std::printf("fibsync bench: %zu IPv4 + %zu IPv6 routes, %zu gateways, %d-bit codes\n", routes4.size(),
+  std::printf("fib bench: %zu IPv4 + %zu IPv6 routes, %zu gateways, %d-bit codes\n", routes4.size(),
               routes6.size(), gateways.size(), code_bits);
 
   std::string err;
   if (!RteFibPeer::InitEal(&err)) {
-    std::fprintf(stderr, "fibsync_bench: %s\n", err.c_str());
+    std::fprintf(stderr, "fib_bench: %s\n", err.c_str());
     return 1;
   }
   // Both sides add from the same compact array; the Fib gets each route the
@@ -145,7 +145,7 @@ int Main(int argc, char** argv) {
       const double rss = RssMb();
       RteFibPeer peer(static_cast<uint32_t>(v4.size() + 1024));
       if (!peer.ok()) {
-        std::fprintf(stderr, "fibsync_bench: rte_fib_create failed\n");
+        std::fprintf(stderr, "fib_bench: rte_fib_create failed\n");
         return 1;
       }
       const auto t = Clock::now();
@@ -201,7 +201,7 @@ int Main(int argc, char** argv) {
   // --- rte_fib: memory, updates, deletes --------------------------------------
   auto peer = std::make_unique<RteFibPeer>(static_cast<uint32_t>(v4.size() + 1024));
   if (!peer->ok()) {
-    std::fprintf(stderr, "fibsync_bench: rte_fib_create failed\n");
+    std::fprintf(stderr, "fib_bench: rte_fib_create failed\n");
     return 1;
   }
   for (const auto& r : v4) failures += peer->Add(r.addr, r.len, r.gw + 1u) != 0;
@@ -219,7 +219,7 @@ int Main(int argc, char** argv) {
 
   const double n = static_cast<double>(v4.size());
   std::vector<double> bytes_d(fib_bytes.begin(), fib_bytes.end());
-  std::printf("\n%-34s %14s %14s %10s\n", "IPv4 full table", "fibsync Fib", "rte_fib", "Fib/rte");
+  std::printf("\n%-34s %14s %14s %10s\n", "IPv4 full table", "Fib", "rte_fib", "Fib/rte");
   std::printf("%-34s %14.3f %14.3f %10.2f\n", "build time (s, best of 3, incl. image)", fib_build, rte_build, fib_build / rte_build);
   std::printf("%-34s %14.2f %14.2f %10.2f\n", "insert rate (M routes/s)", n / fib_build / 1e6, n / rte_build / 1e6,
               rte_build / fib_build);

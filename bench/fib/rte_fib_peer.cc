@@ -9,7 +9,7 @@
 namespace fibnic::bench {
 
 bool RteFibPeer::InitEal(std::string* error) {
-  std::vector<std::string> args = {"fibsync-bench", "--no-huge", "--no-pci", "--no-shconf", "-l", "0", "-m", "1024",
+  std::vector<std::string> args = {"fib-bench", "--no-huge", "--no-pci", "--no-shconf", "-l", "0", "-m", "1024",
                                    "--log-level=lib.eal:error", "--no-telemetry"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -30,7 +30,7 @@ RteFibPeer::RteFibPeer(uint32_t max_routes) {
   // table's ~1000 /24s with longer routes (1-byte allows 128 tbl8 groups).
   conf.dir24_8.nh_sz = RTE_FIB_DIR24_8_2B;
   conf.dir24_8.num_tbl8 = 1 << 14;
-  fib_ = rte_fib_create("fibsync_bench", -1, &conf);
+  fib_ = rte_fib_create("fib_bench", -1, &conf);
 }
 
 RteFibPeer::~RteFibPeer() { rte_fib_free(fib_); }

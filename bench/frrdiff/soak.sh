@@ -14,7 +14,7 @@
 # Env: FRRDIFF_NHG (1: next-hop groups, 0: inline), FRRDIFF_ROUTE_CHANGES
 # (100000), FRRDIFF_EVENTS / FRRDIFF_SECONDS (no limit), FRRDIFF_CHUNK (40),
 # FRRDIFF_CHURN (6),
-# FIBSYNC_SEED (replay: the start line prints every setting a seed needs).
+# FIBNIC_SEED (replay: the start line prints every setting a seed needs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}

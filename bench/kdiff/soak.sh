@@ -6,7 +6,7 @@
 # the shortest event prefix that shows it). Root.
 #   bench/kdiff/soak.sh [BUILD_DIR]
 # Env: KDIFF_EVENTS (1000000), KDIFF_CHECK_EVERY (10), KDIFF_WINDOW (0.01),
-# KDIFF_PROGRESS (a progress line every 50000 events), FIBSYNC_SEED (replay).
+# KDIFF_PROGRESS (a progress line every 50000 events), FIBNIC_SEED (replay).
 # KDIFF_VM=1: inside a virtual machine (tests/vm/run.sh; Debian 12's 6.1
 # kernel, with VRF events, which this kernel may lack), ~13 events/s emulated:
 # bound it with KDIFF_SECONDS; KDIFF_PROGRESS defaults to 1000 there.
@@ -24,7 +24,7 @@ if [ "${KDIFF_VM:-0}" = 1 ]; then
   export KDIFF_PROGRESS=${KDIFF_PROGRESS:-1000} KDIFF_REQUIRE_VRF=${KDIFF_REQUIRE_VRF:-1}
   # The guest's kdiff stops after KDIFF_SECONDS; the bound on the guest
   # leaves it time to shrink a divergence.
-  export VM_TIMEOUT=${VM_TIMEOUT:-$((KDIFF_SECONDS + 3600))} VM_MODULES="veth vrf xfrm_user" VM_PASS='KDIFF_.*|FIBSYNC_SEED'
+  export VM_TIMEOUT=${VM_TIMEOUT:-$((KDIFF_SECONDS + 3600))} VM_MODULES="veth vrf xfrm_user" VM_PASS='KDIFF_.*|FIBNIC_SEED'
   exec "$root/tests/vm/run.sh" python3 "$root/tests/kdiff/kdiff.py" "$build/bin/fibnicd" "$build/tests/kdiff/kdiff_bar"
 fi
 export KDIFF_PROGRESS=${KDIFF_PROGRESS:-50000}

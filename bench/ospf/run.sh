@@ -14,7 +14,7 @@
 # address. Exits 1, saying why, when a phase misforwards or does not converge.
 #   bench/ospf/run.sh [BUILD_DIR]      (root, FRR)
 #   OSPF_BENCH_V4 (default 800), OSPF_BENCH_V6 (200), OSPF_BENCH_WATCH (destinations
-#   read per round, default 600), FIBSYNC_SEED (replays the sampling)
+#   read per round, default 600), FIBNIC_SEED (replays the sampling)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)

@@ -7,7 +7,7 @@
 // intermediate state against the reference LPM (old or new routes with old or
 // new neighbours); after each commit no two valid NEXTHOP entries name the same
 // (MAC, port), and every destination whose route has a resolved path behind a
-// valid entry forwards. Seeds are printed; FIBSYNC_SEED replays one.
+// valid entry forwards. Seeds are printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // A table loaded in one batch (queued upserts, settled with prefetching) must give
 // the same image and the same per-route state as the same upserts applied one
 // at a time, and the bulk image must agree with the reference LPM. Seeds are
-// printed; FIBSYNC_SEED replays one.
+// printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Random tables checked /24 by /24 against the reference LPM, and random
 // update sequences whose every bus step is checked and whose end state must
-// equal a from-scratch compile. Seeds are printed; FIBSYNC_SEED replays one.
+// equal a from-scratch compile. Seeds are printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -326,7 +326,7 @@ void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) 
 // images are equal up to code numbering; otherwise every /24 that both code
 // uses the same next-hop, and one that only one codes has an owner the
 // other lacks (or holds a multipath route, where any path is right — also
-// one longer than the /24 inside it: FIBSYNC_SEED=20623921170037).
+// one longer than the /24 inside it: FIBNIC_SEED=20623921170037).
 void ExpectSameAsScratch(const Fib& inc, const Fib& scratch, const oracle::ReferenceLpm& lpm) {
   const auto& a = inc.image();
   const auto& b = scratch.image();

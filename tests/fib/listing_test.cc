@@ -3,7 +3,7 @@
 // table of candidates (best = lowest distance, then lowest source), filtered
 // and ordered by a plain std::map; each route's RouteInfo from GetRoute(),
 // whose per-route /24 walk is also the oracle for Counts(). Seeds are
-// printed; FIBSYNC_SEED replays one.
+// printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <chrono>

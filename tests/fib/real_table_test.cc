@@ -27,7 +27,7 @@ struct Files {
 // make-routes into a fresh temporary folder (the data is never committed).
 Files MakeRoutes(int gateways, const std::string& family = "all") {
   Files f;
-  f.dir = fs::temp_directory_path() / ("fibsync-real-" + std::to_string(::getpid()) + "-" + std::to_string(gateways) + "-" + family);
+  f.dir = fs::temp_directory_path() / ("fibnic-real-" + std::to_string(::getpid()) + "-" + std::to_string(gateways) + "-" + family);
   fs::create_directories(f.dir);
   f.routes = f.dir / "routes.txt";
   f.neigh = f.dir / "neigh.txt";
@@ -39,7 +39,7 @@ Files MakeRoutes(int gateways, const std::string& family = "all") {
   return f;
 }
 
-// Reads the files with a plain stream parser of its own (not fibsync's).
+// Reads the files with a plain stream parser of its own (not fib/'s).
 World ReadWorld(const Files& f) {
   World w;
   std::ifstream r(f.routes);

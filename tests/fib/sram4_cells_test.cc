@@ -6,7 +6,7 @@
 // longest match for random addresses, the flushed SRAM words hold each /24's
 // code, exactly the /16s whose cells differ keep cells of their own, and
 // WholeSlash24s finds the /24s one group answers alone.
-// Group ids past 1023 use the second group byte. Seeded (FIBSYNC_SEED).
+// Group ids past 1023 use the second group byte. Seeded (FIBNIC_SEED).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // addresses on several ports) with random takes in between. Every update a
 // take hands out must decode to exactly the model's — the latest value of its
 // key, at its key's first position, with both arrival numbers — and the cut
-// must be the model's. Seeded (FIBSYNC_SEED replays a run).
+// must be the model's. Seeded (FIBNIC_SEED replays a run).
 #include <malloc.h>
 
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@ fibnicd restart the kernel does not change, so every device answer read
 while fibnicd restarts must be a punt or the kernel's, and a restart with the
 kernel's routes and neighbours unchanged must not write the device.
 
-Environment: FIBSYNC_SEED (replay), FRRDIFF_NHG (default 1), FRRDIFF_EVENTS
+Environment: FIBNIC_SEED (replay), FRRDIFF_NHG (default 1), FRRDIFF_EVENTS
 (default 400), FRRDIFF_SECONDS (default 70), FRRDIFF_ROUTE_CHANGES (stop once
 FRR made this many kernel route changes; default: no limit), FRRDIFF_CHUNK
 (most events per chunk, default 12), FRRDIFF_CHURN (block events' weight
@@ -92,7 +92,6 @@ class FrrEnv(kdiff.Env):
         self.work = "/tmp/" + self.ns
         self.fibnicd, self.bar_tool = fibnicd, bar_tool
         self.daemon = self.bar = self.oracle = None
-        self.recorder = None  # kdiff's checks ask it; frrdiff records no netlink
         self.procs, self.sysctls = {}, {}
         self.quiesce_timeouts = self.drops = 0
         try:
@@ -521,7 +520,7 @@ def replay_shows_once(args, seed, events, addrs, pauses):
 
 def replay_env(seed, nhg):
     """The settings a seed's event stream and chunking depend on."""
-    return "FIBSYNC_SEED=%d FRRDIFF_NHG=%d FRRDIFF_CHUNK=%s FRRDIFF_CHURN=%s" % (
+    return "FIBNIC_SEED=%d FRRDIFF_NHG=%d FRRDIFF_CHUNK=%s FRRDIFF_CHURN=%s" % (
         seed, nhg, os.environ.get("FRRDIFF_CHUNK", "12"), os.environ.get("FRRDIFF_CHURN", "1"))
 
 
@@ -557,7 +556,7 @@ def main():
     # A soak stopped with SIGTERM/SIGINT still tears its namespaces down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
-    env_seed = os.environ.get("FIBSYNC_SEED")
+    env_seed = os.environ.get("FIBNIC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
     nhg = int(os.environ.get("FRRDIFF_NHG", "1"))
     print("frrdiff: seed %d, %s (%s replays it)" %

@@ -6,7 +6,7 @@ peer agreement, and a program on A writes through libipnuma; B's pool file
 must equal a plain byte array to which the same writes were applied. Then the
 same with 1 % and 10 % loss on the wire, an unreachable peer, and a revoke.
 
-  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBSYNC_SEED replays a run)
+  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBNIC_SEED replays a run)
 
 Everything is named after this process's pid and removed by that name only.
 """
@@ -86,8 +86,8 @@ def main():
         if shutil.which(tool) is None:
             print(f"FAIL: needs {tool} (iproute2, nftables: scripts/install-deps.sh installs them)")
             return 1
-    seed = int(os.environ.get("FIBSYNC_SEED", "0"), 0) or random.randrange(1, 2**63)
-    print(f"seed {seed} (FIBSYNC_SEED={seed} replays it)", flush=True)
+    seed = int(os.environ.get("FIBNIC_SEED", "0"), 0) or random.randrange(1, 2**63)
+    print(f"seed {seed} (FIBNIC_SEED={seed} replays it)", flush=True)
     rng = random.Random(seed)
 
     hosts.setup_network()

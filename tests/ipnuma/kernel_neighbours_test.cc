@@ -1,4 +1,4 @@
-// Peer MACs from the kernel's neighbour table (fibsync's kernel source), in a
+// Peer MACs from the kernel's neighbour table (fibnicd's kernel source), in a
 // private network namespace (root): `ip neigh replace` for a peer's address,
 // or for the gateway when the peer is off-segment, rewrites that peer's PCID
 // entry in place on the event.

@@ -20,7 +20,7 @@
 //  - B's peer tables (page map, PC IDs, REGIONs: the BAR bytes) change only
 //    with a 200 to a validly signed revoke from C, exactly when its answer
 //    lists what it unmapped (then the test maps again).
-// Seed printed; FIBSYNC_SEED replays it (tests/support/test_seed.h).
+// Seed printed; FIBNIC_SEED replays it (tests/support/test_seed.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -129,7 +129,7 @@ void RunFuzz(const Target& t, uint64_t seed, uint64_t seconds, Stats* st) {
     const fuzz::Judgement j = fuzz::Judge(r, now, nonces);
     const auto raw = fuzz::Exchange(r.source, t.host, t.port, r.Serialise(), t.timeout_ms);
     ++st->cases;
-    const std::string what = "case " + std::to_string(st->cases) + " (FIBSYNC_SEED=" + std::to_string(seed) +
+    const std::string what = "case " + std::to_string(st->cases) + " (FIBNIC_SEED=" + std::to_string(seed) +
                              ", model: " + (j.verdict == fuzz::Verdict::kValid ? "valid" : j.verdict == fuzz::Verdict::kUnknown ? "unknown" : "invalid: " + j.why) +
                              ") " + Show(r);
     ASSERT_TRUE(raw.has_value()) << "no connection: the server is gone? " << what;

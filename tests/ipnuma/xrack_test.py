@@ -11,7 +11,7 @@ down. Once the path is back, ipnumad (not the test) finds PEER_STATE DOWN,
 has B grant the mapping again over the management network, resets the
 stream, and writes flow again.
 
-  xrack_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBSYNC_SEED replays a run)
+  xrack_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBNIC_SEED replays a run)
 """
 import os
 import random
@@ -58,8 +58,8 @@ def main():
     if missing:
         print(f"FAIL: needs {', '.join(missing)} (iproute2, iputils-ping; the build's bin folder)")
         return 1
-    seed = int(os.environ.get("FIBSYNC_SEED", "0"), 0) or random.randrange(1, 2**63)
-    print(f"seed {seed} (FIBSYNC_SEED={seed} replays it)", flush=True)
+    seed = int(os.environ.get("FIBNIC_SEED", "0"), 0) or random.randrange(1, 2**63)
+    print(f"seed {seed} (FIBNIC_SEED={seed} replays it)", flush=True)
     rng = random.Random(seed)
 
     pcid = bring_up(hosts, PAGES)

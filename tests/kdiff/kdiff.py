@@ -16,7 +16,7 @@ since the last quiescent check.
 A divergence prints the seed and the shortest event prefix that shows it
 (found by replaying prefixes in fresh namespaces) and exits 1.
 
-Environment: FIBSYNC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
+Environment: FIBNIC_SEED (replay), KDIFF_EVENTS (default 3000), KDIFF_SECONDS
 (default 150: stop after this long), KDIFF_CHECK_EVERY (quiescent check every
 N chunks, default 1), KDIFF_WINDOW (share of chunks run as a window check,
 default 0.08), KDIFF_BATCH_MAX (fibnicd batch_max, default 4),
@@ -391,7 +391,7 @@ def shrink(fibnicd, bar_tool, seed, events, addrs, pauses):
 
 
 def tell(seed, n, bad):
-    print("DIVERGENCE (seed %d, after %d events; FIBSYNC_SEED=%d replays it)" % (seed, n, seed))
+    print("DIVERGENCE (seed %d, after %d events; FIBNIC_SEED=%d replays it)" % (seed, n, seed))
     for a, d, k in bad[:10]:
         print("  %s: device %s, kernel %s" % (a, d or "punt", k))
     sys.stdout.flush()
@@ -433,9 +433,9 @@ def main():
     # namespaces and fibnicd still go: the finally clauses run.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _: sys.exit(128 + signum))
-    env_seed = os.environ.get("FIBSYNC_SEED")
+    env_seed = os.environ.get("FIBNIC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
-    print("kdiff: seed %d (FIBSYNC_SEED=%d replays it)" % (seed, seed), flush=True)
+    print("kdiff: seed %d (FIBNIC_SEED=%d replays it)" % (seed, seed), flush=True)
     max_events = int(os.environ.get("KDIFF_EVENTS", "3000"))
     max_seconds = float(os.environ.get("KDIFF_SECONDS", "150"))
     check_every = int(os.environ.get("KDIFF_CHECK_EVERY", "1"))
@@ -479,7 +479,7 @@ def main():
                 checks += 1
                 forwards += n
             if env.daemon.poll() is not None:  # a dead fibnicd leaves the BAR as it was
-                print("FAIL: fibnicd exited (status %s) after %d events (FIBSYNC_SEED=%d replays it); its log "
+                print("FAIL: fibnicd exited (status %s) after %d events (FIBNIC_SEED=%d replays it); its log "
                       "ends:\n%s" % (env.daemon.returncode, len(events), seed, log_tail(env)))
                 return 1
             if bad:

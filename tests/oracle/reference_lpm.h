@@ -1,5 +1,5 @@
 // The independent oracle: a plain longest-prefix match over a list of routes
-// and neighbours, written without any of fibsync's data structures. For a
+// and neighbours, written without any of fib/'s data structures. For a
 // destination it says which (MAC, port) results are correct; the hardware may
 // give one of them or punt, nothing else.
 //

@@ -36,7 +36,7 @@ misforward at the end, a phase that does not converge within
 OSPF_PHASE_SECONDS (default 45), or a device that
 never forwarded.
 
-Environment: FIBSYNC_SEED (the end checks' sampling; printed, replays it),
+Environment: FIBNIC_SEED (the end checks' sampling; printed, replays it),
 OSPF_V4 / OSPF_V6 (each neighbour's own IPv4 /24s and IPv6 /64s, default
 8 / 4; half as many shared), OSPF_WATCH (most destinations read per round,
 default 400), OSPF_PHASES (a subset, space-separated keys), OSPF_KEEP=DIR
@@ -383,11 +383,11 @@ def main():
         print("FAIL: FRR's %s not installed in /usr/lib/frr (scripts/install-deps.sh)" % ", ".join(missing))
         return 1
     fibnicd, bar_tool = sys.argv[1], sys.argv[2]
-    env_seed = os.environ.get("FIBSYNC_SEED")
+    env_seed = os.environ.get("FIBNIC_SEED")
     seed = int(env_seed, 0) if env_seed else int.from_bytes(os.urandom(6), "little")
     v4, v6 = int(os.environ.get("OSPF_V4", "8")), int(os.environ.get("OSPF_V6", "4"))
     keys = os.environ.get("OSPF_PHASES", "").split()
-    print("ospfdiff: seed %d (FIBSYNC_SEED=%d replays the end checks' sampling); %d IPv4 /24s and %d IPv6 /64s "
+    print("ospfdiff: seed %d (FIBNIC_SEED=%d replays the end checks' sampling); %d IPv4 /24s and %d IPv6 /64s "
           "per neighbour" % (seed, seed, v4, v6), flush=True)
     rng = random.Random(seed)
     t_start = time.monotonic()
@@ -442,7 +442,7 @@ def main():
         if forwards == 0:
             print("FAIL: the device never forwarded a checked destination")
             failed.append("no forwarding")
-        print("ospfdiff: %s in %.0f s (FIBSYNC_SEED=%d)" % ("FAILED: " + ", ".join(failed) if failed else
+        print("ospfdiff: %s in %.0f s (FIBNIC_SEED=%d)" % ("FAILED: " + ", ".join(failed) if failed else
                                                            "every phase passed, 0 misforwards",
                                                            time.monotonic() - t_start, seed))
         if failed:

@@ -3,7 +3,7 @@
 // prefixes large enough to grow the table many times and to shift entries
 // back on every kind of delete. Every change's reported (old best, new best,
 // dropped) and every touched prefix's candidates are checked; the whole table
-// is compared at intervals, and the parent search (ParentV4) at every step. Seeds are printed; FIBSYNC_SEED replays one.
+// is compared at intervals, and the parent search (ParentV4) at every step. Seeds are printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <chrono>
