@@ -1,8 +1,8 @@
 // SdNotifier never waits for the service manager: with a NOTIFY_SOCKET that
 // nobody reads, the datagram queue fills and further notifications are
 // dropped and counted, not sent by a call that sleeps until the manager
-// reads (libsystemd's sd_notify did: it stalled fibnicd, issue #16's FRR
-// restart test under ASan). What was queued arrives in order, and once the
+// reads (libsystemd's sd_notify did: it stalled fibnicd in the FRR restart
+// test under ASan). What was queued arrives in order, and once the
 // manager reads again notifications arrive again.
 #include "common/sd_notifier.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A BGP-unnumbered Clos fabric with real FRR, two leaves under test (issue
-#15; docs/fabric.md). Root only.
+"""A BGP-unnumbered Clos fabric with real FRR, two leaves under test
+(docs/fabric.md). Root only.
 
   fabric_test.py FIBNICD FIBNICCTL KDIFF_BAR
 

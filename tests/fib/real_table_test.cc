@@ -77,7 +77,7 @@ TEST_P(RealTable, EverySlash24MatchesReferenceLpm) {
   const World world = ReadWorld(files);
   const auto owners = Owners(fib);
   // Every IPv4 gateway fits in a slot; each router's IPv6 gateway is behind
-  // the same MAC and port: one adjacency, so it shares that code (issue #15).
+  // the same MAC and port: one adjacency, so it shares that code.
   size_t v4_owners = 0;
   for (const auto& o : owners) v4_owners += o.gateway && o.gateway->is_v4();
   EXPECT_EQ(v4_owners, static_cast<size_t>(gateways));
@@ -129,7 +129,7 @@ TEST(RealTable6, SampledDestinationsMatchReferenceLpm) {
   fs::remove_all(files.dir);
 }
 
-// Three dual-stack routers (issue #15), the common real case: make-routes
+// Three dual-stack routers, the common real case: make-routes
 // gives router k an IPv4 and an IPv6 gateway with one MAC on one port. With
 // 2-bit codes the three (MAC, port) adjacencies fit the three next-hop
 // entries, so both families of every router can be forwarded; IPv6 is held as

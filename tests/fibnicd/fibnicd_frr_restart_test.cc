@@ -1,6 +1,6 @@
 // The real fibnicd (file backend, kernel + FPM sources) beside real FRR
 // (zebra -M dplane_fpm_nl + staticd + bgpd, an eBGP peer in another
-// namespace), through the restarts of issue #16 and #14 6(a):
+// namespace), through restarts:
 // - fibnicd restart: the device's state comes from the kernel's dump (zebra's
 //   routes are the kernel's; zebra's FPM replay is not waited for); an
 //   unchanged table writes 0 bytes and the BAR stays identical (so nothing

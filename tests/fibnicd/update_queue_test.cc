@@ -56,7 +56,7 @@ TEST(UpdateQueue, TakeIsBoundedAndFifo) {
   EXPECT_EQ(q.max_depth(), 10u);
 }
 
-// Issue #14, 6(b): neighbour G changes (g1), the route via G moves to H, then
+// Neighbour G changes (g1), the route via G moves to H, then
 // G changes again (g2, coalesced into G's first place). A cut after one update
 // used to apply G=g2 with the route still via G — a MAC the route never had
 // while it went via G. The cut now takes everything up to g2's arrival.
@@ -92,7 +92,7 @@ TEST(UpdateQueue, NeighborsCoalesceByAddress) {
   EXPECT_EQ(b.updates[0].neighbor.addr, a);
 }
 
-// Issue #15: a neighbour is (address, port); the same link-local address on
+// A neighbour is (address, port); the same link-local address on
 // two ports is two keys, and deleting one leaves the other's update.
 TEST(UpdateQueue, NeighborsOfOneAddressOnTwoPortsDoNotCoalesce) {
   UpdateQueue q(nullptr);

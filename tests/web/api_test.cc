@@ -121,7 +121,7 @@ TEST_F(ApiTest, StatusCountsMatchTheRouteFile) {
   for (auto [fam, name] : {std::pair{Family::kV4, "ipv4"}, std::pair{Family::kV6, "ipv6"}}) {
     const json& c = st["routes"][name];
     EXPECT_EQ(c["total"].get<uint64_t>(), file_->count(fam)) << name;
-    // Issue #19: shadowed routes are counted apart from the punted.
+    // Shadowed routes are counted apart from the punted.
     EXPECT_EQ(c["offloaded"].get<uint64_t>() + c["partial"].get<uint64_t>() + c["punted"].get<uint64_t>() +
                   c["shadowed"].get<uint64_t>(),
               file_->count(fam));

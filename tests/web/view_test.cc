@@ -129,7 +129,7 @@ TEST_F(ViewTest, VerifyIsRateLimitedAndReportsDrift) {
   ASSERT_TRUE(harness_.bar().Write32(off, *old).ok());
 }
 
-// Issue 19: the status counts were recounted only when a request found them
+// The status counts were once recounted only when a request found them
 // old, and that request got the previous ones — 20,000 routes that all punt
 // showed as `ipv4.total 4` until the next request (`counts_age_s` 138). Now
 // every commit schedules the recount: with no request in between, the next
