@@ -159,7 +159,7 @@ TEST_P(DcFabric6, FullyOffloadedAndForwardsRight) {
   };
   // A route's edge address may lie in a longer route: when that is the
   // server /64 and the address has no neighbour, punting is the only right
-  // answer (seed 45490679880947 drew a /56 holding the server /64).
+  // answer (a /56 holding the server /64, say).
   auto expect_forward_or_unresolved = [&](const IpAddr& dst) {
     const auto m = lpm.Match(dst);
     if (m && m->first == servers && !w.neigh.count(dst)) {
@@ -326,7 +326,7 @@ void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) 
 // images are equal up to code numbering; otherwise every /24 that both code
 // uses the same next-hop, and one that only one codes has an owner the
 // other lacks (or holds a multipath route, where any path is right — also
-// one longer than the /24 inside it: FIBNIC_SEED=20623921170037).
+// one longer than the /24 inside it).
 void ExpectSameAsScratch(const Fib& inc, const Fib& scratch, const oracle::ReferenceLpm& lpm) {
   const auto& a = inc.image();
   const auto& b = scratch.image();

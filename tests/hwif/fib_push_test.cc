@@ -455,8 +455,8 @@ HwDecision DeviceAnswer(Harness& h, const char* addr) { return HwLookup(h.mem().
 // A neighbour that failed keeps its next-hop's code with the entry VALID=0
 // (its space punts; one write restores it). The kernel then reports the
 // neighbour FAILED without a MAC; a restart with that unchanged must adopt
-// the VALID=0 entry for it, not free the code (frrdiff soak, seed
-// 12210123886964: the restart rewrote NEXTHOP and TCAM6).
+// the VALID=0 entry for it, not free the code (else the restart rewrites
+// NEXTHOP and TCAM6).
 TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
   auto table = [](Harness& h) {
     h.Route("10.1.0.0/16", {Via("192.0.2.2", 1)});
@@ -486,8 +486,8 @@ TEST(FibPush, RestartKeepsTheCodeOfANeighbourThatFailed) {
 // their neighbour failed. Another gateway on its port whose neighbour failed
 // without ever resolving left its space at code 0 (punt). After a restart
 // the kernel reports both neighbours FAILED without a MAC: only the device
-// tells them apart — here its SRAM (frrdiff soak, seed 16447697085535: the
-// restart bound every such gateway and rewrote 16,388 /24s from code 0 to 1).
+// tells them apart — here its SRAM (else the restart binds every such
+// gateway and rewrites the /24s of code 0).
 TEST(FibPush, RestartBindsOnlyTheFailedNextHopsTheDeviceShowsOnAKeptEntry) {
   auto table = [](Harness& h) {
     h.Route("10.1.0.0/16", {Via("192.0.2.2", 1)});  // resolved, then failed

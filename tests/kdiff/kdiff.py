@@ -328,7 +328,7 @@ def run_window(env, rng, events):
     """Events one at a time, device sampled between them: each answer must be a
     punt or one the kernel gave since the window began. It begins quiescent:
     after a chunk without a check the device may still be catching up with
-    states from before the window (soak seed 181833792324559)."""
+    states from before the window."""
     env.quiesce()
     port_of, contexts, neigh, routes = env.view()
     addrs = sample(rng, routes, neigh, cap=30)
