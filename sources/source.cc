@@ -23,7 +23,11 @@ bool SourceRegistry::initial_sync_done() const {
 
 nlohmann::json SourceRegistry::StatsJson() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& s : sources_) out[s->name()] = s->StatsJson();
+  for (const auto& s : sources_) {
+    nlohmann::json j = s->StatsJson();
+    j["state"] = s->State();
+    out[s->name()] = std::move(j);
+  }
   return out;
 }
 

@@ -31,6 +31,10 @@ class Source {
   // fibnicd writes the device only once every source is done.
   virtual bool initial_sync_done() const = 0;
   virtual nlohmann::json StatsJson() const = 0;  // an object: routes, errors, ...
+  // One word for operators (fibnicctl status, the dashboard): "up", or how
+  // the source is not — "down" (FPM: no zebra connected), "dumping" or
+  // "refusing" (the kernel source).
+  virtual std::string State() const { return "up"; }
 };
 
 class SourceRegistry {
@@ -48,7 +52,7 @@ class SourceRegistry {
   Status StartAll();
   void StopAll();
   bool initial_sync_done() const;
-  // {name: StatsJson()} for every source.
+  // {name: StatsJson() with its "state"} for every source.
   nlohmann::json StatsJson() const;
   const std::vector<std::unique_ptr<Source>>& sources() const { return sources_; }
 

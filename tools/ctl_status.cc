@@ -149,16 +149,6 @@ std::string Summary(const json& s) {
   return out;
 }
 
-// Up or down the way each kind of source can be: FPM has a zebra connected or
-// not; the kernel source is always subscribed but may be dumping, or refusing
-// (everything punts); the others hold what they were given.
-std::string SourceState(const json& src) {
-  if (const json& c = At(src, "connected"); c.is_boolean()) return c.get<bool>() ? "up" : "down";
-  if (At(src, "refusing").is_string()) return "refusing";
-  if (At(src, "dumping") == true) return "dumping";
-  return src.is_object() ? "up" : "-";
-}
-
 std::string SourceNote(const json& src) {
   std::vector<std::string> notes;
   if (At(src, "refusing").is_string()) notes.push_back(At(src, "refusing").get<std::string>());
@@ -190,7 +180,7 @@ std::string SourcesTable(const json& s, const EventAges& ev, double now_ms) {
       } else if (ev.oldest_ms >= 0 && now_ms >= 0) {
         since = ">" + FormatAge((now_ms - ev.oldest_ms) / 1000);
       }
-      rows.push_back({it.key(), SourceState(it.value()), since, FormatCount(At(it.value(), "routes")),
+      rows.push_back({it.key(), Str(At(it.value(), "state")), since, FormatCount(At(it.value(), "routes")),
                       FormatCount(At(it.value(), "errors")), SourceNote(it.value())});
     }
   }

@@ -88,6 +88,7 @@ class FpmSource : public Source {
   // the kernel).
   bool initial_sync_done() const override { return true; }
   nlohmann::json StatsJson() const override;
+  std::string State() const override { return stats().connected ? "up" : "down"; }
   FpmSourceStats stats() const;
   uint16_t port() const;  // the bound port (after Start)
 

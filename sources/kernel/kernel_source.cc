@@ -519,6 +519,13 @@ nlohmann::json KernelSource::StatsJson() const {
           {"last_error", s.last_error}};
 }
 
+// Refusing first: everything punts whatever else holds.
+std::string KernelSource::State() const {
+  const KernelSourceStats s = stats();
+  if (!s.refusing.empty()) return "refusing";
+  return s.dumping ? "dumping" : "up";
+}
+
 KernelSourceStats KernelSource::stats() const {
   KernelSourceStats s = impl_->stats;
   const KernelTableCounts& c = impl_->table.counts();

@@ -95,6 +95,7 @@ class KernelSource : public Source {
   void Stop() override;
   bool initial_sync_done() const override;  // the first dump is in (or failed)
   nlohmann::json StatsJson() const override;
+  std::string State() const override;
   void RequestResync();
   KernelSourceStats stats() const;
   // The kernel's routes as the offload replies to zebra see them (nullptr

@@ -146,7 +146,8 @@ import json, sys
 s = json.load(sys.stdin)["sources"]
 assert set(s) == {"kernel", "api", "pipeline"}, s
 assert s["kernel"]["dumping"] is False and s["kernel"]["routes"] >= 2 and s["kernel"]["errors"] == 0, s["kernel"]
-assert s["api"] == {"routes": 0, "upserts": 0, "deletes": 0}, s["api"]
+assert s["kernel"]["state"] == "up", s["kernel"]
+assert s["api"] == {"routes": 0, "upserts": 0, "deletes": 0, "state": "up"}, s["api"]
 print("  sources:", ", ".join(sorted(s)))' || fail "status sources"
 
 echo "== the human views show the kernel's routes"

@@ -64,7 +64,8 @@ TEST(SourceRegistry, InitialSyncWaitsForEverySourceAndStatsAreKeyedByName) {
   b.done = true;
   EXPECT_TRUE(reg.initial_sync_done());
   a.routes = 7;
-  EXPECT_EQ(reg.StatsJson(), (nlohmann::json{{"a", {{"routes", 7}}}, {"b", {{"routes", 0}}}}));
+  EXPECT_EQ(reg.StatsJson(),
+            (nlohmann::json{{"a", {{"routes", 7}, {"state", "up"}}}, {"b", {{"routes", 0}, {"state", "up"}}}}));
   reg.StopAll();
   EXPECT_EQ(log, (std::vector<std::string>{"start a", "start b", "stop b", "stop a"}));
 }
@@ -90,11 +91,15 @@ TEST(SourceRegistry, RealSourcesReportTheirKnownKeys) {
   EXPECT_EQ(Keys(j["kernel"]), (std::set<std::string>{"messages", "ignored", "routes", "neighbors", "route_updates",
                                                       "neighbor_updates", "errors", "overruns", "resyncs", "swept",
                                                       "resolve_requests", "unsure_redumps", "torn_dumps", "kept_unlisted", "route_kinds", "memory_bytes", "dumping",
-                                                      "refusing", "last_error"}));
-  EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads"}));
+                                                      "refusing", "last_error", "state"}));
+  EXPECT_EQ(Keys(j["file"]), (std::set<std::string>{"routes", "neighbors", "loads", "state"}));
   EXPECT_EQ(Keys(j["fpm"]), (std::set<std::string>{"connected", "peer", "connections", "frames", "messages", "ignored",
-                                                   "deleted", "errors", "resyncs", "last_error", "refused"}));
-  EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes"}));
+                                                   "deleted", "errors", "resyncs", "last_error", "refused", "state"}));
+  EXPECT_EQ(Keys(j["api"]), (std::set<std::string>{"routes", "upserts", "deletes", "state"}));
+  // One word each for operators: FPM with no zebra connected is down.
+  EXPECT_EQ(j["fpm"]["state"], "down");
+  EXPECT_EQ(j["file"]["state"], "up");
+  EXPECT_EQ(j["api"]["state"], "up");
   // Not started: the kernel's first dump is not in, the files not read.
   EXPECT_FALSE(reg.sources()[0]->initial_sync_done());
   EXPECT_FALSE(reg.sources()[1]->initial_sync_done());

@@ -108,9 +108,10 @@ TEST(CtlViews, StatusReadsLikeAShowCommand) {
     "candidates": 9, "neighbors": 4, "slots": {"used": 3, "total": 15},
     "commits": 17, "counts_commits": 17, "counts_age_s": 0.25,
     "rates": {"routes_per_s": 0.9990009990009991, "bar_bytes_per_s": 2048, "commits_per_s": 0.5},
-    "sources": {"api": {"routes": 0, "upserts": 0, "deletes": 0},
-                "fpm": {"connected": false, "peer": "", "errors": 0, "last_error": ""},
-                "kernel": {"routes": 5, "errors": 0, "dumping": false, "refusing": null, "last_error": ""},
+    "sources": {"api": {"routes": 0, "upserts": 0, "deletes": 0, "state": "up"},
+                "fpm": {"connected": false, "peer": "", "errors": 0, "last_error": "", "state": "down"},
+                "kernel": {"routes": 5, "errors": 0, "dumping": false, "refusing": null, "last_error": "",
+                           "state": "up"},
                 "pipeline": {"queue_depth": 0, "queue_depth_max": 12, "batches": 17, "batch_size_last": 3,
                              "push_ms_last": 0.42, "latency_ms_last": 1.26, "push_errors": 0, "resyncs": 0,
                              "last_error": ""}}})");

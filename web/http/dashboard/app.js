@@ -95,7 +95,7 @@ function renderSources(sources) {
   box.classList.remove('muted');
   const head = el('tr', {}, ...['source', 'state', 'routes', 'errors', 'note', ''].map((h) => el('th', {}, h)));
   const rows = src.map(([name, v]) => el('tr', { dataset: { source: name } },
-    el('th', {}, name), el('td', { class: 'source-state' }, stateBadge(sourceState(v))),
+    el('th', {}, name), el('td', { class: 'source-state' }, stateBadge(v.state || '–')),
     el('td', { class: 'num source-routes' }, fmt(v.routes)), el('td', { class: 'num' }, fmt(v.errors)),
     el('td', {}, sourceNote(v)),
     el('td', {}, el('details', {}, el('summary', {}, 'all'), counters(v)))));
@@ -107,15 +107,6 @@ function renderSources(sources) {
       `${fmt(p.push_errors)} push errors, ${fmt(p.resyncs)} resyncs` + (p.last_error ? `; last error: ${p.last_error}` : '')));
   }
   box.replaceChildren(...parts);
-}
-
-// FPM is up while a zebra is connected; the kernel source is always
-// subscribed, but may be dumping, or refusing (everything punts).
-function sourceState(v) {
-  if (typeof v.connected === 'boolean') return v.connected ? 'up' : 'down';
-  if (typeof v.refusing === 'string') return 'refusing';
-  if (v.dumping === true) return 'dumping';
-  return 'up';
 }
 
 function sourceNote(v) {
