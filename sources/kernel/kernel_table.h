@@ -95,16 +95,18 @@ class KernelTable {
   // routes looked at or swept — until it returns true, then EndSweep (the
   // objects, addresses, rules and neighbours; returns what was swept).
   //
-  // torn: the routing tables changed while the dump read them. The kernel
-  // does not mark an IPv6 route dump interrupted; when its tree changed
-  // between two parts of the dump, it walks again from the root skipping as
-  // many routes as it had already sent, so a route deleted before its
-  // cursor leaves one after it never listed (fib6_dump_table; on 6.18,
-  // deleting 200 routes already sent between two parts of a 4,000-route
-  // dump left one route the kernel held out, every time). A torn
-  // dump's unlisted routes are therefore kept, marked unlisted (the prefix
-  // punts), and a re-dump is asked for (RedumpWanted), which sweeps them
-  // once a dump lists the tables whole.
+  // torn: the routing tables changed while the dump read them. A route
+  // dump is not a snapshot, and the kernel marks neither IPv4 nor IPv6
+  // route dumps interrupted (NLM_F_DUMP_INTR); it resumes each part by
+  // position (fib6_dump_table, fn_trie_dump_leaf). A sweep decided on such a
+  // dump removes what the dump did not list on the strength of a list that
+  // never existed at one moment, while removing is the one decision that can
+  // send a packet where the kernel would not (to a cover). So a torn dump's
+  // unlisted routes are kept, marked unlisted (the prefix punts), and a
+  // re-dump is asked for (RedumpWanted), which sweeps them once a dump
+  // lists the tables whole. tests/sources/ipv6_dump_torn_test.py checks on
+  // the running kernel that a dump nothing changed lists every route and
+  // that one that left routes out was heard changing.
   void BeginSweep(bool torn = false);
   bool SweepStep(size_t max);
   size_t EndSweep();
