@@ -3,7 +3,8 @@
 // in the same run (one entry per route, longest prefixes first, no
 // aggregation); how long a full compile takes, the latency of a Commit() after
 // one route change (p50/p99 over random single changes: code changes, new
-// more-specifics, deletes), the compiler's memory: both its own estimate
+// more-specifics, deletes) and after batches of 10 to 10,000 code changes
+// (a peer's return), the compiler's memory: both its own estimate
 // and the heap it really holds (malloc's count, so allocator overhead and
 // capacity slack show), and what a commit that moves every route's code costs
 // against the full compile (routes in prefix order, as Fib::Commit gives
@@ -127,6 +128,30 @@ int Run(const char* name, int limit) {
   }
   const double heap_after_mb = Mb(HeapBytes() - heap0);
 
+  // Batches, as a peer's return hands them over: n random routes change code
+  // (in prefix order), one Commit() for the lot.
+  struct Batch {
+    size_t n;
+    double ms;
+  };
+  std::vector<Batch> batches;
+  for (size_t n : {size_t{10}, size_t{100}, size_t{1000}, size_t{10000}}) {
+    if (n * 4 > keys.size()) break;
+    std::map<Prefix, Tcam6Route> pick;
+    while (pick.size() < n) {
+      const Prefix& p = keys[rng() % keys.size()];
+      Tcam6Route r = routes.at(p);
+      if (r.code != 0) r.code = uint8_t(r.code % 3 + 1);
+      pick[p] = r;
+    }
+    t0 = Clock::now();
+    for (const auto& [p, r] : pick) comp.Upsert(p, r);
+    comp.Commit();
+    batches.push_back({n, Ms(t0, Clock::now())});
+    for (const auto& [p, r] : pick) comp.Upsert(p, routes.at(p));  // back, uncounted
+    comp.Commit();
+  }
+
   // Every route's code moves, as when next-hop slots change owner: upserted
   // in prefix order (as Fib::Commit does) and, for comparison, in the order a
   // hashed RIB would hand them over; each timed with its Commit().
@@ -160,6 +185,10 @@ int Run(const char* name, int limit) {
               base ? double(covered) / double(base) : 0.0, full_ms, base_ms, p50, Pct(cpu, 99), Pct(wall, 50),
               Pct(wall, 99), changes, double(writes) / changes, p50 > 0 ? full_ms / p50 : 0.0, heap_mb, heap_after_mb,
               Mb(mem.total()), Mb(mem.trie), Mb(mem.routes), Mb(mem.tables));
+  for (const auto& b : batches) {
+    std::printf("  batch:          %zu routes change code: %.1f ms (x%.2f of a full compile)\n", b.n, b.ms,
+                b.ms / full_ms);
+  }
   for (const auto& r : recolours) {
     std::printf("  recolour all:   %.1f ms with the routes in %s order (upserts %.1f ms, commit %.1f ms) "
                 "= x%.2f of a full compile\n",

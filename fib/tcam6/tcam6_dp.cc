@@ -61,6 +61,10 @@ int Optimizer::KeptColour(const Node& n) const {
 // Best value of the two children with colour x in force and child-need
 // `need`, at most k entries in them (k <= kmax).
 void Optimizer::Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const {
+  if (narrow_ && a.kind != TableRef::kAbsent && b.kind != TableRef::kAbsent) {
+    CombineNarrow(Row(a, need, x), std::min(a.used(), kmax), Row(b, need, x), b.used(), out, kmax);
+    return;
+  }
   static constexpr int32_t kZero[2] = {0, 0};  // an absent child: 0 whatever k
   const int32_t* ra = a.kind == TableRef::kAbsent ? kZero : Row(a, need, x);
   const int32_t* rb = b.kind == TableRef::kAbsent ? kZero : Row(b, need, x);
@@ -76,6 +80,27 @@ void Optimizer::Combine(const TableRef& a, const TableRef& b, int x, int need, i
     }
   }
   for (uint32_t k = 1; k <= kmax; ++k) out[k] = std::max(out[k], out[k - 1]);
+}
+
+// Combine over two narrow rows, in int32 lanes the compiler can vectorise:
+// every value the DP keeps is >= 0 and fits 30 bits (narrow_), an infeasible
+// cell is kNeg32, so a sum with one is negative and no sum overflows.
+void Optimizer::CombineNarrow(const int32_t* __restrict ra, uint32_t ca, const int32_t* __restrict rb, uint32_t cb,
+                              int64_t* out, uint32_t kmax) const {
+  int32_t* __restrict acc = acc_.data();
+  std::fill(acc, acc + kmax + 1, std::numeric_limits<int32_t>::min());
+  for (uint32_t i = 0; i <= ca; ++i) {
+    const int32_t fa = ra[i];
+    if (fa < 0) continue;
+    const uint32_t m = std::min(cb, kmax - i);
+    int32_t* __restrict at = acc + i;
+    for (uint32_t j = 0; j <= m; ++j) at[j] = std::max(at[j], fa + rb[j]);
+  }
+  int64_t best = kNeg;
+  for (uint32_t k = 0; k <= kmax; ++k) {
+    best = std::max(best, acc[k] < 0 ? kNeg : int64_t{acc[k]});
+    out[k] = best;
+  }
 }
 
 // Options at v: (child need, gain) pairs valid for colour x in force at v.
@@ -120,8 +145,32 @@ void Optimizer::ComputeNode(const Node& n, const TableRef& a, const TableRef& b,
   best2_.resize(L + 1);
   arg1_.resize(L + 1);
   const int kept = KeptColour(n);
+  // The children's combination for each (colour, child need), made once: both
+  // of this node's variants and both of a route's options read the same ones,
+  // and with children of one variant need 1 reads need 0's rows.
+  const int child_needs = a.vars > 1 || b.vars > 1 ? 2 : 1;
+  comb_.resize(size_t(child_needs) * ncol_ * (L + 1));
+  comb_ready_.assign(size_t(child_needs) * ncol_, 0);
+  auto combined = [&](int x, int cn) {
+    const size_t at = size_t(cn < child_needs ? cn : 0) * ncol_ + x;
+    int64_t* out = &comb_[at * (L + 1)];
+    if (!comb_ready_[at]) {
+      Combine(a, b, x, cn, out, L);
+      comb_ready_[at] = 1;
+    }
+    return static_cast<const int64_t*>(out);
+  };
   for (int need = 0; need < vars; ++need) {
-    for (int x = 0; x < ncol_; ++x) G(n, a, b, x, need, &g_[size_t(x) * (L + 1)], L, tmp_);
+    for (int x = 0; x < ncol_; ++x) {
+      int64_t* g = &g_[size_t(x) * (L + 1)];
+      std::fill(g, g + L + 1, kNeg);
+      ForOptions(n, x, need, [&](int cn, int64_t gain) {
+        const int64_t* c = combined(x, cn);
+        for (uint32_t k = 0; k <= L; ++k) {
+          if (c[k] > kNeg) g[k] = std::max(g[k], c[k] + gain);
+        }
+      });
+    }
     // Best and second-best "entry with colour x here" per k (k-1 below).
     for (uint32_t k = 0; k <= L; ++k) {
       best1_[k] = best2_[k] = kNeg;
@@ -256,8 +305,16 @@ void Optimizer::Refresh(int v) {
     return;
   }
   arena_top_ = 0;
-  const TableRef a = TableOf(n.child[0]);
-  const TableRef b = TableOf(n.child[1]);
+  // A light child of a heavy node (the root of a light subtree) keeps its
+  // table: when a change elsewhere redoes this node, the child is read, not
+  // recomputed from its whole subtree.
+  auto child_table = [&](int c) {
+    const TableRef t = TableOf(c);
+    if (c >= 0 && !tables_.contains(c)) StoreTable(c, t);
+    return t;
+  };
+  const TableRef a = child_table(n.child[0]);
+  const TableRef b = child_table(n.child[1]);
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);

@@ -51,7 +51,8 @@ bool Optimizer::HasLong(uint64_t hi) const {
   return it != long_.end() && Hi(it->first) == hi;
 }
 
-Optimizer::Optimizer(uint32_t budget, uint32_t light_nodes) : budget_(budget), light_nodes_(light_nodes) {}
+Optimizer::Optimizer(uint32_t budget, uint32_t light_nodes)
+    : budget_(budget), light_nodes_(light_nodes), acc_(size_t{budget} + 1) {}
 Optimizer::~Optimizer() = default;
 
 void Optimizer::MarkPath() {
@@ -447,7 +448,7 @@ Optimizer::Memory Optimizer::memory() const {
              touched_.capacity() * sizeof(int32_t);
   m.tables = (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
                  sizeof(int64_t) +
-             (arena_.capacity() + arg1_.capacity()) * sizeof(int32_t);
+             (arena_.capacity() + arg1_.capacity() + acc_.capacity()) * sizeof(int32_t);
   for (const auto& [v, t] : tables_) m.tables += HeapBlock(t.bytes());
   // Hash containers: a node (next pointer, value) per element plus the
   // bucket array.

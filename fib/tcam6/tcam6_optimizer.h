@@ -148,6 +148,8 @@ class Optimizer {
   void MarkAllDirty();
   int64_t F(const TableRef& t, int need, int colour, uint32_t k) const;
   void Combine(const TableRef& a, const TableRef& b, int x, int need, int64_t* out, uint32_t kmax) const;
+  void CombineNarrow(const int32_t* ra, uint32_t ca, const int32_t* rb, uint32_t cb, int64_t* out,
+                     uint32_t kmax) const;
   template <typename Fn>
   void ForOptions(const Node& n, int x, int need_in, Fn&& fn) const;
   void G(const Node& n, const TableRef& a, const TableRef& b, int x, int need_in, int64_t* g, uint32_t kmax,
@@ -196,6 +198,9 @@ class Optimizer {
   std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
   std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
   std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
+  std::vector<int64_t> comb_;        // ComputeNode's Combine results, by (child need, colour)
+  std::vector<uint8_t> comb_ready_;
+  mutable std::vector<int32_t> acc_;  // CombineNarrow's sums (budget + 1 cells)
   std::vector<int> arg1_;
 
   std::vector<int> path_;
