@@ -115,6 +115,8 @@ void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
 void Fib::DeleteNeighbor(const IpAddr& addr, PortId port) { impl_->DeleteNeighbor(addr, port); }
 RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
+std::vector<DeviceDelta> Fib::CommitSafe() { return impl_->CommitSafe(); }
+std::vector<DeviceDelta> Fib::CommitBest() { return impl_->CommitBest(); }
 
 void Fib::CommitWhole() {
   impl_->sram.set_record(false);

@@ -140,6 +140,14 @@ class Fib {
 
   // Compile what is pending; the deltas are to be pushed in order.
   std::vector<DeviceDelta> Commit();
+  // Commit() in two steps, for a caller that pushes in between: CommitSafe()
+  // compiles everything but the IPv6 TCAM's entry choice, whose entries
+  // that a changed route makes wrong it turns into punts — pushed, the device
+  // sends no packet where the host would not; CommitBest() then chooses the
+  // TCAM's best entries (the costly part) for the next push. Call it after
+  // each CommitSafe(), before anything else is asked of or given to the Fib.
+  std::vector<DeviceDelta> CommitSafe();
+  std::vector<DeviceDelta> CommitBest();
   // Compile what is pending for a Sync, which writes the whole image: no
   // SRAM delta is built (a table load's would hold every word, 8 bytes each).
   void CommitWhole();

@@ -1,7 +1,11 @@
-// Commit(): resolve → retire delta → main delta (docs/fib.md "Why the deltas
-// never misforward"). The resolver gives the codes of this commit, old and
-// new; each table compiler — NEXTHOP entries, SRAM4, TCAM6, NEIGH CAM —
-// writes its part of both deltas from them.
+// Commit(): resolve → retire delta → main delta → the TCAM's best entries
+// (docs/fib.md "Why the deltas never misforward"). The resolver gives the
+// codes of this commit, old and new; each table compiler — NEXTHOP entries,
+// SRAM4, TCAM6, NEIGH CAM — writes its part of both deltas from them. The
+// TCAM's part of them only punts the entries the changed routes make wrong
+// (Tcam6Compiler::Protect); choosing the best entries again is the costly
+// part of a commit, so it comes last (CommitBest), in a delta of its own that
+// the pipeline pushes after the others.
 #include <algorithm>
 #include <unordered_map>
 
@@ -30,6 +34,12 @@ std::vector<DeviceDelta> RetireThenMain(DeviceDelta retire, DeviceDelta main) {
 }  // namespace
 
 std::vector<DeviceDelta> Fib::Impl::Commit() {
+  std::vector<DeviceDelta> out = CommitSafe();
+  for (DeviceDelta& d : CommitBest()) out.push_back(std::move(d));
+  return out;
+}
+
+std::vector<DeviceDelta> Fib::Impl::CommitSafe() {
   Settle();
   heap.Now();  // the previous commit's delta, pushed and dropped by now
   // 1. Resolve: the slots from this commit's weights; each group's old and new code.
@@ -40,11 +50,21 @@ std::vector<DeviceDelta> Fib::Impl::Commit() {
   CompileNexthops(codes, retire, main);
   CompileSram4(codes, retire, main);
   CompileTcam6(codes, retire, main);
-  CompileNeighCam(retire, main);  // after the TCAM: an IPv6 entry needs its final TCAM answer
+  CompileNeighCam(retire, main);  // after the TCAM: an IPv6 entry needs its TCAM answer
   ++commits;
   heap.Now();  // this commit's scratch
   if (main.sram_words.size() > (size_t{1} << 18)) heap.Request();  // the delta: freed by the caller once pushed
   return RetireThenMain(std::move(retire), std::move(main));
+}
+
+// The TCAM's entry choice (the optimizer's work) for what CommitSafe() made
+// safe, then the CAM for the TCAM's final answers.
+std::vector<DeviceDelta> Fib::Impl::CommitBest() {
+  DeviceDelta retire, best;
+  best.tcam = tcam6.CompileBest();
+  image.tcam = tcam6.compiler().entries();
+  CompileNeighCam(retire, best);
+  return RetireThenMain(std::move(retire), std::move(best));
 }
 
 // What each group answers: its IPv4 /24s and its IPv6 routes up to /64.
@@ -98,8 +118,8 @@ void Fib::Impl::CompileSram4(const CommitCodes& codes, DeviceDelta& retire, Devi
   sram.Flush(codes.after, image.sram.data(), bits, main);
 }
 
-// Retire: routes off the codes that change owner. Main: the final codes
-// (Tcam6Feed::Compile).
+// Retire: entries off the routes moving off codes that change owner. Main:
+// entries off the routes that changed (Tcam6Feed::Compile).
 void Fib::Impl::CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main) {
   if (tcam6.Compile(rib, resolver, codes, retire, main)) heap.Request();
   image.tcam = tcam6.compiler().entries();

@@ -57,6 +57,8 @@ struct Fib::Impl : public RibSink {
 
   // --- commit (fib_commit.cc) ---------------------------------------------------
   std::vector<DeviceDelta> Commit();
+  std::vector<DeviceDelta> CommitSafe();
+  std::vector<DeviceDelta> CommitBest();
   std::vector<Resolver::GroupWeight> GroupWeights() const;
   void CompileNexthops(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
   void CompileSram4(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);

@@ -86,7 +86,7 @@ bool Tcam6Feed::Compile(const Rib& rib, const Resolver& resolver, const CommitCo
         tcam6_.Upsert(p, route_with(k.group, code));
       }
     }
-    return tcam6_.Commit();
+    return tcam6_.Protect();
   };
   if (two_phase) retire.tcam = push(false);
   main.tcam = push(true);

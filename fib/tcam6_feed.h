@@ -29,10 +29,13 @@ class Tcam6Feed {
   // are re-upserted. With retired codes, the retire delta first takes every
   // route off the codes that change owner (code 0: they punt) before their
   // NEXTHOP entries retire; the final codes follow in the main delta, after
-  // activation. Returns whether it dropped a large change list (worth a
-  // malloc_trim).
+  // activation. Each delta's TCAM writes only punt the entries its routes
+  // make wrong (Tcam6Compiler::Protect); CompileBest() chooses the entries.
+  // Returns whether it dropped a large change list (worth a malloc_trim).
   bool Compile(const Rib& rib, const Resolver& resolver, const CommitCodes& codes, DeviceDelta& retire,
                DeviceDelta& main);
+  // The best entries for the routes as Compile() left them.
+  std::vector<TcamWrite> CompileBest() { return tcam6_.Commit(); }
 
   const Tcam6Compiler& compiler() const { return tcam6_; }
   // Warm start, before the first Compile: Tcam6Compiler::Adopt.

@@ -130,18 +130,29 @@ void Pipeline::RunBatch() {
 
 Status Pipeline::PushCommit() {
   auto t0 = Clock::now();
-  std::vector<DeviceDelta> deltas = fib_->Commit();
+  const bool resync = need_resync_;
+  // The safe part goes out before the IPv6 TCAM's entries are chosen (the
+  // costly part of a commit): a batch's changes reach the device one entry
+  // choice sooner (Fib::CommitSafe).
+  std::vector<DeviceDelta> deltas = resync ? fib_->Commit() : fib_->CommitSafe();
   int64_t commit_ns = NsSince(t0);
   auto t1 = Clock::now();
   uint64_t writes_before = device_.bus_writes();
   Status pushed;
-  bool resync = need_resync_;
   if (resync) {
     pushed = device_.Sync(fib_->image());
   } else if (!AllEmpty(deltas)) {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
+  if (!resync) {
+    t0 = Clock::now();
+    deltas = fib_->CommitBest();  // after a failed push too: the Fib finishes its commit, a resync follows
+    commit_ns += NsSince(t0);
+    t1 = Clock::now();
+    if (pushed.ok() && !AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
+    push_ns += NsSince(t1);
+  }
   if (observer_) {
     observer_(BatchReport{batch_updates_, device_.bus_writes() - writes_before, commit_ns, push_ns, pushed.ok(),
                           pushed.ok() ? std::string() : pushed.ToString()});

@@ -1,5 +1,7 @@
 #include "fib/tcam6/tcam6_compiler.h"
 
+#include <algorithm>
+
 #include "fib/tcam6/tcam6_sequencer.h"
 
 namespace fibnic {
@@ -7,11 +9,61 @@ namespace fibnic {
 Tcam6Compiler::Tcam6Compiler(uint32_t capacity) : capacity_(capacity), opt_(capacity), slots_(capacity) {}
 
 void Tcam6Compiler::Upsert(const Prefix& p, const Tcam6Route& r) {
-  if (opt_.Upsert(p, r.code, r.reason, r.weight)) dirty_ = true;
+  if (!opt_.Upsert(p, r.code, r.reason, r.weight)) return;
+  dirty_ = true;
+  Changed(p, r.code);
 }
 
 void Tcam6Compiler::Erase(const Prefix& p) {
-  if (opt_.Erase(p)) dirty_ = true;
+  if (!opt_.Erase(p)) return;
+  dirty_ = true;
+  Changed(p, kGone);
+}
+
+void Tcam6Compiler::Changed(const Prefix& p, int16_t code) {
+  if (p.family() != Family::kV6 || changes_overflow_) return;
+  if (changes_.size() == kMaxChanges) {
+    changes_overflow_ = true;
+    changes_ = {};
+    return;
+  }
+  changes_.push_back({static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint8_t>(std::min(p.len(), 64)), code});
+}
+
+std::vector<TcamWrite> Tcam6Compiler::Protect() {
+  std::vector<regs::Tcam6Entry> target;
+  bool punted = false;
+  for (const auto& e : slots_) {
+    if (!e.valid()) continue;
+    regs::Tcam6Entry t = e;
+    if (e.code != 0) {
+      const int len = tcam6::MaskLen(e.mask);
+      bool wrong = changes_overflow_;
+      for (size_t i = 0; i < changes_.size() && !wrong; ++i) {
+        const Change& c = changes_[i];
+        // Overlapping prefixes agree on their shorter length's bits.
+        const uint64_t m = tcam6::Mask64(std::min<int>(len, c.len));
+        wrong = ((c.hi ^ e.value) & m) == 0 && c.code != e.code;
+      }
+      if (wrong) {
+        t.code = 0;
+        punted = true;
+        if (len == 0) continue;  // ::/0 punting is no entry: an address no entry matches punts
+      }
+    }
+    target.push_back(t);
+  }
+  if (!punted) return {};
+  if (!chosen_) {
+    chosen_.emplace();
+    for (const auto& e : slots_) {
+      if (e.valid()) chosen_->push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
+    }
+  }
+  tcam6::WritePlan plan = tcam6::PlanWrites(slots_, target);
+  fell_back_ = plan.fallback;
+  slots_ = std::move(plan.slots);
+  return std::move(plan.writes);
 }
 
 int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
@@ -29,12 +81,19 @@ int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
 }
 
 std::vector<TcamWrite> Tcam6Compiler::Commit() {
-  if (!dirty_) return {};
-  dirty_ = false;
+  changes_ = {};
+  changes_overflow_ = false;
   std::vector<tcam6::OptEntry> now;
-  for (const auto& e : slots_) {
-    if (e.valid()) now.push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
+  if (chosen_) {
+    now = std::move(*chosen_);
+    chosen_.reset();
+  } else {
+    if (!dirty_) return {};
+    for (const auto& e : slots_) {
+      if (e.valid()) now.push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
+    }
   }
+  dirty_ = false;
   std::vector<regs::Tcam6Entry> target;
   for (const auto& e : opt_.Solve(now)) {
     target.push_back({e.value, tcam6::Mask64(e.len), e.code, regs::kTcamValid});

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/ip.h"
@@ -50,6 +51,16 @@ class Tcam6Compiler {
   // TCAM never misforwards. Empty when nothing changed.
   std::vector<TcamWrite> Commit();
 
+  // The writes that make the TCAM safe for the routes as they are now without
+  // choosing entries (cheap: no optimizer work): every entry that a route
+  // changed since the last Commit() overlaps and that names another code
+  // than the route's new one (or any code, for a route that went) is made a
+  // punt entry. Whatever address such a route governs is then punted or
+  // answered by a longer entry it does not touch, so the device needs no
+  // Commit() to stop sending it where the host would not. Commit() then puts
+  // the best entries back; until then StateOf() is as of the last Commit().
+  std::vector<TcamWrite> Protect();
+
   // The TCAM as of the last Commit() (capacity slots; unused ones invalid).
   const std::vector<regs::Tcam6Entry>& entries() const { return slots_; }
   uint32_t capacity() const { return capacity_; }
@@ -76,11 +87,29 @@ class Tcam6Compiler {
   tcam6::Optimizer::Memory memory() const { return opt_.memory(); }
 
  private:
+  // A route changed since the last Commit(): its first 64 bits, length (at
+  // most 64: a longer route is its /64) and new code (kGone: erased).
+  struct Change {
+    uint64_t hi = 0;
+    uint8_t len = 0;
+    int16_t code = 0;
+  };
+  static constexpr int16_t kGone = -1;
+  // Beyond this many changes Protect() punts every entry naming a code
+  // instead of remembering each change (a table load's worth).
+  static constexpr size_t kMaxChanges = 1 << 16;
+  void Changed(const Prefix& p, int16_t code);
+
   uint32_t capacity_;
   tcam6::Optimizer opt_;
   bool dirty_ = false;
   std::vector<regs::Tcam6Entry> slots_;
   bool fell_back_ = false;
+  std::vector<Change> changes_;  // since the last Commit()
+  bool changes_overflow_ = false;
+  // The entries of the last Commit() while Protect() has punted some of them:
+  // the optimizer's tie-break prefers these, not the punts.
+  std::optional<std::vector<tcam6::OptEntry>> chosen_;
 };
 
 }  // namespace fibnic

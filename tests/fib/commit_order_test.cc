@@ -97,7 +97,8 @@ void ExpectSafeHandover(Fib& fib, World& world, const Prefix& p, const NextHop& 
   }
   ASSERT_NE(code, 0);
   ASSERT_TRUE(owners_before[code] && owners_after[code] == via);
-  ASSERT_EQ(deltas.size(), 2u) << "a code changing owner needs a retire delta";
+  // Retire, main, then the TCAM's best entries if they changed (Fib::CommitSafe).
+  ASSERT_GE(deltas.size(), 2u) << "a code changing owner needs a retire delta";
   const DeviceDelta& retire = deltas[0];
   const DeviceDelta& main = deltas[1];
   auto writes = [&](const std::vector<NexthopWrite>& ws) {
@@ -124,7 +125,9 @@ void ExpectSafeHandover(Fib& fib, World& world, const Prefix& p, const NextHop& 
   EXPECT_EQ(FirstMisforward(bar, fib.image(), deltas, before, world), "");
   // The control: main before retire re-owns the entry while the old owner's
   // space still names its code.
-  EXPECT_NE(FirstMisforward(bar, fib.image(), {main, retire}, before, world), "");
+  std::vector<DeviceDelta> swapped = deltas;
+  std::swap(swapped[0], swapped[1]);
+  EXPECT_NE(FirstMisforward(bar, fib.image(), swapped, before, world), "");
 }
 
 TEST(FibCommitOrder, ACodeIsZeroedEverywhereBeforeItsEntryChangesOwner) {
@@ -188,7 +191,7 @@ TEST(FibCommitOrder, AnEntryTurningValidFirstZeroesTheSpaceOfAMemberLeftBehind) 
   world.neigh[*v4.gateway].state = NeighState::kReachable;
   fib.UpsertNeighbor(world.neigh[*v4.gateway]);
   const auto deltas = fib.Commit();
-  ASSERT_EQ(deltas.size(), 2u) << "the code must be retired first";
+  ASSERT_GE(deltas.size(), 2u) << "the code must be retired first";
   EXPECT_EQ(FirstMisforward(bar, fib.image(), deltas, before, world), "");
   EXPECT_NE(FirstMisforward(bar, fib.image(), {deltas[1]}, before, world), "");
 }
