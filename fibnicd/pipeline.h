@@ -5,8 +5,10 @@
 // when batch_max updates are pending, whichever comes first; while a batch is
 // compiled and pushed, new updates keep coalescing in the queue, so a full
 // table converges in few large batches and a lone change goes out after at
-// most batch_delay plus one compile and push. Sources never wait for the
-// device: the queue only takes a lock.
+// most batch_delay plus one compile and push. Each commit is pushed in two
+// steps: what makes the device safe for the batch (Fib::CommitSafe), then the
+// IPv6 TCAM's best entries, whose choice is the costly part (CommitBest).
+// Sources never wait for the device: the queue only takes a lock.
 //
 // Start-up: until FinishInitialSync() the pipeline only applies updates to the
 // Fib (no pushes); then it reads the device back, lets the Fib adopt the
