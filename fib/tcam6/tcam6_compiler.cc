@@ -22,6 +22,10 @@ void Tcam6Compiler::Erase(const Prefix& p) {
 
 void Tcam6Compiler::Changed(const Prefix& p, int16_t code) {
   if (p.family() != Family::kV6 || changes_overflow_) return;
+  // Only an entry naming a code can need a punt (a table load into an empty
+  // TCAM remembers nothing).
+  if (!std::any_of(slots_.begin(), slots_.end(), [](const regs::Tcam6Entry& e) { return e.valid() && e.code != 0; }))
+    return;
   if (changes_.size() == kMaxChanges) {
     changes_overflow_ = true;
     changes_ = {};
@@ -77,6 +81,9 @@ int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
   }
   slots_ = device;
   dirty_ = true;
+  // Routes given before were not remembered: Protect() punts every coded entry.
+  changes_ = {};
+  changes_overflow_ = true;
   return valid;
 }
 

@@ -305,16 +305,8 @@ void Optimizer::Refresh(int v) {
     return;
   }
   arena_top_ = 0;
-  // A light child of a heavy node (the root of a light subtree) keeps its
-  // table: when a change elsewhere redoes this node, the child is read, not
-  // recomputed from its whole subtree.
-  auto child_table = [&](int c) {
-    const TableRef t = TableOf(c);
-    if (c >= 0 && !tables_.contains(c)) StoreTable(c, t);
-    return t;
-  };
-  const TableRef a = child_table(n.child[0]);
-  const TableRef b = child_table(n.child[1]);
+  const TableRef a = TableOf(n.child[0]);
+  const TableRef b = TableOf(n.child[1]);
   uint32_t len = 0;
   uint8_t vars = 0;
   ComputeNode(n, a, b, len, vars);
