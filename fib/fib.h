@@ -144,8 +144,9 @@ class Fib {
   // compiles everything but the IPv6 TCAM's entry choice, whose entries
   // that a changed route makes wrong it turns into punts — pushed, the device
   // sends no packet where the host would not; CommitBest() then chooses the
-  // TCAM's best entries (the costly part) for the next push. Call it after
-  // each CommitSafe(), before anything else is asked of or given to the Fib.
+  // TCAM's best entries (the costly part) for the next push. More changes
+  // and CommitSafe()s may come in between; until CommitBest() the offload
+  // states (and commits()) are those of the last complete commit.
   std::vector<DeviceDelta> CommitSafe();
   std::vector<DeviceDelta> CommitBest();
   // Compile what is pending for a Sync, which writes the whole image: no

@@ -51,7 +51,6 @@ std::vector<DeviceDelta> Fib::Impl::CommitSafe() {
   CompileSram4(codes, retire, main);
   CompileTcam6(codes, retire, main);
   CompileNeighCam(retire, main);  // after the TCAM: an IPv6 entry needs its TCAM answer
-  ++commits;
   heap.Now();  // this commit's scratch
   if (main.sram_words.size() > (size_t{1} << 18)) heap.Request();  // the delta: freed by the caller once pushed
   return RetireThenMain(std::move(retire), std::move(main));
@@ -64,6 +63,7 @@ std::vector<DeviceDelta> Fib::Impl::CommitBest() {
   best.tcam = tcam6.CompileBest();
   image.tcam = tcam6.compiler().entries();
   CompileNeighCam(retire, best);
+  ++commits;  // complete: offload states and counts are final
   return RetireThenMain(std::move(retire), std::move(best));
 }
 

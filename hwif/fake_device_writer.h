@@ -5,6 +5,8 @@
 // device() is mutable so a test can make the device drift from the shadow.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,11 +66,14 @@ class FakeDeviceWriter : public DeviceWriter {
   bool fail_readback = false;
   uint64_t readbacks = 0, syncs = 0, pushes = 0, verifies = 0;
   uint64_t delta_sram_words = 0;  // SRAM words named by pushed deltas
+  // Called with every image a push or sync leaves on the "device".
+  std::function<void(const DeviceImage&)> on_write;
 
  private:
   void Write(const DeviceImage& image) {
     device_ = image;
     shadow_ = image;
+    if (on_write) on_write(image);
     ++generation_;
     ++bus_writes_;  // one per successful call: the fake has no bus
     in_sync_ = true;

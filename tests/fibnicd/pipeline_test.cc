@@ -1,7 +1,8 @@
 // The pipeline against FakeDeviceWriter: what reaches the "device" forwards as
 // the routes handed in say (decoded with the spec's HwLookup, expectations
 // from the input), start-up reads back once and syncs once, a failed push
-// forces a full re-Sync, and every commit is announced to the listener.
+// forces a full re-Sync, every commit is announced to the listener, and an
+// IPv6 change is safe on the device before its TCAM entries are chosen.
 #include "fibnicd/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -120,6 +121,35 @@ TEST_F(PipelineTest, FailedInitialSyncIsReportedAndRetriedWithTheNextBatch) {
   EXPECT_EQ(dev_.syncs, 2u);
   EXPECT_TRUE(OnDevice(dev_, "10.0.0.1").forward);
   EXPECT_TRUE(OnDevice(dev_, "11.0.0.1").forward);
+}
+
+// A more-specific IPv6 route inside a TCAM entry of another code: no state
+// the pushes leave sends its addresses the old way (the safe part goes out
+// first, the entry choice after), and once a barrier is released the entries
+// are chosen again: the /48 and the rest of the /32 forward, each its way.
+TEST_F(PipelineTest, AnIpv6ChangeIsSafeOnTheDeviceBeforeItsEntriesAreChosen) {
+  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
+  pipeline_.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
+  pipeline_.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
+  pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+  ASSERT_TRUE(Initial().ok());
+  ASSERT_EQ(OnDevice(dev_, "2001:db8:1::1").dst_mac, kMacA);
+  auto wrong = std::make_shared<std::atomic<int>>(0), writes = std::make_shared<std::atomic<int>>(0);
+  dev_.on_write = [wrong, writes](const DeviceImage& image) {
+    const std::vector<uint8_t> bar = EncodeBar(image, 0);
+    const HwDecision d = HwLookup(bar.data(), bar.size(), *IpAddr::Parse("2001:db8:1::1"));
+    *wrong += d.forward && d.dst_mac != kMacB;
+    ++*writes;
+  };
+  pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8:1::/48"), RouteSource::kKernel, 20, {NextHop{gb, 2}}});
+  ASSERT_TRUE(OnDeviceWithin(5s));
+  EXPECT_EQ(wrong->load(), 0) << "a pushed state sent the /48 to the /32's gateway";
+  EXPECT_GE(writes->load(), 2) << "the punt and the entries: two pushes";
+  HwDecision d = OnDevice(dev_, "2001:db8:1::1");
+  EXPECT_TRUE(d.forward && d.dst_mac == kMacB) << d.ToString();
+  d = OnDevice(dev_, "2001:db8:2::1");
+  EXPECT_TRUE(d.forward && d.dst_mac == kMacA) << d.ToString();
+  dev_.on_write = nullptr;
 }
 
 // A slot held for an adjacency whose routes went is given to the one
