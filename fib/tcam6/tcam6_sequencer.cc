@@ -44,8 +44,9 @@ uint8_t FirstMatch(const std::vector<regs::Tcam6Entry>& slots, const Pfx& p) {
   return 0;
 }
 
+// VALID counts: a ::/0 punt entry has value, mask and code 0, as an empty slot.
 bool SameEntry(const regs::Tcam6Entry& a, const regs::Tcam6Entry& b) {
-  return a.value == b.value && a.mask == b.mask && a.code == b.code;
+  return a.valid() == b.valid() && a.value == b.value && a.mask == b.mask && a.code == b.code;
 }
 
 class Planner {

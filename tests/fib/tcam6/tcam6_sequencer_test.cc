@@ -95,5 +95,19 @@ TEST(Tcam6Sequencer, EveryStateSafeStepByStepAndAlwaysSafe) {
   std::printf("%d of 300 plans used the always-safe order (100 forced)\n", fallbacks);
 }
 
+// The planned slots are what the writes leave, also for a ::/0 punt entry:
+// value, mask and code all zero, so only VALID tells it from an empty slot.
+TEST(Tcam6Sequencer, WritesLeaveThePlannedSlotsForADefaultPuntEntry) {
+  std::vector<regs::Tcam6Entry> old(4);
+  old[3] = {0, 0, 2, regs::kTcamValid};                        // ::/0 -> code 2
+  old[0] = {uint64_t{0x20010db8} << 32, M(32), 1, regs::kTcamValid};  // 2001:db8::/32 -> code 1
+  const std::vector<regs::Tcam6Entry> target = {old[0], {0, 0, 0, regs::kTcamValid}};  // ::/0 now punts
+  const tcam6::WritePlan plan = tcam6::PlanWrites(old, target);
+  std::vector<regs::Tcam6Entry> cur = old;
+  for (const TcamWrite& w : plan.writes) cur[w.index] = w.entry;
+  EXPECT_EQ(cur, plan.slots);
+  EXPECT_EQ(std::count_if(cur.begin(), cur.end(), [](const auto& e) { return e.valid() && e.mask == 0 && e.code == 0; }), 1);
+}
+
 }  // namespace
 }  // namespace fibnic::tcam6test
