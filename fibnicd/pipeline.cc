@@ -68,7 +68,6 @@ void Pipeline::Schedule() {
   if (stopped_) return;
   auto oldest = queue_.OldestArrival();
   if (!oldest) {
-    if (best_due_ && !need_resync_) (void)PushCommit();  // the entry choice the last batch left
     CheckBarriers();
     return;
   }
@@ -146,22 +145,14 @@ Status Pipeline::PushCommit() {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
-  if (resync) {
-    best_due_.reset();  // Commit() chose the entries
-  } else if (pushed.ok()) {
-    if (!best_due_) best_due_ = Clock::now() + kBestWithin;
-    // With updates waiting, their safe part goes first: a batch waits for no
-    // entry choice but one already running, and one choice covers the lot.
-    if (queue_.depth() == 0 || Clock::now() >= *best_due_) {
-      t0 = Clock::now();
-      deltas = fib_->CommitBest();
-      commit_ns += NsSince(t0);
-      t1 = Clock::now();
-      if (!AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
-      push_ns += NsSince(t1);
-      best_due_.reset();
-    }
-  }  // a failed push: the resync's Commit() chooses the entries
+  if (!resync) {
+    t0 = Clock::now();
+    deltas = fib_->CommitBest();  // after a failed push too: the Fib completes its commit, a resync follows
+    commit_ns += NsSince(t0);
+    t1 = Clock::now();
+    if (pushed.ok() && !AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
+    push_ns += NsSince(t1);
+  }
   if (observer_) {
     observer_(BatchReport{batch_updates_, device_.bus_writes() - writes_before, commit_ns, push_ns, pushed.ok(),
                           pushed.ok() ? std::string() : pushed.ToString()});
@@ -285,8 +276,7 @@ void Pipeline::AfterCommit(std::function<void(bool, const Fib&)> done) {
 }
 
 void Pipeline::CheckBarriers() {
-  // Until the TCAM's entries are chosen the offload states are not final.
-  if (initial_ || barriers_.empty() || (best_due_ && !need_resync_)) return;
+  if (initial_ || barriers_.empty()) return;
   // While the device is failing only AfterCommit waits are released (as failed).
   const bool failing = need_resync_;
   uint64_t oldest = queue_.OldestSeq();
@@ -352,7 +342,6 @@ void Pipeline::Stop() {
   boost::asio::post(io_, [this] {
     // What the sources handed in before the stop still goes out.
     while (!initial_ && queue_.depth() > 0) RunBatch();
-    if (best_due_ && !need_resync_) (void)PushCommit();
     stopped_ = true;
     timer_.cancel();
     idle_timer_.cancel();

@@ -7,9 +7,10 @@
 // table converges in few large batches and a lone change goes out after at
 // most batch_delay plus one compile and push. Each commit is pushed in two
 // steps: what makes the device safe for the batch (Fib::CommitSafe), then the
-// IPv6 TCAM's best entries, whose choice is the costly part (CommitBest) —
-// deferred while more updates wait (their safe part goes first), for at most
-// kBestWithin; barriers are released once the entries are chosen.
+// IPv6 TCAM's best entries, whose choice is the costly part (CommitBest). A
+// batch's changes thus wait for one entry choice at most (the one running when
+// they arrive), not two. Deferring the choice while updates wait was measured
+// worse: the choice that then runs covers more changes and blocks longer.
 // Sources never wait for the device: the queue only takes a lock.
 //
 // Start-up: until FinishInitialSync() the pipeline only applies updates to the
@@ -191,10 +192,6 @@ class Pipeline {
   boost::asio::steady_timer review_timer_;
   std::optional<std::chrono::steady_clock::time_point> review_at_;
   void ArmSlotReview();
-  // Set when a batch's safe part was pushed and the TCAM's entries are yet
-  // to be chosen (deferred while updates wait, at most this long).
-  std::optional<std::chrono::steady_clock::time_point> best_due_;
-  static constexpr std::chrono::milliseconds kBestWithin{200};
   std::thread thread_;
   std::atomic<bool> wake_posted_{false};
   bool timer_armed_ = false;
