@@ -33,13 +33,16 @@ std::vector<DeviceDelta> RetireThenMain(DeviceDelta retire, DeviceDelta main) {
 
 }  // namespace
 
+// Pushed together, the deltas need no punts first: the TCAM goes straight to
+// its best entries (and a warm restart's unchanged table to the device's own
+// slots, which punts would have moved); CommitBest() then finds nothing to do.
 std::vector<DeviceDelta> Fib::Impl::Commit() {
-  std::vector<DeviceDelta> out = CommitSafe();
+  std::vector<DeviceDelta> out = CommitSafe(/*protect=*/false);
   for (DeviceDelta& d : CommitBest()) out.push_back(std::move(d));
   return out;
 }
 
-std::vector<DeviceDelta> Fib::Impl::CommitSafe() {
+std::vector<DeviceDelta> Fib::Impl::CommitSafe(bool protect) {
   Settle();
   heap.Now();  // the previous commit's delta, pushed and dropped by now
   // 1. Resolve: the slots from this commit's weights; each group's old and new code.
@@ -49,7 +52,7 @@ std::vector<DeviceDelta> Fib::Impl::CommitSafe() {
   main.port_macs.swap(port_macs_changed);
   CompileNexthops(codes, retire, main);
   CompileSram4(codes, retire, main);
-  CompileTcam6(codes, retire, main);
+  CompileTcam6(codes, retire, main, protect);
   CompileNeighCam(retire, main);  // after the TCAM: an IPv6 entry needs its TCAM answer
   heap.Now();  // this commit's scratch
   if (main.sram_words.size() > (size_t{1} << 18)) heap.Request();  // the delta: freed by the caller once pushed
@@ -120,8 +123,8 @@ void Fib::Impl::CompileSram4(const CommitCodes& codes, DeviceDelta& retire, Devi
 
 // Retire: entries off the routes moving off codes that change owner. Main:
 // entries off the routes that changed (Tcam6Feed::Compile).
-void Fib::Impl::CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main) {
-  if (tcam6.Compile(rib, resolver, codes, retire, main)) heap.Request();
+void Fib::Impl::CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main, bool protect) {
+  if (tcam6.Compile(rib, resolver, codes, retire, main, protect)) heap.Request();
   image.tcam = tcam6.compiler().entries();
 }
 

@@ -57,12 +57,12 @@ struct Fib::Impl : public RibSink {
 
   // --- commit (fib_commit.cc) ---------------------------------------------------
   std::vector<DeviceDelta> Commit();
-  std::vector<DeviceDelta> CommitSafe();
+  std::vector<DeviceDelta> CommitSafe(bool protect = true);
   std::vector<DeviceDelta> CommitBest();
   std::vector<Resolver::GroupWeight> GroupWeights() const;
   void CompileNexthops(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
   void CompileSram4(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
-  void CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
+  void CompileTcam6(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main, bool protect);
   void CompileNeighCam(DeviceDelta& retire, DeviceDelta& main);
   std::vector<CamWant> EligibleNeighbors() const;
 

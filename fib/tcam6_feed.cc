@@ -33,7 +33,7 @@ void Tcam6Feed::BestChanged(const Prefix& p, NhgId old_best, NhgId new_best) {
 }
 
 bool Tcam6Feed::Compile(const Rib& rib, const Resolver& resolver, const CommitCodes& codes, DeviceDelta& retire,
-                        DeviceDelta& main) {
+                        DeviceDelta& main, bool protect) {
   auto route_with = [&](NhgId g, uint8_t code) {
     if (code != 0) return Tcam6Route{code, PuntReason::kNone, 1};
     const PuntReason why = resolver.GroupPuntReason(g);
@@ -86,7 +86,7 @@ bool Tcam6Feed::Compile(const Rib& rib, const Resolver& resolver, const CommitCo
         tcam6_.Upsert(p, route_with(k.group, code));
       }
     }
-    return tcam6_.Protect();
+    return protect ? tcam6_.Protect() : tcam6_.Commit();
   };
   if (two_phase) retire.tcam = push(false);
   main.tcam = push(true);

@@ -29,11 +29,12 @@ class Tcam6Feed {
   // are re-upserted. With retired codes, the retire delta first takes every
   // route off the codes that change owner (code 0: they punt) before their
   // NEXTHOP entries retire; the final codes follow in the main delta, after
-  // activation. Each delta's TCAM writes only punt the entries its routes
-  // make wrong (Tcam6Compiler::Protect); CompileBest() chooses the entries.
+  // activation. With protect, each delta's TCAM writes only punt the entries
+  // its routes make wrong (Tcam6Compiler::Protect) and CompileBest() chooses
+  // the entries; without, each delta holds the chosen entries.
   // Returns whether it dropped a large change list (worth a malloc_trim).
   bool Compile(const Rib& rib, const Resolver& resolver, const CommitCodes& codes, DeviceDelta& retire,
-               DeviceDelta& main);
+               DeviceDelta& main, bool protect);
   // The best entries for the routes as Compile() left them.
   std::vector<TcamWrite> CompileBest() { return tcam6_.Commit(); }
 
