@@ -4,7 +4,9 @@
 // independent reference LPM (tests/oracle): each probe address must be
 // forwarded as the old or the new routes say — each with the old or the new
 // neighbours, since a batch may carry both a route change and a neighbour's
-// new MAC and either may reach the device first — or punted.
+// new MAC and either may reach the device first — or punted. Batches are
+// committed and pushed as the pipeline does: the safe part, then the TCAM's
+// best entries.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,9 +78,16 @@ class Harness {
   }
   void AddProbe(const char* addr) { probes_.push_back(A(addr)); }
 
-  // Commits, pushes (Sync on the first call) and checks every write.
+  // Commits, pushes (Sync on the first call) and checks every write. After
+  // the first call it commits as the pipeline does: the safe part, pushed,
+  // then the TCAM's best entries, pushed (Fib::CommitSafe).
   void Commit(const std::string& label) {
-    const auto deltas = fib_.Commit();
+    std::vector<DeviceDelta> deltas;
+    if (started_) {
+      deltas = fib_.CommitSafe();
+    } else {
+      fib_.Commit();
+    }
     const ReferenceLpm next = Oracle(routes_next_, neigh_next_);
     const ReferenceLpm mixes[] = {Oracle(routes_prev_, neigh_prev_), Oracle(routes_prev_, neigh_next_),
                                   Oracle(routes_next_, neigh_prev_), next};
@@ -107,6 +116,12 @@ class Harness {
       return OkStatus();
     });
     Status st = started_ ? pusher_.Push(deltas, fib_.image()) : pusher_.Sync(fib_.image());
+    if (started_ && st.ok() && failure.empty()) {
+      const DeviceImage safe = fib_.image();
+      auto dev = DecodeBar(mem_.data(), mem_.size());
+      ASSERT_TRUE(dev.ok() && *dev == safe) << label << ": device differs from the safe image";
+      st = pusher_.Push(fib_.CommitBest(), fib_.image());
+    }
     started_ = true;
     rec_.set_observer(nullptr);
     ASSERT_TRUE(failure.empty()) << failure;
