@@ -467,6 +467,47 @@ void ExpectRestartWritesNothing(Harness& first, const std::function<void(Harness
 // What the device does with a destination now.
 HwDecision DeviceAnswer(Harness& h, const char* addr) { return HwLookup(h.mem().data(), h.mem().size(), A(addr)); }
 
+// IPv6 routes of three gateways whose best paths move between them, batch
+// after batch: each batch's safe part punts TCAM entries and its best entries
+// put them back, wherever the sequencer finds room. A restart with the table
+// unchanged adopts the TCAM as the device holds it and writes nothing.
+TEST(FibPush, RestartAfterIpv6PathsMovedWritesNothing) {
+  const char* gws[3] = {"fd00::1", "fd00::2", "fd00::3"};
+  auto neighbours = [&](Harness& h) {
+    for (int g = 0; g < 3; ++g) {
+      h.Neighbor(gws[g], ("02:00:00:00:00:0" + std::to_string(g + 1)).c_str(), uint8_t(g));
+    }
+  };
+  // Route i's gateway after `round` rounds of moves.
+  auto gateway = [](int i, int round) { return (i * 7 + round * (i % 3 + 1)) % 3; };
+  auto route = [&](Harness& h, int i, int round) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "2001:db8:%x::/48", i < 24 ? i : 0x100 + i);
+    const int g = gateway(i, round);
+    h.Route(buf, {Via(gws[g], uint8_t(g))});
+  };
+  Harness first;
+  neighbours(first);
+  for (int i = 0; i < 40; ++i) route(first, i, 0);
+  COMMIT(first, "table");
+  const int rounds = 6;
+  for (int r = 1; r <= rounds; ++r) {
+    for (int i = r % 4; i < 40; i += 4) route(first, i, r);
+    COMMIT(first, "round " + std::to_string(r));
+  }
+  ExpectRestartWritesNothing(
+      first,
+      [&](Harness& h) {
+        for (int i = 39; i >= 0; --i) {
+          int last = 0;
+          for (int r = 1; r <= rounds; ++r) last = (i % 4 == r % 4) ? r : last;
+          route(h, i, last);
+        }
+        neighbours(h);
+      },
+      3);
+}
+
 // A neighbour that failed keeps its next-hop's code with the entry VALID=0
 // (its space punts; one write restores it). The kernel then reports the
 // neighbour FAILED without a MAC; a restart with that unchanged must adopt
