@@ -1,11 +1,11 @@
 // Commit(): resolve → retire delta → main delta → the TCAM's best entries
 // (docs/fib.md "Why the deltas never misforward"). The resolver gives the
 // codes of this commit, old and new; each table compiler — NEXTHOP entries,
-// SRAM4, TCAM6, NEIGH CAM — writes its part of both deltas from them. The
-// TCAM's part of them only punts the entries the changed routes make wrong
-// (Tcam6Compiler::Protect); choosing the best entries again is the costly
-// part of a commit, so it comes last (CommitBest), in a delta of its own that
-// the pipeline pushes after the others.
+// SRAM4, TCAM6, NEIGH CAM — writes its part of both deltas from them. In the
+// pipeline's two steps (CommitSafe, CommitBest) the TCAM's part of them only
+// punts the entries the changed routes make wrong (Tcam6Compiler::Protect):
+// choosing the best entries again is the costly part of a commit, so it comes
+// last, in a delta of its own that the pipeline pushes after the others.
 #include <algorithm>
 #include <unordered_map>
 
@@ -60,12 +60,15 @@ std::vector<DeviceDelta> Fib::Impl::CommitSafe(bool protect) {
 }
 
 // The TCAM's entry choice (the optimizer's work) for what CommitSafe() made
-// safe, then the CAM for the TCAM's final answers.
+// safe, then the CAM for the TCAM's final answers (nothing else changed since
+// CommitSafe() placed it: an unchanged TCAM leaves it as it is).
 std::vector<DeviceDelta> Fib::Impl::CommitBest() {
   DeviceDelta retire, best;
   best.tcam = tcam6.CompileBest();
-  image.tcam = tcam6.compiler().entries();
-  CompileNeighCam(retire, best);
+  if (!best.tcam.empty()) {
+    image.tcam = tcam6.compiler().entries();
+    CompileNeighCam(retire, best);
+  }
   ++commits;  // complete: offload states and counts are final
   return RetireThenMain(std::move(retire), std::move(best));
 }

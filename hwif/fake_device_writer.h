@@ -5,9 +5,8 @@
 // device() is mutable so a test can make the device drift from the shadow.
 #pragma once
 
-#include <functional>
-
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 

@@ -24,8 +24,7 @@ void Tcam6Compiler::Changed(const Prefix& p, int16_t code) {
   if (p.family() != Family::kV6 || changes_overflow_) return;
   // Only an entry naming a code can need a punt (a table load into an empty
   // TCAM remembers nothing).
-  if (!std::any_of(slots_.begin(), slots_.end(), [](const regs::Tcam6Entry& e) { return e.valid() && e.code != 0; }))
-    return;
+  if (!coded_) return;
   if (changes_.size() == kMaxChanges) {
     changes_overflow_ = true;
     changes_ = {};
@@ -52,22 +51,33 @@ std::vector<TcamWrite> Tcam6Compiler::Protect() {
       if (wrong) {
         t.code = 0;
         punted = true;
-        if (len == 0) continue;  // ::/0 punting is no entry: an address no entry matches punts
       }
     }
     target.push_back(t);
   }
   if (!punted) return {};
-  if (!chosen_) {
-    chosen_.emplace();
-    for (const auto& e : slots_) {
-      if (e.valid()) chosen_->push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
-    }
-  }
+  if (!chosen_) chosen_ = Held();
+  return Plan(target);
+}
+
+std::vector<TcamWrite> Tcam6Compiler::Plan(const std::vector<regs::Tcam6Entry>& target) {
   tcam6::WritePlan plan = tcam6::PlanWrites(slots_, target);
   fell_back_ = plan.fallback;
-  slots_ = std::move(plan.slots);
+  SetSlots(std::move(plan.slots));
   return std::move(plan.writes);
+}
+
+std::vector<tcam6::OptEntry> Tcam6Compiler::Held() const {
+  std::vector<tcam6::OptEntry> out;
+  for (const auto& e : slots_) {
+    if (e.valid()) out.push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
+  }
+  return out;
+}
+
+void Tcam6Compiler::SetSlots(std::vector<regs::Tcam6Entry> slots) {
+  slots_ = std::move(slots);
+  coded_ = std::any_of(slots_.begin(), slots_.end(), [](const regs::Tcam6Entry& e) { return e.valid() && e.code != 0; });
 }
 
 int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
@@ -79,7 +89,7 @@ int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
     if (tcam6::Mask64(len) != e.mask || (e.value & ~e.mask) != 0) return 0;
     ++valid;
   }
-  slots_ = device;
+  SetSlots(device);
   dirty_ = true;
   // Routes given before were not remembered: Protect() punts every coded entry.
   changes_ = {};
@@ -96,19 +106,14 @@ std::vector<TcamWrite> Tcam6Compiler::Commit() {
     chosen_.reset();
   } else {
     if (!dirty_) return {};
-    for (const auto& e : slots_) {
-      if (e.valid()) now.push_back({e.value, static_cast<uint8_t>(tcam6::MaskLen(e.mask)), e.code});
-    }
+    now = Held();
   }
   dirty_ = false;
   std::vector<regs::Tcam6Entry> target;
   for (const auto& e : opt_.Solve(now)) {
     target.push_back({e.value, tcam6::Mask64(e.len), e.code, regs::kTcamValid});
   }
-  tcam6::WritePlan plan = tcam6::PlanWrites(slots_, target);
-  fell_back_ = plan.fallback;
-  slots_ = std::move(plan.slots);
-  return std::move(plan.writes);
+  return Plan(target);
 }
 
 Tcam6Compiler::State Tcam6Compiler::StateOf(const Prefix& p, std::vector<int>* walk) const {

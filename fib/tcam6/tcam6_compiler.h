@@ -99,11 +99,15 @@ class Tcam6Compiler {
   // instead of remembering each change (a table load's worth).
   static constexpr size_t kMaxChanges = 1 << 16;
   void Changed(const Prefix& p, int16_t code);
+  std::vector<tcam6::OptEntry> Held() const;  // the valid slots, as the optimizer's entries
+  std::vector<TcamWrite> Plan(const std::vector<regs::Tcam6Entry>& target);  // slots_ → target
+  void SetSlots(std::vector<regs::Tcam6Entry> slots);
 
   uint32_t capacity_;
   tcam6::Optimizer opt_;
   bool dirty_ = false;
-  std::vector<regs::Tcam6Entry> slots_;
+  std::vector<regs::Tcam6Entry> slots_;  // set through SetSlots
+  bool coded_ = false;                   // a valid slot names a code
   bool fell_back_ = false;
   std::vector<Change> changes_;  // since the last Commit()
   bool changes_overflow_ = false;

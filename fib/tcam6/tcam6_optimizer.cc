@@ -446,7 +446,7 @@ Optimizer::Memory Optimizer::memory() const {
   m.routes = routes_.size() * sizeof(RouteRec) + route_free_.capacity() * sizeof(int32_t) +
              long_.size() * HeapBlock(sizeof(std::pair<const Prefix, LongRoute>) + 4 * sizeof(void*)) +
              touched_.capacity() * sizeof(int32_t);
-  m.tables = (full_.capacity() + g_.capacity() + tmp_.capacity() + best1_.capacity() + best2_.capacity()) *
+  m.tables = (full_.capacity() + g_.capacity() + best1_.capacity() + best2_.capacity()) *
                  sizeof(int64_t) +
              (arena_.capacity() + arg1_.capacity() + acc_.capacity()) * sizeof(int32_t);
   for (const auto& [v, t] : tables_) m.tables += HeapBlock(t.bytes());

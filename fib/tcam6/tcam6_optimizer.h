@@ -197,7 +197,7 @@ class Optimizer {
   size_t arena_top_ = 0;
   std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
   std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
-  std::vector<int64_t> full_, g_, tmp_, best1_, best2_;
+  std::vector<int64_t> full_, g_, best1_, best2_;
   std::vector<int64_t> comb_;        // ComputeNode's Combine results, by (child need, colour)
   std::vector<uint8_t> comb_ready_;
   mutable std::vector<int32_t> acc_;  // CombineNarrow's sums (budget + 1 cells)
