@@ -117,6 +117,10 @@ RibSink& Fib::sink() { return *impl_; }
 std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
 std::vector<DeviceDelta> Fib::CommitSafe() { return impl_->CommitSafe(); }
 std::vector<DeviceDelta> Fib::CommitBest() { return impl_->CommitBest(); }
+std::vector<DeviceDelta> Fib::CommitBest(std::chrono::steady_clock::time_point deadline) {
+  return impl_->CommitBest(deadline);
+}
+bool Fib::best_pending() const { return impl_->best_pending; }
 
 void Fib::CommitWhole() {
   impl_->sram.set_record(false);

@@ -149,6 +149,13 @@ class Fib {
   // states (and commits()) are those of the last complete commit.
   std::vector<DeviceDelta> CommitSafe();
   std::vector<DeviceDelta> CommitBest();
+  // CommitBest() in steps of the choice, for a caller that takes the next
+  // batch in between: nothing, and best_pending(), when `deadline` passed
+  // first. Further CommitSafe()s may come between steps (their punts keep
+  // the device safe meanwhile); the step that finishes chooses for the routes
+  // as they are then. A Commit() finishes an unfinished choice.
+  std::vector<DeviceDelta> CommitBest(std::chrono::steady_clock::time_point deadline);
+  bool best_pending() const;
   // Compile what is pending for a Sync, which writes the whole image: no
   // SRAM delta is built (a table load's would hold every word, 8 bytes each).
   void CommitWhole();

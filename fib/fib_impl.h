@@ -58,7 +58,8 @@ struct Fib::Impl : public RibSink {
   // --- commit (fib_commit.cc) ---------------------------------------------------
   std::vector<DeviceDelta> Commit();
   std::vector<DeviceDelta> CommitSafe(bool protect = true);
-  std::vector<DeviceDelta> CommitBest();
+  std::vector<DeviceDelta> CommitBest(
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   std::vector<Resolver::GroupWeight> GroupWeights() const;
   void CompileNexthops(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
   void CompileSram4(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
@@ -101,6 +102,7 @@ struct Fib::Impl : public RibSink {
   std::vector<uint8_t> moved;  // by clamped group id: its SRAM code moved this commit (kept to avoid reallocation)
   HeapTrim heap;
   uint64_t commits = 0;
+  bool best_pending = false;  // CommitBest stopped at its deadline
 };
 
 }  // namespace fibnic

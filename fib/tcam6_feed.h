@@ -37,6 +37,10 @@ class Tcam6Feed {
                DeviceDelta& main, bool protect);
   // The best entries for the routes as Compile() left them.
   std::vector<TcamWrite> CompileBest() { return tcam6_.Commit(); }
+  // In steps: nullopt while the choice is unfinished (Tcam6Compiler::Commit).
+  std::optional<std::vector<TcamWrite>> CompileBest(tcam6::Optimizer::Clock::time_point deadline) {
+    return tcam6_.Commit(deadline);
+  }
 
   const Tcam6Compiler& compiler() const { return tcam6_; }
   // Warm start, before the first Compile: Tcam6Compiler::Adopt.

@@ -184,6 +184,7 @@ Status Fibnicd::StartWeb() {
                        {"latency_ms_max", m.latency_ns_max / 1e6},
                        {"push_errors", m.push_errors},
                        {"resyncs", m.resyncs},
+                       {"tcam_choice_steps_deferred", m.best_steps_deferred},
                        {"last_error", m.last_error}};
     return out;
   };

@@ -145,14 +145,51 @@ Status Pipeline::PushCommit() {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
-  if (!resync) {
-    t0 = Clock::now();
-    deltas = fib_->CommitBest();  // after a failed push too: the Fib completes its commit, a resync follows
-    commit_ns += NsSince(t0);
-    t1 = Clock::now();
-    if (pushed.ok() && !AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
-    push_ns += NsSince(t1);
+  // After a failed push too: the Fib completes its commit, a resync follows.
+  if (!resync) pushed = StepBest(pushed, commit_ns, push_ns);
+  return Pushed(pushed, resync, writes_before, commit_ns, push_ns);
+}
+
+// One step of the entry choice, and its push once it finishes. A step that
+// stops at its deadline leaves the rest for ContinueBest(), so that batches
+// waiting meanwhile go out (safe) between steps instead of behind the choice.
+Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
+  const auto t0 = Clock::now();
+  if (!fib_->best_pending()) best_since_ = t0;
+  const auto deadline = t0 - best_since_ >= kBestMaxPending ? Clock::time_point::max() : t0 + kBestStep;
+  std::vector<DeviceDelta> deltas = fib_->CommitBest(deadline);
+  commit_ns += NsSince(t0);
+  const auto t1 = Clock::now();
+  if (pushed.ok() && !AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
+  push_ns += NsSince(t1);
+  if (fib_->best_pending()) {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    ++m_.best_steps_deferred;
   }
+  if (fib_->best_pending() && !continue_posted_) {
+    continue_posted_ = true;
+    boost::asio::post(io_, [this] { ContinueBest(); });
+  }
+  return pushed;
+}
+
+// The next step of an unfinished entry choice; handlers queued meanwhile (a
+// batch, an API question) ran before it.
+void Pipeline::ContinueBest() {
+  continue_posted_ = false;
+  if (stopped_ || !fib_->best_pending()) return;
+  int64_t commit_ns = 0, push_ns = 0;
+  const uint64_t writes_before = device_.bus_writes();
+  // A device awaiting a resync gets the whole image from the retry; the
+  // choice still goes on, to release the barriers once it is complete.
+  const bool failing = need_resync_;
+  Status pushed = StepBest(failing ? FailedPrecondition("device awaits a resync") : OkStatus(), commit_ns, push_ns);
+  if (fib_->best_pending()) return;
+  if (!failing) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
+  CheckBarriers();
+}
+
+Status Pipeline::Pushed(Status pushed, bool resync, uint64_t writes_before, int64_t commit_ns, int64_t push_ns) {
   if (observer_) {
     observer_(BatchReport{batch_updates_, device_.bus_writes() - writes_before, commit_ns, push_ns, pushed.ok(),
                           pushed.ok() ? std::string() : pushed.ToString()});
@@ -276,7 +313,9 @@ void Pipeline::AfterCommit(std::function<void(bool, const Fib&)> done) {
 }
 
 void Pipeline::CheckBarriers() {
-  if (initial_ || barriers_.empty()) return;
+  // A barrier's waiter reads the Fib's offload states: an unfinished entry
+  // choice holds it until they are final.
+  if (initial_ || barriers_.empty() || fib_->best_pending()) return;
   // While the device is failing only AfterCommit waits are released (as failed).
   const bool failing = need_resync_;
   uint64_t oldest = queue_.OldestSeq();
@@ -340,8 +379,13 @@ void Pipeline::Mutate(const std::function<void(Fib&)>& fn) {
 void Pipeline::Stop() {
   if (!thread_.joinable()) return;
   boost::asio::post(io_, [this] {
-    // What the sources handed in before the stop still goes out.
+    // What the sources handed in before the stop still goes out, with the
+    // TCAM's best entries (a restart then finds them held).
     while (!initial_ && queue_.depth() > 0) RunBatch();
+    if (!initial_ && fib_->best_pending()) {
+      best_since_ = Clock::now() - kBestMaxPending;
+      ContinueBest();
+    }
     stopped_ = true;
     timer_.cancel();
     idle_timer_.cancel();

@@ -84,6 +84,9 @@ struct PipelineMetrics {
   uint32_t generation = 0;
   uint64_t push_errors = 0;
   uint64_t resyncs = 0;            // full Syncs after a failed push
+  // Steps of the IPv6 TCAM's entry choice that stopped at their deadline, so
+  // waiting batches went out (safe) before the choice went on.
+  uint64_t best_steps_deferred = 0;
   bool initial_sync_done = false;
   DeviceAdoption adopted;          // what the initial compile took over from the device
   std::string last_error;
@@ -174,6 +177,9 @@ class Pipeline {
   void RunBatch();       // on the thread
   void CheckBarriers();  // on the thread
   Status PushCommit();   // on the thread
+  Status StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns);
+  void ContinueBest();
+  Status Pushed(Status pushed, bool resync, uint64_t writes_before, int64_t commit_ns, int64_t push_ns);
   void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)
 
   std::unique_ptr<Fib> fib_;
@@ -198,6 +204,13 @@ class Pipeline {
   bool initial_ = true;
   bool need_resync_ = false;
   bool stopped_ = false;
+  // The entry choice runs in steps of kBestStep (Fib::CommitBest with a
+  // deadline); one unfinished for kBestMaxPending runs to its end, so that
+  // steady churn cannot hold the best entries (and the barriers) back longer.
+  static constexpr std::chrono::milliseconds kBestStep{10};
+  static constexpr std::chrono::milliseconds kBestMaxPending{250};
+  std::chrono::steady_clock::time_point best_since_;
+  bool continue_posted_ = false;
   BatchPolicy batching_;
   struct BarrierWait {
     uint64_t seq;

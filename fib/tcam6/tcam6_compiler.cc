@@ -97,20 +97,22 @@ int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
   return valid;
 }
 
-std::vector<TcamWrite> Tcam6Compiler::Commit() {
+std::vector<TcamWrite> Tcam6Compiler::Commit() { return *Commit(tcam6::Optimizer::Clock::time_point::max()); }
+
+std::optional<std::vector<TcamWrite>> Tcam6Compiler::Commit(tcam6::Optimizer::Clock::time_point deadline) {
+  // The entries held before the first punt since the last choice (or held
+  // now) are the ones to prefer; an unfinished choice goes on with its own.
+  if (!chosen_) {
+    if (!dirty_) return std::vector<TcamWrite>{};
+    chosen_ = Held();
+  }
+  if (!opt_.Solve(*chosen_, deadline)) return std::nullopt;
+  chosen_.reset();
   changes_ = {};
   changes_overflow_ = false;
-  std::vector<tcam6::OptEntry> now;
-  if (chosen_) {
-    now = std::move(*chosen_);
-    chosen_.reset();
-  } else {
-    if (!dirty_) return {};
-    now = Held();
-  }
   dirty_ = false;
   std::vector<regs::Tcam6Entry> target;
-  for (const auto& e : opt_.Solve(now)) {
+  for (const auto& e : opt_.entries()) {
     target.push_back({e.value, tcam6::Mask64(e.len), e.code, regs::kTcamValid});
   }
   return Plan(target);

@@ -50,6 +50,11 @@ class Tcam6Compiler {
   // new ones, in an order where applying any prefix of the sequence to the old
   // TCAM never misforwards. Empty when nothing changed.
   std::vector<TcamWrite> Commit();
+  // Commit() in steps (tcam6::Optimizer::Solve with a deadline): nullopt
+  // while the entry choice is unfinished. Changes and Protect() may come
+  // between steps; the step that finishes chooses for the routes as they are
+  // then, and plans from the slots as they are then (punts included).
+  std::optional<std::vector<TcamWrite>> Commit(tcam6::Optimizer::Clock::time_point deadline);
 
   // The writes that make the TCAM safe for the routes as they are now without
   // choosing entries (cheap: no optimizer work): every entry that a route
@@ -111,8 +116,9 @@ class Tcam6Compiler {
   bool fell_back_ = false;
   std::vector<Change> changes_;  // since the last Commit()
   bool changes_overflow_ = false;
-  // The entries of the last Commit() while Protect() has punted some of them:
-  // the optimizer's tie-break prefers these, not the punts.
+  // The entries of the last Commit() while Protect() has punted some of them,
+  // or held when an unfinished Commit() began: the optimizer's tie-break
+  // prefers these, not the punts.
   std::optional<std::vector<tcam6::OptEntry>> chosen_;
 };
 

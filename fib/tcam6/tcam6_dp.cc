@@ -274,13 +274,15 @@ void Optimizer::StoreTable(int v, const TableRef& t) {
   tables_[v] = Pack(arena_.data() + t.off, Rows(t.vars), t.len, t.vars, narrow_, kNeg32);
 }
 
-// Bottom-up over the dirty nodes: annotations, then the table (stored for
-// heavy nodes and for pinned ones).
-void Optimizer::Refresh(int v) {
+// Bottom-up over the pending nodes: annotations, then the table (stored for
+// heavy nodes and for pinned ones). False when the deadline passed first
+// (after at least one table, so each step gets on): the nodes done so far are
+// fresh_ and the next call goes on from them.
+bool Optimizer::Refresh(int v) {
   {
     const Node& n = trie_[v];
     for (int c : n.child) {
-      if (c >= 0 && trie_[c].Has(Node::kDirty)) Refresh(c);
+      if (c >= 0 && Pending(c) && !Refresh(c)) return false;
     }
   }
   Node& n = trie_[v];
@@ -302,8 +304,10 @@ void Optimizer::Refresh(int v) {
   n.Set(Node::kAns, ans || (n.Has(Node::kOwn) && !n.Has(Node::kMixed)));
   if (Light(n) && !pins_.contains(v)) {
     FreeTable(v);
-    return;
+    return true;  // its parent reads it from the annotations, redone cheaply if that waits
   }
+  if (computed_ > 0 && Clock::now() >= deadline_) return false;
+  ++computed_;
   arena_top_ = 0;
   const TableRef a = TableOf(n.child[0]);
   const TableRef b = TableOf(n.child[1]);
@@ -314,6 +318,8 @@ void Optimizer::Refresh(int v) {
   StoreFull(arena_.data() + t.off);
   StoreTable(v, t);
   arena_top_ = 0;
+  fresh_.insert(v);
+  return true;
 }
 
 // Light nodes whose tables the last reconstruction read keep them stored

@@ -56,8 +56,15 @@ Optimizer::Optimizer(uint32_t budget, uint32_t light_nodes)
 Optimizer::~Optimizer() = default;
 
 void Optimizer::MarkPath() {
-  for (int v : path_) trie_[v].Set(Node::kDirty, true);
+  for (int v : path_) Stale(v);
 }
+
+void Optimizer::Stale(int v) {
+  trie_[v].Set(Node::kDirty, true);
+  if (!fresh_.empty()) fresh_.erase(v);
+}
+
+bool Optimizer::Pending(int v) const { return trie_[v].Has(Node::kDirty) && !fresh_.contains(v); }
 
 void Optimizer::CountCode(uint8_t code, int delta) {
   if (code == 0) return;
@@ -110,7 +117,7 @@ void Optimizer::Regovern(int v, int credited_to, uint8_t gc) {
       n.set_contrib(kNoContrib);
     }
     n.gc = gc;
-    n.Set(Node::kDirty, true);
+    Stale(u);
     for (int c : n.child) {
       if (c >= 0 && trie_[c].route < 0) stack.push_back(c);
     }
@@ -127,6 +134,7 @@ void Optimizer::Retire(int v) {
   }
   FreeTable(v);
   pins_.erase(v);
+  fresh_.erase(v);
 }
 
 bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_t weight) {
@@ -153,8 +161,9 @@ bool Optimizer::Upsert(const Prefix& p, uint8_t code, PuntReason reason, uint32_
     if (r.code == code && r.reason == reason && r.weight == weight) return false;
     // Every dirty node's ancestors are dirty, so marking can stop at the
     // first dirty one: routes recoloured together share most of their path.
-    for (auto it = finger_.rbegin(); it != finger_.rend() && !trie_[*it].Has(Node::kDirty); ++it) {
-      trie_[*it].Set(Node::kDirty, true);
+    // Not in an unfinished solve: a node above may have been redone since.
+    for (auto it = finger_.rbegin(); it != finger_.rend() && (solving_ || !trie_[*it].Has(Node::kDirty)); ++it) {
+      Stale(*it);
     }
     Uncredit(id);
     CountCode(r.code, -1);
@@ -224,6 +233,7 @@ void Optimizer::RemapColours() {
 
 // Everything is redone (colours or cell width changed).
 void Optimizer::MarkAllDirty() {
+  fresh_.clear();
   std::vector<int> stack{0};
   while (!stack.empty()) {
     Node& n = trie_[stack.back()];
@@ -255,6 +265,11 @@ void Optimizer::UpdateKept(const std::vector<OptEntry>& prefer) {
 }
 
 const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefer) {
+  Solve(prefer, Clock::time_point::max());
+  return entries_;
+}
+
+bool Optimizer::Solve(const std::vector<OptEntry>& prefer, Clock::time_point deadline) {
   if (colours_stale_) RemapColours();
   // Every DP value is at most the total weight (scaled by budget + 1, plus
   // the reuse bonus): narrow cells while that fits in 30 bits.
@@ -266,8 +281,15 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
     pins_.clear();
     MarkAllDirty();
   }
-  UpdateKept(prefer);
-  if (trie_[0].Has(Node::kDirty)) Refresh(0);
+  // A solve resumed after its deadline keeps the preference it began with:
+  // changing it would redo the tables already done for a tie-break.
+  if (!solving_) UpdateKept(prefer);
+  solving_ = true;
+  deadline_ = deadline;
+  computed_ = 0;
+  if (Pending(0) && !Refresh(0)) return false;
+  solving_ = false;
+  fresh_.clear();
 
   std::vector<OptEntry> next;
   arena_top_ = 0;
@@ -289,10 +311,8 @@ const std::vector<OptEntry>& Optimizer::Solve(const std::vector<OptEntry>& prefe
   for (const auto& e : changed) WalkColours(e);
   FinishTouched();
   ShrinkScratch();
-  return entries_;
+  return true;
 }
-
-
 
 // Top-down over the dirty nodes: their own regions' contributions under the
 // new entries; clears the dirty marks.

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -78,6 +79,15 @@ class Optimizer {
   // `prefer`: what the TCAM holds now; among optimal answers, the one reusing
   // most of it wins.
   const std::vector<OptEntry>& Solve(const std::vector<OptEntry>& prefer);
+  // Solve() in steps: false when `deadline` passed while the DP tables were
+  // still being redone (after at least one, so every step gets on). Changes
+  // may come between steps; the next step goes on from the tables done so
+  // far and those changes, and the step that returns true gives exactly what
+  // Solve() would (entries()). Everything else (states, covered counts,
+  // entries()) stays as of the last finished solve until then.
+  using Clock = std::chrono::steady_clock;
+  bool Solve(const std::vector<OptEntry>& prefer, Clock::time_point deadline);
+  const std::vector<OptEntry>& entries() const { return entries_; }
 
   // As of the last Solve(). Unknown prefixes: punted, kNone. `walk`: for
   // many questions in ascending prefix order, the trie path of the previous
@@ -126,6 +136,8 @@ class Optimizer {
 
   // Changes.
   void MarkPath();
+  void Stale(int v);           // v's table and annotations are to be redone
+  bool Pending(int v) const;   // stale and not redone by an unfinished solve
   void CountCode(uint8_t code, int delta);
   int NewRoute(uint8_t code, PuntReason reason, uint32_t weight);
   void Regovern(int v, int credited_to, uint8_t gc);
@@ -135,7 +147,7 @@ class Optimizer {
   // DP.
   void RemapColours();
   void UpdateKept(const std::vector<OptEntry>& prefer);
-  void Refresh(int v);
+  bool Refresh(int v);
   bool LongMixed(const Node& n) const;
   TableRef TableOf(int v);
   TableRef ReadTable(int v);
@@ -197,6 +209,12 @@ class Optimizer {
   size_t arena_top_ = 0;
   std::unordered_set<int> descend_reads_;  // nodes whose tables the reconstruction read
   std::unordered_set<int> pins_;           // light nodes that keep a stored table (Repin)
+  // An unfinished solve (Solve with a deadline): the dirty nodes whose tables
+  // it has redone; a change under one makes it stale again.
+  bool solving_ = false;
+  std::unordered_set<int> fresh_;
+  Clock::time_point deadline_;
+  uint32_t computed_ = 0;  // tables redone by this step
   std::vector<int64_t> full_, g_, best1_, best2_;
   std::vector<int64_t> comb_;        // ComputeNode's Combine results, by (child need, colour)
   std::vector<uint8_t> comb_ready_;

@@ -2,13 +2,15 @@
 // the routes handed in say (decoded with the spec's HwLookup, expectations
 // from the input), start-up reads back once and syncs once, a failed push
 // forces a full re-Sync, every commit is announced to the listener, and an
-// IPv6 change is safe on the device before its TCAM entries are chosen.
+// IPv6 change is safe on the device before its TCAM entries are chosen, and
+// other changes go out between the steps of that choice.
 #include "fibnicd/pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
+#include <random>
 
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
@@ -150,6 +152,74 @@ TEST_F(PipelineTest, AnIpv6ChangeIsSafeOnTheDeviceBeforeItsEntriesAreChosen) {
   d = OnDevice(dev_, "2001:db8:2::1");
   EXPECT_TRUE(d.forward && d.dst_mac == kMacA) << d.ToString();
   dev_.on_write = nullptr;
+}
+
+// IPv6 routes that each change code (every TCAM entry then punts) take an
+// entry choice of many steps; an IPv4 route handed in during it goes out
+// between two steps, while the entries are still punts — not behind the
+// whole choice. A barrier waits for the choice: when it is released the
+// entries are back.
+TEST(PipelineBestSteps, AnIpv4ChangeGoesOutWhileTheEntryChoiceRuns) {
+  FakeDeviceWriter dev;
+  // Batches wait until the policy changes: the change of every route is one.
+  Pipeline pipeline{FibConfig(), dev, BatchPolicy{std::chrono::hours(1), 1000000}};
+  pipeline.Start();
+  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
+  pipeline.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
+  pipeline.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
+  pipeline.sink().UpsertNeighbor(Neighbor{*IpAddr::Parse("192.0.2.1"), kMacA, 1, NeighState::kReachable});
+  // 100,000 /48s in a random pattern of two gateways: a choice of many tables.
+  std::mt19937_64 rng(1);
+  std::vector<std::pair<Prefix, bool>> routes;
+  for (uint32_t i = 0; i < 100000; ++i) {
+    const U128 addr = (U128{0x20010db8} << 96) + (U128{i} << 80);
+    routes.emplace_back(Prefix::V6(addr, 48), rng() % 2 == 0);
+  }
+  auto upsert_all = [&](bool swap) {
+    for (const auto& [p, a] : routes) {
+      const bool to_a = a != swap;
+      pipeline.sink().UpsertRoute(Route{p, RouteSource::kKernel, 20, {NextHop{to_a ? ga : gb, PortId(to_a ? 1 : 2)}}});
+    }
+  };
+  upsert_all(false);
+  std::promise<Status> synced;
+  pipeline.FinishInitialSync([&synced](Status st, const Fib&) { synced.set_value(st); });
+  ASSERT_TRUE(synced.get_future().get().ok());
+  auto coded = [](const DeviceImage& image) {
+    return std::count_if(image.tcam.begin(), image.tcam.end(), [](const auto& e) { return e.valid() && e.code != 0; });
+  };
+  ASSERT_GT(coded(dev.device()), 0);
+
+  // Every route changes gateway, in one batch; its first push (the punts)
+  // hands in the IPv4 route.
+  struct Seen {
+    bool handed = false;
+    long coded_when_v4_out = -1;
+  };
+  auto seen = std::make_shared<Seen>();
+  dev.on_write = [&pipeline, seen, coded](const DeviceImage& image) {
+    if (!seen->handed) {
+      seen->handed = true;
+      pipeline.sink().UpsertRoute(R("11.0.0.0/16", "192.0.2.1", 1));
+      return;
+    }
+    const std::vector<uint8_t> bar = EncodeBar(image, 0);
+    if (seen->coded_when_v4_out < 0 && HwLookup(bar.data(), bar.size(), *IpAddr::Parse("11.0.0.1")).forward) {
+      seen->coded_when_v4_out = coded(image);
+    }
+  };
+  upsert_all(true);
+  pipeline.SetBatchPolicy(BatchPolicy{});
+  auto released = std::make_shared<std::promise<long>>();
+  auto f = released->get_future();
+  pipeline.Barrier([&dev, released, coded] { released->set_value(coded(dev.device())); });
+  ASSERT_EQ(f.wait_for(30s), std::future_status::ready);
+  const long coded_at_barrier = f.get();
+  dev.on_write = nullptr;
+  pipeline.Stop();
+  EXPECT_EQ(seen->coded_when_v4_out, 0) << "the IPv4 route went out after the entry choice (or never)";
+  EXPECT_GT(coded_at_barrier, 0) << "the barrier was released before the entries were chosen";
+  EXPECT_GT(pipeline.metrics().best_steps_deferred, 0u);
 }
 
 // A slot held for an adjacency whose routes went is given to the one

@@ -19,6 +19,7 @@
 #include "fib/tcam6/tcam6_optimizer.h"
 #include "fib/tcam6/tcam6_sequencer.h"
 #include "tests/fib/tcam6/route_file.h"
+#include "tests/fib/tcam6/tcam6_fresh.h"
 #include "tests/fib/tcam6/tcam6_oracle.h"
 #include "tests/fib/tcam6/tcam6_random.h"
 
@@ -28,36 +29,6 @@ namespace {
 #ifndef TCAM6_REAL_TABLE_LIMIT
 #define TCAM6_REAL_TABLE_LIMIT 0  // all of it
 #endif
-
-std::string Show(const std::vector<tcam6::OptEntry>& es) {
-  std::string s;
-  for (const auto& e : es) s += "  " + Hex(e.value) + "/" + std::to_string(e.len) + " code " + std::to_string(e.code) + "\n";
-  return s;
-}
-
-// Fresh optimizer over `routes` (inserted in a shuffled order) vs `inc`.
-void ExpectSameAsFresh(const tcam6::Optimizer& inc, const std::vector<tcam6::OptEntry>& inc_entries,
-                       const Routes& routes, uint32_t budget, const std::vector<tcam6::OptEntry>& prefer,
-                       std::mt19937_64& rng, const std::string& label) {
-  std::vector<std::pair<Prefix, Tcam6Route>> order(routes.begin(), routes.end());
-  std::shuffle(order.begin(), order.end(), rng);
-  tcam6::Optimizer fresh(budget);
-  for (const auto& [p, r] : order) fresh.Upsert(p, r.code, r.reason, r.weight);
-  const auto& want = fresh.Solve(prefer);
-  ASSERT_EQ(inc_entries, want) << label << "\nincremental:\n" << Show(inc_entries) << "fresh:\n" << Show(want);
-  EXPECT_EQ(inc.covered_weight(), fresh.covered_weight()) << label;
-  EXPECT_EQ(inc.covered_routes(), fresh.covered_routes()) << label;
-  EXPECT_EQ(inc.route_count(), routes.size()) << label;
-  int failures = 0;
-  for (const auto& [p, r] : routes) {
-    const auto a = inc.StateOf(p), b = fresh.StateOf(p);
-    if ((a.state != b.state || a.reason != b.reason) && failures++ < 5) {
-      ADD_FAILURE() << label << ": " << p.ToString() << " incremental " << OffloadStateName(a.state) << "/"
-                    << PuntReasonName(a.reason) << ", fresh " << OffloadStateName(b.state) << "/"
-                    << PuntReasonName(b.reason);
-    }
-  }
-}
 
 // Random batches: new routes near old ones (nesting, splitting branching
 // points), erasures (pruning them), code/weight/reason changes, new codes
