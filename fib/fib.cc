@@ -120,7 +120,8 @@ std::vector<DeviceDelta> Fib::CommitBest() { return impl_->CommitBest(); }
 std::vector<DeviceDelta> Fib::CommitBest(std::chrono::steady_clock::time_point deadline) {
   return impl_->CommitBest(deadline);
 }
-bool Fib::best_pending() const { return impl_->best_pending; }
+bool Fib::best_pending() const { return !impl_->tcam6.compiler().settled(); }
+bool Fib::choosing() const { return impl_->tcam6.compiler().choosing(); }
 
 void Fib::CommitWhole() {
   impl_->sram.set_record(false);

@@ -149,12 +149,14 @@ class Fib {
   // states (and commits()) are those of the last complete commit.
   std::vector<DeviceDelta> CommitSafe();
   std::vector<DeviceDelta> CommitBest();
-  // CommitBest() in steps of the choice, for a caller that takes the next
-  // batch in between: nothing, and best_pending(), when `deadline` passed
-  // first. Further CommitSafe()s may come between steps (their punts keep
-  // the device safe meanwhile); the step that finishes chooses for the routes
-  // as they are then. A Commit() finishes an unfinished choice.
+  // CommitBest() in steps, for a caller that takes the next batch in
+  // between: nothing while a step stops at `deadline` (choosing()). A choice
+  // is for the IPv6 routes as they were when it began; CommitSafe()s between
+  // steps keep the device safe for later changes, which the next choice
+  // takes: best_pending() until every change is in a finished choice (the
+  // offload states are final then). Commit() finishes every choice.
   std::vector<DeviceDelta> CommitBest(std::chrono::steady_clock::time_point deadline);
+  bool choosing() const;
   bool best_pending() const;
   // Compile what is pending for a Sync, which writes the whole image: no
   // SRAM delta is built (a table load's would hold every word, 8 bytes each).

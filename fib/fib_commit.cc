@@ -62,18 +62,17 @@ std::vector<DeviceDelta> Fib::Impl::CommitSafe(bool protect) {
 // The TCAM's entry choice (the optimizer's work) for what CommitSafe() made
 // safe, then the CAM for the TCAM's final answers (nothing else changed since
 // CommitSafe() placed it: an unchanged TCAM leaves it as it is). With a
-// deadline it may stop unfinished (best_pending), to go on at the next call.
+// deadline it may stop unfinished, to go on at the next call.
 std::vector<DeviceDelta> Fib::Impl::CommitBest(std::chrono::steady_clock::time_point deadline) {
   DeviceDelta retire, best;
   auto writes = tcam6.CompileBest(deadline);
-  best_pending = !writes;
-  if (best_pending) return {};
+  if (!writes) return {};
   best.tcam = std::move(*writes);
   if (!best.tcam.empty()) {
     image.tcam = tcam6.compiler().entries();
     CompileNeighCam(retire, best);
   }
-  ++commits;  // complete: offload states and counts are final
+  if (tcam6.compiler().settled()) ++commits;  // complete: offload states and counts are final
   return RetireThenMain(std::move(retire), std::move(best));
 }
 

@@ -102,7 +102,6 @@ struct Fib::Impl : public RibSink {
   std::vector<uint8_t> moved;  // by clamped group id: its SRAM code moved this commit (kept to avoid reallocation)
   HeapTrim heap;
   uint64_t commits = 0;
-  bool best_pending = false;  // CommitBest stopped at its deadline
 };
 
 }  // namespace fibnic

@@ -155,17 +155,19 @@ Status Pipeline::PushCommit() {
 // waiting meanwhile go out (safe) between steps instead of behind the choice.
 Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
   const auto t0 = Clock::now();
-  if (!fib_->best_pending()) best_since_ = t0;
-  const auto deadline = t0 - best_since_ >= kBestMaxPending ? Clock::time_point::max() : t0 + kBestStep;
-  std::vector<DeviceDelta> deltas = fib_->CommitBest(deadline);
+  // A choice beginning now is for every update applied so far.
+  if (!fib_->choosing()) choice_seq_ = queue_.OldestSeq();
+  std::vector<DeviceDelta> deltas = fib_->CommitBest(t0 + kBestStep);
   commit_ns += NsSince(t0);
+  if (!fib_->choosing()) chosen_seq_ = choice_seq_;
   const auto t1 = Clock::now();
   if (pushed.ok() && !AllEmpty(deltas)) pushed = device_.Push(deltas, fib_->image());
   push_ns += NsSince(t1);
-  if (fib_->best_pending()) {
+  if (fib_->choosing()) {
     std::lock_guard<std::mutex> lock(metrics_mu_);
     ++m_.best_steps_deferred;
   }
+  // Unfinished, or changes that came during it wait for the next choice.
   if (fib_->best_pending() && !continue_posted_) {
     continue_posted_ = true;
     boost::asio::post(io_, [this] { ContinueBest(); });
@@ -173,19 +175,20 @@ Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
   return pushed;
 }
 
-// The next step of an unfinished entry choice; handlers queued meanwhile (a
-// batch, an API question) ran before it.
+// The next step of the entry choice; handlers queued meanwhile (a batch, an
+// API question) ran before it.
 void Pipeline::ContinueBest() {
   continue_posted_ = false;
   if (stopped_ || !fib_->best_pending()) return;
   int64_t commit_ns = 0, push_ns = 0;
   const uint64_t writes_before = device_.bus_writes();
   // A device awaiting a resync gets the whole image from the retry; the
-  // choice still goes on, to release the barriers once it is complete.
+  // choice still goes on, to release the barriers it covers.
   const bool failing = need_resync_;
+  const bool was_choosing = fib_->choosing();
   Status pushed = StepBest(failing ? FailedPrecondition("device awaits a resync") : OkStatus(), commit_ns, push_ns);
-  if (fib_->best_pending()) return;
-  if (!failing) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
+  if (fib_->choosing()) return;
+  if (!failing && (was_choosing || push_ns > 0)) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
   CheckBarriers();
 }
 
@@ -313,12 +316,14 @@ void Pipeline::AfterCommit(std::function<void(bool, const Fib&)> done) {
 }
 
 void Pipeline::CheckBarriers() {
-  // A barrier's waiter reads the Fib's offload states: an unfinished entry
-  // choice holds it until they are final.
-  if (initial_ || barriers_.empty() || fib_->best_pending()) return;
+  if (initial_ || barriers_.empty()) return;
   // While the device is failing only AfterCommit waits are released (as failed).
   const bool failing = need_resync_;
+  // A barrier's waiter reads the Fib's offload states: the updates before it
+  // must be applied and, with IPv6 changes waiting for the TCAM's entry
+  // choice, in a finished choice.
   uint64_t oldest = queue_.OldestSeq();
+  if (fib_->best_pending()) oldest = std::min(oldest, chosen_seq_);
   std::vector<BarrierWait> ready;
   auto it = std::partition(barriers_.begin(), barriers_.end(), [&](const BarrierWait& b) {
     return b.seq > oldest || (failing && !b.after_commit);
@@ -382,10 +387,7 @@ void Pipeline::Stop() {
     // What the sources handed in before the stop still goes out, with the
     // TCAM's best entries (a restart then finds them held).
     while (!initial_ && queue_.depth() > 0) RunBatch();
-    if (!initial_ && fib_->best_pending()) {
-      best_since_ = Clock::now() - kBestMaxPending;
-      ContinueBest();
-    }
+    while (!initial_ && fib_->best_pending() && !need_resync_) ContinueBest();
     stopped_ = true;
     timer_.cancel();
     idle_timer_.cancel();

@@ -7,10 +7,12 @@
 // table converges in few large batches and a lone change goes out after at
 // most batch_delay plus one compile and push. Each commit is pushed in two
 // steps: what makes the device safe for the batch (Fib::CommitSafe), then the
-// IPv6 TCAM's best entries, whose choice is the costly part (CommitBest). A
-// batch's changes thus wait for one entry choice at most (the one running when
-// they arrive), not two. Deferring the choice while updates wait was measured
-// worse: the choice that then runs covers more changes and blocks longer.
+// IPv6 TCAM's best entries, whose choice is the costly part (CommitBest). The
+// choice runs in steps of kBestStep; between steps the thread's other work
+// runs (a batch handed in meanwhile goes out safe; its IPv6 changes wait for
+// the next choice), so a change waits for one step, not a whole choice. Skipping the choice while
+// updates wait was measured worse: the choice that then runs covers more
+// changes and blocks longer.
 // Sources never wait for the device: the queue only takes a lock.
 //
 // Start-up: until FinishInitialSync() the pipeline only applies updates to the
@@ -205,11 +207,11 @@ class Pipeline {
   bool need_resync_ = false;
   bool stopped_ = false;
   // The entry choice runs in steps of kBestStep (Fib::CommitBest with a
-  // deadline); one unfinished for kBestMaxPending runs to its end, so that
-  // steady churn cannot hold the best entries (and the barriers) back longer.
+  // deadline). choice_seq_: the queue's oldest sequence number when the
+  // choice under way began (the updates before it are in it); chosen_seq_:
+  // the same for the last finished choice, which barriers wait for.
   static constexpr std::chrono::milliseconds kBestStep{10};
-  static constexpr std::chrono::milliseconds kBestMaxPending{250};
-  std::chrono::steady_clock::time_point best_since_;
+  uint64_t choice_seq_ = 0, chosen_seq_ = 0;
   bool continue_posted_ = false;
   BatchPolicy batching_;
   struct BarrierWait {

@@ -9,22 +9,40 @@ namespace fibnic {
 Tcam6Compiler::Tcam6Compiler(uint32_t capacity) : capacity_(capacity), opt_(capacity), slots_(capacity) {}
 
 void Tcam6Compiler::Upsert(const Prefix& p, const Tcam6Route& r) {
+  if (choosing_) {
+    Defer(p, r);
+    return;
+  }
   if (!opt_.Upsert(p, r.code, r.reason, r.weight)) return;
   dirty_ = true;
   Changed(p, r.code);
 }
 
 void Tcam6Compiler::Erase(const Prefix& p) {
+  if (choosing_) {
+    Defer(p, std::nullopt);
+    return;
+  }
   if (!opt_.Erase(p)) return;
   dirty_ = true;
   Changed(p, kGone);
 }
 
+// While a choice is under way its routes stay as they were when it began (so
+// every step gets on): a change waits here for the next choice, and Protect()
+// and the end of this choice punt the entries it makes wrong.
+void Tcam6Compiler::Defer(const Prefix& p, const std::optional<Tcam6Route>& r) {
+  if (p.family() != Family::kV6) return;
+  deferred_.push_back({p, r});
+  dirty_ = true;
+  Changed(p, r ? int16_t{r->code} : kGone);
+}
+
 void Tcam6Compiler::Changed(const Prefix& p, int16_t code) {
   if (p.family() != Family::kV6 || changes_overflow_) return;
   // Only an entry naming a code can need a punt (a table load into an empty
-  // TCAM remembers nothing).
-  if (!coded_) return;
+  // TCAM remembers nothing) — but the choice under way may name codes.
+  if (!coded_ && !choosing_) return;
   if (changes_.size() == kMaxChanges) {
     changes_overflow_ = true;
     changes_ = {};
@@ -33,25 +51,29 @@ void Tcam6Compiler::Changed(const Prefix& p, int16_t code) {
   changes_.push_back({static_cast<uint64_t>(p.addr().v6() >> 64), static_cast<uint8_t>(std::min(p.len(), 64)), code});
 }
 
+// Whether entry e names another code than a route in changes_ that it
+// overlaps (any code, if the route went).
+bool Tcam6Compiler::Wrong(const regs::Tcam6Entry& e) const {
+  if (!e.valid() || e.code == 0) return false;
+  if (changes_overflow_) return true;
+  const int len = tcam6::MaskLen(e.mask);
+  for (const Change& c : changes_) {
+    // Overlapping prefixes agree on their shorter length's bits.
+    const uint64_t m = tcam6::Mask64(std::min<int>(len, c.len));
+    if (((c.hi ^ e.value) & m) == 0 && c.code != e.code) return true;
+  }
+  return false;
+}
+
 std::vector<TcamWrite> Tcam6Compiler::Protect() {
   std::vector<regs::Tcam6Entry> target;
   bool punted = false;
   for (const auto& e : slots_) {
     if (!e.valid()) continue;
     regs::Tcam6Entry t = e;
-    if (e.code != 0) {
-      const int len = tcam6::MaskLen(e.mask);
-      bool wrong = changes_overflow_;
-      for (size_t i = 0; i < changes_.size() && !wrong; ++i) {
-        const Change& c = changes_[i];
-        // Overlapping prefixes agree on their shorter length's bits.
-        const uint64_t m = tcam6::Mask64(std::min<int>(len, c.len));
-        wrong = ((c.hi ^ e.value) & m) == 0 && c.code != e.code;
-      }
-      if (wrong) {
-        t.code = 0;
-        punted = true;
-      }
+    if (Wrong(e)) {
+      t.code = 0;
+      punted = true;
     }
     target.push_back(t);
   }
@@ -97,24 +119,62 @@ int Tcam6Compiler::Adopt(const std::vector<regs::Tcam6Entry>& device) {
   return valid;
 }
 
-std::vector<TcamWrite> Tcam6Compiler::Commit() { return *Commit(tcam6::Optimizer::Clock::time_point::max()); }
+std::vector<TcamWrite> Tcam6Compiler::Commit() {
+  std::vector<TcamWrite> out;
+  while (!settled()) {
+    std::optional<std::vector<TcamWrite>> writes = Commit(tcam6::Optimizer::Clock::time_point::max());
+    for (TcamWrite& w : *writes) out.push_back(std::move(w));
+  }
+  return out;
+}
 
 std::optional<std::vector<TcamWrite>> Tcam6Compiler::Commit(tcam6::Optimizer::Clock::time_point deadline) {
-  // The entries held before the first punt since the last choice (or held
-  // now) are the ones to prefer; an unfinished choice goes on with its own.
-  if (!chosen_) {
-    if (!dirty_) return std::vector<TcamWrite>{};
-    chosen_ = Held();
+  if (!choosing_) {
+    // The entries held before the first punt since the last choice (or held
+    // now) are the ones to prefer.
+    if (!chosen_) {
+      if (!dirty_) return std::vector<TcamWrite>{};
+      chosen_ = Held();
+    }
+    choice_changes_ = changes_.size();
   }
-  if (!opt_.Solve(*chosen_, deadline)) return std::nullopt;
+  if (!opt_.Solve(*chosen_, deadline)) {
+    choosing_ = true;
+    return std::nullopt;
+  }
+  choosing_ = false;
   chosen_.reset();
-  changes_ = {};
-  changes_overflow_ = false;
-  dirty_ = false;
   std::vector<regs::Tcam6Entry> target;
   for (const auto& e : opt_.entries()) {
     target.push_back({e.value, tcam6::Mask64(e.len), e.code, regs::kTcamValid});
   }
+  if (deferred_.empty()) {
+    changes_ = {};
+    changes_overflow_ = false;
+    dirty_ = false;
+    return Plan(target);
+  }
+  // Changes came while the choice ran: its entries that they make wrong go
+  // out as punts, and the changes stay for the next choice (and Protect()).
+  // After an overflow they are not known: every coded entry punts.
+  if (changes_overflow_) {
+    changes_ = {};
+  } else {
+    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(choice_changes_));
+  }
+  chosen_ = opt_.entries();
+  for (auto& e : target) {
+    if (Wrong(e)) e.code = 0;
+  }
+  for (const auto& [p, r] : deferred_) {
+    if (r) {
+      opt_.Upsert(p, r->code, r->reason, r->weight);
+    } else {
+      opt_.Erase(p);
+    }
+  }
+  deferred_ = {};
+  dirty_ = true;
   return Plan(target);
 }
 

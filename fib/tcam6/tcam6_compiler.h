@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/ip.h"
@@ -51,10 +52,17 @@ class Tcam6Compiler {
   // TCAM never misforwards. Empty when nothing changed.
   std::vector<TcamWrite> Commit();
   // Commit() in steps (tcam6::Optimizer::Solve with a deadline): nullopt
-  // while the entry choice is unfinished. Changes and Protect() may come
-  // between steps; the step that finishes chooses for the routes as they are
-  // then, and plans from the slots as they are then (punts included).
+  // while the entry choice is unfinished (choosing()). The choice is for the
+  // routes as they were when it began, so that every step gets on: changes
+  // between steps wait for the next choice, and the step that finishes makes
+  // the entries they make wrong punts (as Protect() does meanwhile). It
+  // returns the writes from the slots as they are then; while changes wait
+  // (!settled()) the next call begins the next choice.
   std::optional<std::vector<TcamWrite>> Commit(tcam6::Optimizer::Clock::time_point deadline);
+  bool choosing() const { return choosing_; }
+  // Every change is in a finished choice: StateOf and the covered totals are
+  // for the routes as they are.
+  bool settled() const { return !dirty_ && !choosing_; }
 
   // The writes that make the TCAM safe for the routes as they are now without
   // choosing entries (cheap: no optimizer work): every entry that a route
@@ -104,6 +112,8 @@ class Tcam6Compiler {
   // instead of remembering each change (a table load's worth).
   static constexpr size_t kMaxChanges = 1 << 16;
   void Changed(const Prefix& p, int16_t code);
+  void Defer(const Prefix& p, const std::optional<Tcam6Route>& r);
+  bool Wrong(const regs::Tcam6Entry& e) const;
   std::vector<tcam6::OptEntry> Held() const;  // the valid slots, as the optimizer's entries
   std::vector<TcamWrite> Plan(const std::vector<regs::Tcam6Entry>& target);  // slots_ → target
   void SetSlots(std::vector<regs::Tcam6Entry> slots);
@@ -120,6 +130,12 @@ class Tcam6Compiler {
   // or held when an unfinished Commit() began: the optimizer's tie-break
   // prefers these, not the punts.
   std::optional<std::vector<tcam6::OptEntry>> chosen_;
+  // A choice under way (Commit with a deadline): the changes made since it
+  // began, to give the optimizer once it is done; changes_ held this many
+  // when it began.
+  bool choosing_ = false;
+  std::vector<std::pair<Prefix, std::optional<Tcam6Route>>> deferred_;
+  size_t choice_changes_ = 0;
 };
 
 }  // namespace fibnic

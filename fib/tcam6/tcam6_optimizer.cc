@@ -281,9 +281,15 @@ bool Optimizer::Solve(const std::vector<OptEntry>& prefer, Clock::time_point dea
     pins_.clear();
     MarkAllDirty();
   }
-  // A solve resumed after its deadline keeps the preference it began with:
-  // changing it would redo the tables already done for a tie-break.
-  if (!solving_) UpdateKept(prefer);
+  // A solve resumed after its deadline keeps the preference it began with
+  // (changing it would redo the tables already done for a tie-break); given
+  // again, it flags the nodes made since on its prefixes.
+  if (solving_) {
+    const std::vector<OptEntry> kept = prefer_;
+    UpdateKept(kept);
+  } else {
+    UpdateKept(prefer);
+  }
   solving_ = true;
   deadline_ = deadline;
   computed_ = 0;
