@@ -47,4 +47,22 @@ inline void ExpectSameAsFresh(const tcam6::Optimizer& inc, const std::vector<tca
   }
 }
 
+// A random optimizer and the routes given to it, for the incremental tests:
+// a budget of 1-32 entries, a light-subtree bound from every table stored (0)
+// to the default (the fresh optimizer judging it uses the default), 1-3 codes.
+struct RandomOptimizer {
+  explicit RandomOptimizer(std::mt19937_64& rng)
+      : budget(1 + uint32_t(rng() % 32)), light(kLight[rng() % 4]), inc(budget, light), codes(1 + int(rng() % 3)) {}
+  void Set(const Prefix& p, const Tcam6Route& r) {
+    routes[p] = r;
+    inc.Upsert(p, r.code, r.reason, r.weight);
+  }
+  static constexpr uint32_t kLight[] = {0, 3, 16, tcam6::Optimizer::kLightNodes};
+  const uint32_t budget, light;
+  tcam6::Optimizer inc;
+  int codes;
+  Routes routes;
+  std::vector<Prefix> known;
+};
+
 }  // namespace fibnic::tcam6test

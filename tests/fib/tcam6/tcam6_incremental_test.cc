@@ -39,19 +39,14 @@ TEST(Tcam6Incremental, MatchesFreshOptimizerOnRandomChanges) {
   std::printf("MatchesFreshOptimizerOnRandomChanges seed %llu\n", static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   for (int table = 0; table < 60; ++table) {
-    const uint32_t budget = 1 + uint32_t(rng() % 32);
-    // Both sides of the light-subtree bound: every table stored (0), most
-    // recomputed (the default), and between; the fresh one uses the default.
-    static constexpr uint32_t kLight[] = {0, 3, 16, tcam6::Optimizer::kLightNodes};
-    const uint32_t light = kLight[rng() % 4];
-    tcam6::Optimizer inc(budget, light);
-    Routes routes;
-    std::vector<Prefix> known;
-    int codes = 1 + int(rng() % 3);
-    auto set = [&](const Prefix& p, const Tcam6Route& r) {
-      routes[p] = r;
-      inc.Upsert(p, r.code, r.reason, r.weight);
-    };
+    // Both sides of the light-subtree bound (RandomOptimizer).
+    RandomOptimizer t(rng);
+    const uint32_t budget = t.budget, light = t.light;
+    auto& inc = t.inc;
+    auto& routes = t.routes;
+    auto& known = t.known;
+    int& codes = t.codes;
+    auto set = [&](const Prefix& p, const Tcam6Route& r) { t.Set(p, r); };
     const int n = 1 + int(rng() % 150);
     for (int i = 0; i < n; ++i) {
       known.push_back(RandomPrefix(rng, known));

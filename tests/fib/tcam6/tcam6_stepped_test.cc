@@ -50,45 +50,36 @@ TEST(Tcam6Stepped, ChangesBetweenStepsMatchFresh) {
   std::mt19937_64 rng(seed);
   int stepped = 0, changed_between = 0;
   for (int table = 0; table < 40; ++table) {
-    const uint32_t budget = 1 + uint32_t(rng() % 32);
-    // Every table stored (0: one step per node), a few, or most recomputed.
-    static constexpr uint32_t kLight[] = {0, 3, 16, tcam6::Optimizer::kLightNodes};
-    const uint32_t light = kLight[rng() % 4];
-    tcam6::Optimizer inc(budget, light);
-    Routes routes;
-    std::vector<Prefix> known;
-    int codes = 1 + int(rng() % 3);
-    auto set = [&](const Prefix& p, const Tcam6Route& r) {
-      routes[p] = r;
-      inc.Upsert(p, r.code, r.reason, r.weight);
-    };
-    auto erase = [&](const Prefix& p) { EXPECT_EQ(inc.Erase(p), routes.erase(p) == 1) << p.ToString(); };
+    // Every table stored (light 0: one step per node), a few, or most recomputed.
+    RandomOptimizer t(rng);
+    auto set = [&](const Prefix& p, const Tcam6Route& r) { t.Set(p, r); };
+    auto erase = [&](const Prefix& p) { EXPECT_EQ(t.inc.Erase(p), t.routes.erase(p) == 1) << p.ToString(); };
     const int n = 1 + int(rng() % 200);
-    for (int i = 0; i < n; ++i) RandomChange(rng, known, codes, set, erase);
+    for (int i = 0; i < n; ++i) RandomChange(rng, t.known, t.codes, set, erase);
     std::vector<tcam6::OptEntry> prefer;
     for (int round = 0; round < 15; ++round) {
       const std::string label = "seed " + std::to_string(seed) + " table " + std::to_string(table) + " round " +
-                                std::to_string(round) + " budget " + std::to_string(budget) + " light " +
-                                std::to_string(light);
+                                std::to_string(round) + " budget " + std::to_string(t.budget) + " light " +
+                                std::to_string(t.light);
       int steps = 0;
       // Later steps keep the preference the solve began with, whatever they are given.
-      while (!inc.Solve(steps == 0 ? prefer : std::vector<tcam6::OptEntry>{}, kOneTable)) {
+      while (!t.inc.Solve(steps == 0 ? prefer : std::vector<tcam6::OptEntry>{}, kOneTable)) {
         ++steps;
         ASSERT_LT(steps, 100000) << label << ": the steps get nowhere";
         // A change stales a path of tables, a step redoes one: changes stop
         // after a while, so the solve can finish (the pipeline bounds it by time).
         if (steps < 30 && rng() % 3 == 0) {
-          if (rng() % 10 == 0) ++codes;  // a new colour: every table is redone
-          RandomChange(rng, known, codes, set, erase);
+          if (rng() % 10 == 0) ++t.codes;  // a new colour: every table is redone
+          RandomChange(rng, t.known, t.codes, set, erase);
           ++changed_between;
         }
       }
       stepped += steps > 0;
-      ExpectSameAsFresh(inc, inc.entries(), routes, budget, prefer, rng, label);
+      ExpectSameAsFresh(t.inc, t.inc.entries(), t.routes, t.budget, prefer, rng, label);
       if (HasFailure()) return;
-      prefer = rng() % 4 ? inc.entries() : std::vector<tcam6::OptEntry>{};
+      prefer = rng() % 4 ? t.inc.entries() : std::vector<tcam6::OptEntry>{};
       const int changes = 1 + int(rng() % (rng() % 5 == 0 ? 40 : 4));
-      for (int c = 0; c < changes; ++c) RandomChange(rng, known, codes, set, erase);
+      for (int c = 0; c < changes; ++c) RandomChange(rng, t.known, t.codes, set, erase);
     }
   }
   // The test is only worth its name if solves did stop and routes changed meanwhile.
