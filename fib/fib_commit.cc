@@ -60,14 +60,21 @@ std::vector<DeviceDelta> Fib::Impl::CommitSafe(bool protect) {
 }
 
 // The TCAM's entry choice (the optimizer's work) for what CommitSafe() made
-// safe, then the CAM for the TCAM's final answers (nothing else changed since
-// CommitSafe() placed it: an unchanged TCAM leaves it as it is). With a
-// deadline it may stop unfinished, to go on at the next call.
+// safe — every choice, until each change is in a finished one — then the CAM
+// for the TCAM's final answers (nothing else changed since CommitSafe()
+// placed it: an unchanged TCAM leaves it as it is).
+std::vector<DeviceDelta> Fib::Impl::CommitBest() { return FinishBest(tcam6.CompileBest()); }
+
+// One step of it: nothing while the choice under way is unfinished.
 std::vector<DeviceDelta> Fib::Impl::CommitBest(std::chrono::steady_clock::time_point deadline) {
-  DeviceDelta retire, best;
   auto writes = tcam6.CompileBest(deadline);
   if (!writes) return {};
-  best.tcam = std::move(*writes);
+  return FinishBest(std::move(*writes));
+}
+
+std::vector<DeviceDelta> Fib::Impl::FinishBest(std::vector<TcamWrite> writes) {
+  DeviceDelta retire, best;
+  best.tcam = std::move(writes);
   if (!best.tcam.empty()) {
     image.tcam = tcam6.compiler().entries();
     CompileNeighCam(retire, best);

@@ -58,8 +58,9 @@ struct Fib::Impl : public RibSink {
   // --- commit (fib_commit.cc) ---------------------------------------------------
   std::vector<DeviceDelta> Commit();
   std::vector<DeviceDelta> CommitSafe(bool protect = true);
-  std::vector<DeviceDelta> CommitBest(
-      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  std::vector<DeviceDelta> CommitBest();
+  std::vector<DeviceDelta> CommitBest(std::chrono::steady_clock::time_point deadline);
+  std::vector<DeviceDelta> FinishBest(std::vector<TcamWrite> writes);
   std::vector<Resolver::GroupWeight> GroupWeights() const;
   void CompileNexthops(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);
   void CompileSram4(const CommitCodes& codes, DeviceDelta& retire, DeviceDelta& main);

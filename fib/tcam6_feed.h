@@ -35,7 +35,8 @@ class Tcam6Feed {
   // Returns whether it dropped a large change list (worth a malloc_trim).
   bool Compile(const Rib& rib, const Resolver& resolver, const CommitCodes& codes, DeviceDelta& retire,
                DeviceDelta& main, bool protect);
-  // The best entries for the routes as Compile() left them.
+  // The best entries for the routes as Compile() left them (every choice,
+  // until each change is in a finished one).
   std::vector<TcamWrite> CompileBest() { return tcam6_.Commit(); }
   // In steps: nullopt while the choice is unfinished (Tcam6Compiler::Commit).
   std::optional<std::vector<TcamWrite>> CompileBest(tcam6::Optimizer::Clock::time_point deadline) {

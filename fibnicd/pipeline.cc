@@ -185,10 +185,9 @@ void Pipeline::ContinueBest() {
   // A device awaiting a resync gets the whole image from the retry; the
   // choice still goes on, to release the barriers it covers.
   const bool failing = need_resync_;
-  const bool was_choosing = fib_->choosing();
   Status pushed = StepBest(failing ? FailedPrecondition("device awaits a resync") : OkStatus(), commit_ns, push_ns);
   if (fib_->choosing()) return;
-  if (!failing && (was_choosing || push_ns > 0)) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
+  if (!failing) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
   CheckBarriers();
 }
 
