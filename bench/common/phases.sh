@@ -91,12 +91,18 @@ print(f"{name:<26} {k if k is not None else '-':>8} {d if d is not None else '-'
 notes = []
 if r["timed_out"]: notes.append("timed out")
 if r["overruns"]: notes.append(f"{r['overruns']} netlink overruns: kernel time is a lower bound")
+if r.get("stamp_lag_max_s", 0) > 0.01:
+    notes.append(f"the watch's reader found events waiting for up to {r['stamp_lag_max_s']} s on end (a burst; "
+                 f"{r['stamp_lag_last_s']} s for the last change): a kernel stamp read then may be late by up to as much")
+if r.get("mf_unplaced"):
+    notes.append(f"{r['mf_unplaced']} misforwarded looks not timed (the kernel changed the route twice since the read)")
 if r["api_timeouts"]: notes.append(f"{r['api_timeouts']} status requests unanswered")
 if r["api_loop_late"]:
     notes.append(f"{r['api_loop_late']} status answers without the sources (fibnicd's main loop busy > 2 s), "
                  f"at most {r['loop_worst_s']} s in a row")
 if r["stall_dump"]: notes.append(f"status API stalled: stack dump in {r['stall_dump']}")
 if r["mf_examples"]: notes.append(f"seen misforwarded while the phase ran: {'; '.join(r['mf_examples'])}")
+if r.get("mf_worst") and r["mf_worst"] not in r["mf_examples"]: notes.append(f"the longest: {r['mf_worst']}")
 if c["misforwarded"]: notes.append(f"misforwarded at the end: {c['examples']} ({env}_CHECK_SEED={c['seed']})")
 for n in notes: print(f"    {n}")
 stalled = r["api_worst_s"] > bound or r["api_timeouts"] or r["loop_worst_s"] > bound

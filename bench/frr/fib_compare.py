@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/kdiff"))
 from kernel_oracle import RTN_UNICAST, KernelOracle, USABLE_NUD, acceptable  # noqa: E402
@@ -56,7 +57,8 @@ class FibCompare:
         return self.bar.stdout.readline().strip()
 
     def device(self, addrs):
-        """Per address None (punt) or (port, MAC)."""
+        """Per address None (punt) or (port, MAC). read_at: when the read
+        ended (each answer was read at or before it)."""
         out = []
         for i in range(0, len(addrs), BATCH):
             self.bar.stdin.write(" ".join(addrs[i:i + BATCH]) + "\n")
@@ -67,6 +69,7 @@ class FibCompare:
                     out.append((int(port), mac))
                 else:
                     out.append(None)
+        self.read_at = time.monotonic()
         return out
 
     def _ok(self, addr, dev, full):
@@ -82,7 +85,8 @@ class FibCompare:
 
     def misforwarded(self, addrs):
         """The addresses the device forwards where the kernel would not, with
-        the device's answer: [(addr, (port, MAC))]."""
+        the device's answer: [(addr, (port, MAC))]; read_at: when the device
+        read that found them ended."""
         suspects = [(a, d) for a, d in zip(addrs, self.device(addrs)) if d is not None and not self._ok(a, d, False)]
         if not suspects:
             return []

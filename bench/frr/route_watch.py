@@ -7,7 +7,7 @@ socket subscribed to IPv4/IPv6 route events counts the routing daemon's route
 changes (rtm_protocol --proto: bgp for zebra's BGP routes, bird for BIRD's
 kernel protocol) and stamps the last one (or the last next-hop object
 change). Device: the BAR's GENERATION,
-read from the image file (kdiff_bar), stamps the last batch written. While
+read from the image file, stamps the last batch written. While
 the phase runs:
 - fibnicd's REST status is polled from a thread of its own; the worst answer
   latency is kept, and how long its answers came without the sources (their
@@ -20,7 +20,10 @@ the phase runs:
   read before and after it); those seen wrong are looked at again every
   0.5 s until right. The misforward window is how long after the kernel's
   last change of a route covering one (or of a next-hop object) the device
-  was still seen sending it where the kernel would not.
+  was still seen sending it where the kernel would not: from the change's
+  stamp to the end of the device read that found it wrong. A thread of its
+  own (Clock) stamps each kernel event as it arrives and each GENERATION
+  change, so neither end waits for the sampling's rounds.
 The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
 --no-kernel, after the command returned), the kernel holds at least
@@ -34,11 +37,15 @@ times relative to the start of the watch (the event that starts the phase).
 """
 import argparse
 import ipaddress
+import itertools
 import json
+import os
 import random
+import select
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -157,10 +164,11 @@ def dst_of(data, off, length):
     return None
 
 
-def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"]):
+def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"], before=None):
     """Reads every pending route event: stamps changed[first address] (what
     is sampled) and spans[(first address, length)] (what last_change() asks),
-    and returns the time of the last change of proto's routes or of objects."""
+    and returns the time of the last change of proto's routes or of objects.
+    before, when given, keeps each span's stamp before its latest."""
     try:
         while True:
             data = s.recv(1 << 20)
@@ -177,8 +185,13 @@ def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"]):
                             counts["events"] += 1
                         kernel_last = t
                         d = dst_of(data, off, length) or ("::" if data[off + 16] == socket.AF_INET6 else "0.0.0.0")
-                        changed[d] = spans[(d, data[off + 17])] = t
+                        key = (d, data[off + 17])
+                        if before is not None and key in spans:
+                            before[key] = spans[key]
+                        changed[d] = spans[key] = t
                 elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
+                    if before is not None and NEXTHOPS in spans:
+                        before[NEXTHOPS] = spans[NEXTHOPS]
                     kernel_last = spans[NEXTHOPS] = t
                 off += (length + 3) & ~3
     except BlockingIOError:
@@ -189,18 +202,91 @@ def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"]):
 NEXTHOPS = "nexthop objects"  # spans[] key: a next-hop object's change moves every route using it
 
 
+def covering_keys(addr):
+    """spans[] keys of every route that may cover addr, and of objects."""
+    a = ipaddress.ip_address(addr)
+    bits = a.max_prefixlen
+    keys = [NEXTHOPS]
+    for length in range(bits + 1):
+        net = ipaddress.ip_network((int(a) >> (bits - length) << (bits - length), length)) if length else \
+            ipaddress.ip_network((0, 0) if a.version == 4 else "::/0")
+        keys.append((str(net.network_address), length))
+    return keys
+
+
 def last_change(spans, addr):
     """When the kernel last changed a route covering addr (any length), or
     any next-hop object: the device's answer for addr may rightly lag that
     change, no older one."""
-    a = ipaddress.ip_address(addr)
-    bits = a.max_prefixlen
-    stamps = [spans.get(NEXTHOPS, 0.0)]
-    for length in range(bits + 1):
-        net = ipaddress.ip_network((int(a) >> (bits - length) << (bits - length), length)) if length else \
-            ipaddress.ip_network((0, 0) if a.version == 4 else "::/0")
-        stamps.append(spans.get((str(net.network_address), length), 0.0))
+    return max(spans.get(k, 0.0) for k in covering_keys(addr))
+
+
+def last_change_by(spans, before, addr, t):
+    """last_change as of time t: per span its latest stamp, or the one before
+    it when the latest came after t. None when both came after t (the device
+    read at t cannot be placed against a change)."""
+    stamps = []
+    for k in covering_keys(addr):
+        s = spans.get(k, 0.0)
+        if s > t:
+            s = before.get(k, 0.0)
+            if s > t:
+                return None
+        stamps.append(s)
     return max(stamps)
+
+
+class Clock(threading.Thread):
+    """Stamps, from a thread of its own, each kernel route event when it is
+    read (blocked on the socket, not when the phase loop next turns: a
+    compare takes up to a few hundred ms) and the device's GENERATION when it
+    changes (read from the BAR file every 2 ms). Both ends of dev-ms and of
+    the misforward window come from here, so the sampling does not blur
+    them."""
+
+    GENERATION = 0x18  # the BAR register the host writes after each committed batch
+
+    def __init__(self, s, bar_path, proto):
+        super().__init__(daemon=True)
+        # The thread takes the interpreter lock within half a millisecond of
+        # wanting it (the default lets the sampling hold it for 5 ms).
+        sys.setswitchinterval(0.0005)
+        self.sock, self.proto = s, proto
+        self.bar = os.open(bar_path, os.O_RDONLY)
+        self.gen = os.pread(self.bar, 4, self.GENERATION)
+        self.changed, self.spans, self.before = {}, {}, {}
+        self.addrs = []  # changed's keys in order of first change: sampled without copying the dict
+        self.kernel_last = self.device_last = None
+        self.counts, self.overruns, self.stop = {"events": 0}, 0, False
+        # A stamp is when its event was read; the events of one drain waited
+        # at most as long as it took (from the socket's wake-up to empty), so
+        # the longest drain, and the drain of the last change, bound how late
+        # a stamp can be.
+        self.drain_max = self.last_drain = 0.0
+
+    def run(self):
+        while not self.stop:
+            select.select([self.sock], [], [], 0.002)
+            t0, last, known = time.monotonic(), self.kernel_last, len(self.changed)
+            try:
+                self.kernel_last = drain(self.sock, self.changed, self.spans, self.kernel_last, self.counts,
+                                         self.proto, self.before)
+            except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
+                self.overruns += 1
+            took = time.monotonic() - t0
+            if len(self.changed) != known:  # new addresses are the dict's last keys, in insertion order
+                self.addrs.extend(itertools.islice(reversed(self.changed), len(self.changed) - known))
+            self.drain_max = max(self.drain_max, took)
+            if self.kernel_last != last:
+                self.last_drain = took
+            g = os.pread(self.bar, 4, self.GENERATION)
+            if g != self.gen:
+                self.gen, self.device_last = g, time.monotonic()
+
+    def close(self):
+        self.stop = True
+        self.join()
+        os.close(self.bar)
 
 
 def stack_dump(pid_file, path):
@@ -249,50 +335,46 @@ def main():
     api = ApiPoller(a.api)
     api.start()
 
-    generation = gen_before = cmp.generation()
+    gen_before = cmp.generation()
+    clock = Clock(s, a.bar, proto)
     start = time.monotonic()
+    clock.start()
     runner = subprocess.Popen(a.run or "true", shell=True)
     run_end = settled_at = None
-    kernel_last, overruns = None, 0
-    counts = {"events": 0}
-    device_last, next_gen, next_sample, next_count = None, start, start + 0.5, start
-    changed = {}  # first address -> when the kernel last changed its route
-    spans = {}  # (first address, length) -> the same; NEXTHOPS -> an object's last change
+    next_sample, next_count = start + 0.5, start
     wrong = set()  # seen misforwarded at the last look
-    mf_seen, mf_max_age, mf_checked, mf_examples = set(), 0.0, 0, []
+    mf_seen, mf_max_age, mf_checked, mf_examples, mf_unplaced, mf_worst = set(), 0.0, 0, [], 0, None
     dumped = None
     while True:
         now = time.monotonic()
-        try:
-            kernel_last = drain(s, changed, spans, kernel_last, counts, proto)
-        except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
-            overruns += 1
-        if now >= next_gen:
-            g = cmp.generation()
-            if g != generation:
-                generation, device_last = g, now
-            next_gen = now + 0.05
-        if now >= next_sample and changed:
+        kernel_last, device_last = clock.kernel_last, clock.device_last
+        if now >= next_sample and clock.addrs:
             # Those seen misforwarded are looked at again until they are right:
             # the window is how long one stays wrong.
-            addrs = list(wrong) + random.sample(list(changed), min(SAMPLE, len(changed)))
+            pool = clock.addrs
+            addrs = list(wrong) + random.sample(pool, min(SAMPLE, len(pool)))
             mf_checked += len(addrs)
             found = cmp.misforwarded(addrs)
-            try:  # changes made while we looked: counted like the others
-                kernel_last = drain(s, changed, spans, kernel_last, counts, proto)
-            except OSError:
-                overruns += 1
-            t = time.monotonic()
+            seen_at = cmp.read_at  # the end of the device read that found them wrong
             wrong = set()
             for addr, dev in found:
                 wrong.add(addr)
                 mf_seen.add(addr)
-                age = t - last_change(spans, addr)
+                changed_at = last_change_by(clock.spans, clock.before, addr, seen_at)
+                if changed_at is None:  # the kernel changed it twice since the read: looked at again
+                    mf_unplaced += 1
+                    continue
+                age = seen_at - changed_at
+                worst = age > mf_max_age
                 mf_max_age = max(mf_max_age, age)
-                if len(mf_examples) < 5:
+                if len(mf_examples) < 5 or worst:
                     hops = cmp.oracle.answers(addr)
                     kernel = sorted(cmp.port_of.get(i, f"if{i}") for i, _ in hops) if hops else "no route"
-                    mf_examples.append(f"{addr}: device port {dev[0]}, kernel {kernel}, {age:.2f}s")
+                    example = f"{addr}: device port {dev[0]}, kernel {kernel}, {age:.3f}s"
+                    if len(mf_examples) < 5:
+                        mf_examples.append(example)
+                    if worst:
+                        mf_worst = example
             next_sample = time.monotonic() + 0.5
         late = api.late_since
         stalled = api.outstanding() > a.stall_bound or (late is not None and now - late > a.stall_bound)
@@ -317,17 +399,21 @@ def main():
         time.sleep(0.005)
     api.stop = True
     api.join(timeout=130)
+    clock.close()
+    kernel_last, device_last = clock.kernel_last, clock.device_last
     end_status = api.last
     rel = lambda t: None if t is None else round(t - start, 3)
-    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": counts["events"],
+    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": clock.counts["events"],
                       "run_s": rel(run_end), "settled_s": rel(settled_at),
-                      "overruns": overruns, "timed_out": time.monotonic() - start >= a.limit,
+                      "overruns": clock.overruns, "stamp_lag_max_s": round(clock.drain_max, 4),
+                      "stamp_lag_last_s": round(clock.last_drain, 4), "timed_out": time.monotonic() - start >= a.limit,
                       "gen_before": gen_before, "gen_after": cmp.generation(),
                       "api_worst_s": round(api.worst, 3), "api_answers": api.answers, "api_timeouts": api.timeouts,
                       "api_loop_late": api.loop_late, "loop_worst_s": round(api.loop_worst, 3),
                       "api_refused": api.down, "stall_dump": dumped,
                       "mf_destinations": len(mf_seen), "mf_max_age_s": round(mf_max_age, 3), "mf_checked": mf_checked,
-                      "mf_examples": mf_examples, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,
+                      "mf_unplaced": mf_unplaced,
+                      "mf_examples": mf_examples, "mf_worst": mf_worst, "swept_routes": api.swept_routes, "swept_groups": api.swept_groups,
                       a.source: source_of(end_status, a.source)}))
     cmp.close()
 
