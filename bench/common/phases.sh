@@ -18,7 +18,7 @@ export FIBNIC_BIN="$build/bin"
 export LAB_NAME=${LAB_NAME:-bench-$bench-$$}
 export LAB_DIR=${LAB_DIR:-/run/fibnic-$LAB_NAME}
 lab="$root/lab/lab.sh"
-bar_tool="$build/tests/kdiff/kdiff_bar"
+bar_tool="$build/tests/kdiff/kdiff_bar" clock_tool="$build/bench/frr/route_clock"
 
 bench_env() {  # NAME DEFAULT: $<PREFIX>_NAME or DEFAULT
   local v="${env_prefix}_$1"
@@ -35,7 +35,7 @@ bench_up() {  # DEFAULT_PHASES WEB_PORT [lab.sh up options]
   check_sample=$(bench_env CHECK_SAMPLE 100000)  # prefixes decoded at each phase's end (0: every one)
   check_seed=$(bench_env CHECK_SEED "")
   phases=" $(bench_env PHASES "$default_phases") "
-  for t in "$FIBNIC_BIN/fibnicd" "$bar_tool"; do
+  for t in "$FIBNIC_BIN/fibnicd" "$bar_tool" "$clock_tool"; do
     [ -x "$t" ] || { echo "bench/$bench: $t not built (scripts/build.sh release)" >&2; exit 1; }
   done
   [ -n "$(bench_env ROUTES "")" ] && limit=(--routes "$(bench_env ROUTES "")")
@@ -68,7 +68,7 @@ phase() {  # phase KEY NAME COMMAND [route_watch options]
   shift 3
   [[ "$phases" == *" $key "* ]] || return 0
   log_from=$(($(wc -l <"$LAB_DIR/fibnicd.log") + 1))
-  out=$(cd "$py_dir" && ip netns exec "$LAB_NAME-r" python3 route_watch.py --netns "$LAB_NAME-r" --run "$cmd" --bar-tool "$bar_tool" \
+  out=$(cd "$py_dir" && ip netns exec "$LAB_NAME-r" python3 route_watch.py --netns "$LAB_NAME-r" --run "$cmd" --bar-tool "$bar_tool" --clock-tool "$clock_tool" \
     --bar "$LAB_DIR/bar0.img" --pid-file "$LAB_DIR/fibnicd.pid" --stall-bound "$api_bound" \
     --stall-dump "$out_dir/stall-$key.txt" "${watch[@]}" "$@")
   check=$(cd "$py_dir" && BENCH_CHECK_SEED="$check_seed" python3 bar_check.py "$LAB_NAME-r" "$bar_tool" "$LAB_DIR/bar0.img" \
@@ -92,7 +92,7 @@ notes = []
 if r["timed_out"]: notes.append("timed out")
 if r["overruns"]: notes.append(f"{r['overruns']} netlink overruns: kernel time is a lower bound")
 if r.get("stamp_lag_max_s", 0) > 0.01:
-    notes.append(f"the watch's reader found events waiting for up to {r['stamp_lag_max_s']} s on end (a burst; "
+    notes.append(f"the watch's clock found events waiting for up to {r['stamp_lag_max_s']} s on end (a burst; "
                  f"{r['stamp_lag_last_s']} s for the last change): a kernel stamp read then may be late by up to as much")
 if r.get("mf_unplaced"):
     notes.append(f"{r['mf_unplaced']} misforwarded looks not timed (the kernel changed the route twice since the read)")

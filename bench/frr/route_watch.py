@@ -2,13 +2,12 @@
 """Watches a namespace's kernel FIB and fibnicd side by side, for bench/frr
 and bench/bird.
 
-Run inside the router's namespace, one phase at a time. Kernel: an rtnetlink
-socket subscribed to IPv4/IPv6 route events counts the routing daemon's route
-changes (rtm_protocol --proto: bgp for zebra's BGP routes, bird for BIRD's
-kernel protocol) and stamps the last one (or the last next-hop object
-change). Device: the BAR's GENERATION,
-read from the image file, stamps the last batch written. While
-the phase runs:
+Run inside the router's namespace, one phase at a time. The clock
+(route_clock, a C++ co-process: RouteClock) follows the kernel's IPv4/IPv6
+route and next-hop object events, counts the routing daemon's route changes
+(rtm_protocol --proto: bgp for zebra's BGP routes, bird for BIRD's kernel
+protocol) and stamps each as it is read; it stamps the device's last batch
+by the BAR's GENERATION, read from the image file. While the phase runs:
 - fibnicd's REST status is polled from a thread of its own; the worst answer
   latency is kept, and how long its answers came without the sources (their
   loop, fibnicd's main thread, did not answer within 2 s); an answer
@@ -21,9 +20,8 @@ the phase runs:
   0.5 s until right. The misforward window is how long after the kernel's
   last change of a route covering one (or of a next-hop object) the device
   was still seen sending it where the kernel would not: from the change's
-  stamp to the end of the device read that found it wrong. A thread of its
-  own (Clock) stamps each kernel event as it arrives and each GENERATION
-  change, so neither end waits for the sampling's rounds.
+  stamp to the end of the device read that found it wrong. The clock runs
+  beside the sampling, so neither end waits for its rounds.
 The phase is over when the --run command has returned, kernel and device
 have both been quiet for --quiet seconds after the kernel's first change (or,
 --no-kernel, after the command returned), the kernel holds at least
@@ -37,15 +35,10 @@ times relative to the start of the watch (the event that starts the phase).
 """
 import argparse
 import ipaddress
-import itertools
 import json
-import os
-import random
-import select
 import socket
 import struct
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -164,11 +157,10 @@ def dst_of(data, off, length):
     return None
 
 
-def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"], before=None):
+def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"]):
     """Reads every pending route event: stamps changed[first address] (what
     is sampled) and spans[(first address, length)] (what last_change() asks),
-    and returns the time of the last change of proto's routes or of objects.
-    before, when given, keeps each span's stamp before its latest."""
+    and returns the time of the last change of proto's routes or of objects."""
     try:
         while True:
             data = s.recv(1 << 20)
@@ -185,13 +177,8 @@ def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"], b
                             counts["events"] += 1
                         kernel_last = t
                         d = dst_of(data, off, length) or ("::" if data[off + 16] == socket.AF_INET6 else "0.0.0.0")
-                        key = (d, data[off + 17])
-                        if before is not None and key in spans:
-                            before[key] = spans[key]
-                        changed[d] = spans[key] = t
+                        changed[d] = spans[(d, data[off + 17])] = t
                 elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
-                    if before is not None and NEXTHOPS in spans:
-                        before[NEXTHOPS] = spans[NEXTHOPS]
                     kernel_last = spans[NEXTHOPS] = t
                 off += (length + 3) & ~3
     except BlockingIOError:
@@ -202,91 +189,54 @@ def drain(s, changed, spans, kernel_last, counts=None, proto=PROTOCOLS["bgp"], b
 NEXTHOPS = "nexthop objects"  # spans[] key: a next-hop object's change moves every route using it
 
 
-def covering_keys(addr):
-    """spans[] keys of every route that may cover addr, and of objects."""
-    a = ipaddress.ip_address(addr)
-    bits = a.max_prefixlen
-    keys = [NEXTHOPS]
-    for length in range(bits + 1):
-        net = ipaddress.ip_network((int(a) >> (bits - length) << (bits - length), length)) if length else \
-            ipaddress.ip_network((0, 0) if a.version == 4 else "::/0")
-        keys.append((str(net.network_address), length))
-    return keys
-
-
 def last_change(spans, addr):
     """When the kernel last changed a route covering addr (any length), or
     any next-hop object: the device's answer for addr may rightly lag that
     change, no older one."""
-    return max(spans.get(k, 0.0) for k in covering_keys(addr))
-
-
-def last_change_by(spans, before, addr, t):
-    """last_change as of time t: per span its latest stamp, or the one before
-    it when the latest came after t. None when both came after t (the device
-    read at t cannot be placed against a change)."""
-    stamps = []
-    for k in covering_keys(addr):
-        s = spans.get(k, 0.0)
-        if s > t:
-            s = before.get(k, 0.0)
-            if s > t:
-                return None
-        stamps.append(s)
+    a = ipaddress.ip_address(addr)
+    bits = a.max_prefixlen
+    stamps = [spans.get(NEXTHOPS, 0.0)]
+    for length in range(bits + 1):
+        net = ipaddress.ip_network((int(a) >> (bits - length) << (bits - length), length)) if length else \
+            ipaddress.ip_network((0, 0) if a.version == 4 else "::/0")
+        stamps.append(spans.get((str(net.network_address), length), 0.0))
     return max(stamps)
 
 
-class Clock(threading.Thread):
-    """Stamps, from a thread of its own, each kernel route event when it is
-    read (blocked on the socket, not when the phase loop next turns: a
-    compare takes up to a few hundred ms) and the device's GENERATION when it
-    changes (read from the BAR file every 2 ms). Both ends of dev-ms and of
-    the misforward window come from here, so the sampling does not blur
-    them."""
+class RouteClock:
+    """The watch's clock, route_clock (C++, beside the bar tool's build):
+    stamps each kernel route event and each GENERATION change as it comes,
+    on a thread of its own, fast enough for a routing daemon's bursts (a
+    Python reader falls behind them, and then stamps late or ages a
+    misforward from an older change of a covering route). Its times are
+    time.monotonic()'s."""
 
-    GENERATION = 0x18  # the BAR register the host writes after each committed batch
+    def __init__(self, tool, bar_path, proto):
+        self.p = subprocess.Popen([tool, bar_path, str(proto)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
 
-    def __init__(self, s, bar_path, proto):
-        super().__init__(daemon=True)
-        # The thread takes the interpreter lock within half a millisecond of
-        # wanting it (the default lets the sampling hold it for 5 ms).
-        sys.setswitchinterval(0.0005)
-        self.sock, self.proto = s, proto
-        self.bar = os.open(bar_path, os.O_RDONLY)
-        self.gen = os.pread(self.bar, 4, self.GENERATION)
-        self.changed, self.spans, self.before = {}, {}, {}
-        self.addrs = []  # changed's keys in order of first change: sampled without copying the dict
-        self.kernel_last = self.device_last = None
-        self.counts, self.overruns, self.stop = {"events": 0}, 0, False
-        # A stamp is when its event was read; the events of one drain waited
-        # at most as long as it took (from the socket's wake-up to empty), so
-        # the longest drain, and the drain of the last change, bound how late
-        # a stamp can be.
-        self.drain_max = self.last_drain = 0.0
+    def _ask(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.p.stdout.readline().split()
 
-    def run(self):
-        while not self.stop:
-            select.select([self.sock], [], [], 0.002)
-            t0, last, known = time.monotonic(), self.kernel_last, len(self.changed)
-            try:
-                self.kernel_last = drain(self.sock, self.changed, self.spans, self.kernel_last, self.counts,
-                                         self.proto, self.before)
-            except OSError:  # ENOBUFS: events were lost; the stamp is still the last one seen
-                self.overruns += 1
-            took = time.monotonic() - t0
-            if len(self.changed) != known:  # new addresses are the dict's last keys, in insertion order
-                self.addrs.extend(itertools.islice(reversed(self.changed), len(self.changed) - known))
-            self.drain_max = max(self.drain_max, took)
-            if self.kernel_last != last:
-                self.last_drain = took
-            g = os.pread(self.bar, 4, self.GENERATION)
-            if g != self.gen:
-                self.gen, self.device_last = g, time.monotonic()
+    def state(self):
+        """(kernel_last, device_last, events, overruns, busy_max, busy_last)."""
+        w = self._ask("state")
+        t = lambda x: None if x == "-" else float(x)
+        return t(w[0]), t(w[1]), int(w[2]), int(w[3]), t(w[4]) or 0.0, t(w[5]) or 0.0
+
+    def sample(self, n):
+        return self._ask(f"sample {n}")
+
+    def changed_at(self, t, addrs):
+        """Per address, when the kernel last changed a route covering it (or
+        an object) as of t; None when it changed twice since t."""
+        return [None if w == "?" else float(w) for w in self._ask(f"age {t:.6f} " + " ".join(addrs))] if addrs else []
 
     def close(self):
-        self.stop = True
-        self.join()
-        os.close(self.bar)
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def stack_dump(pid_file, path):
@@ -308,6 +258,7 @@ def main():
     ap.add_argument("--run", help="shell command that starts the phase, run once the watch is set up")
     ap.add_argument("--netns", default="lab-r", help="the router's namespace (lab/lab.sh's LAB_NAME-r)")
     ap.add_argument("--bar-tool", required=True)
+    ap.add_argument("--clock-tool", required=True, help="route_clock (bench/frr/route_clock.cc)")
     ap.add_argument("--bar", required=True)
     ap.add_argument("--ports", nargs="+", default=["h0=0", "h1=1", "h2=2"])
     ap.add_argument("--no-kernel", action="store_true", help="the phase changes nothing in the kernel")
@@ -324,21 +275,14 @@ def main():
     a = ap.parse_args()
     proto = int(a.proto) if a.proto.isdigit() else PROTOCOLS[a.proto]
 
-    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-    s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE: a full table arrives in bursts
-    s.bind((0, (1 << (RTNLGRP_IPV4_ROUTE - 1)) | (1 << (RTNLGRP_IPV6_ROUTE - 1))))
-    # Next-hop objects too: deleting one removes the routes using it with no
-    # message per route (a peer's loss), so its deletion stamps the kernel.
-    s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
-    s.setblocking(False)
     cmp = FibCompare(a.netns, a.bar_tool, a.bar, {n: int(p) for n, p in (x.split("=") for x in a.ports)})
     api = ApiPoller(a.api)
     api.start()
 
     gen_before = cmp.generation()
-    clock = Clock(s, a.bar, proto)
+    clock = RouteClock(a.clock_tool, a.bar, proto)
+    clock.state()  # answered once its socket listens
     start = time.monotonic()
-    clock.start()
     runner = subprocess.Popen(a.run or "true", shell=True)
     run_end = settled_at = None
     next_sample, next_count = start + 0.5, start
@@ -347,20 +291,18 @@ def main():
     dumped = None
     while True:
         now = time.monotonic()
-        kernel_last, device_last = clock.kernel_last, clock.device_last
-        if now >= next_sample and clock.addrs:
+        kernel_last, device_last, events = clock.state()[:3]
+        if now >= next_sample and events:
             # Those seen misforwarded are looked at again until they are right:
             # the window is how long one stays wrong.
-            pool = clock.addrs
-            addrs = list(wrong) + random.sample(pool, min(SAMPLE, len(pool)))
+            addrs = list(wrong) + clock.sample(SAMPLE)
             mf_checked += len(addrs)
             found = cmp.misforwarded(addrs)
             seen_at = cmp.read_at  # the end of the device read that found them wrong
             wrong = set()
-            for addr, dev in found:
+            for (addr, dev), changed_at in zip(found, clock.changed_at(seen_at, [addr for addr, _ in found])):
                 wrong.add(addr)
                 mf_seen.add(addr)
-                changed_at = last_change_by(clock.spans, clock.before, addr, seen_at)
                 if changed_at is None:  # the kernel changed it twice since the read: looked at again
                     mf_unplaced += 1
                     continue
@@ -399,14 +341,14 @@ def main():
         time.sleep(0.005)
     api.stop = True
     api.join(timeout=130)
+    kernel_last, device_last, events, overruns, busy_max, busy_last = clock.state()
     clock.close()
-    kernel_last, device_last = clock.kernel_last, clock.device_last
     end_status = api.last
     rel = lambda t: None if t is None else round(t - start, 3)
-    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": clock.counts["events"],
+    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": events,
                       "run_s": rel(run_end), "settled_s": rel(settled_at),
-                      "overruns": clock.overruns, "stamp_lag_max_s": round(clock.drain_max, 4),
-                      "stamp_lag_last_s": round(clock.last_drain, 4), "timed_out": time.monotonic() - start >= a.limit,
+                      "overruns": overruns, "stamp_lag_max_s": round(busy_max, 4),
+                      "stamp_lag_last_s": round(busy_last, 4), "timed_out": time.monotonic() - start >= a.limit,
                       "gen_before": gen_before, "gen_after": cmp.generation(),
                       "api_worst_s": round(api.worst, 3), "api_answers": api.answers, "api_timeouts": api.timeouts,
                       "api_loop_late": api.loop_late, "loop_worst_s": round(api.loop_worst, 3),
