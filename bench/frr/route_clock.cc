@@ -5,7 +5,7 @@
 // millisecond or so). Run in the router's namespace.
 //
 // Why not the watch's own Python: a routing daemon deletes or installs a
-// table at 100-200k routes a second, faster than a Python reader parses, and
+// table at about 100k routes a second, faster than a Python reader parses, and
 // a reader that falls behind stamps a change late — or ages a misforward from
 // an older change of a covering route while the destination's own event is
 // still unread. This reader keeps up, on a thread of its own.
