@@ -26,9 +26,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +36,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
@@ -46,11 +45,13 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include "device/fibnic_regs.h"
 
 namespace {
 
-constexpr uint32_t kGeneration = 0x18;  // the BAR register the host writes after each committed batch
 #ifndef RTNLGRP_NEXTHOP
 constexpr int RTNLGRP_NEXTHOP = 32;
 #endif
@@ -94,8 +95,8 @@ struct Clock {
   std::mutex mu;
   std::unordered_map<Key, Stamps, KeyHash> spans;
   Stamps objects;  // any next-hop object: it moves every route using it
-  std::unordered_map<Key, bool, KeyHash> seen;  // first addresses (len 0) of changed routes
-  std::vector<Key> addrs;                        // the same, for sampling
+  std::unordered_set<Key, KeyHash> seen;  // first addresses (len 0) of changed routes
+  std::vector<Key> addrs;                  // the same, for sampling
   double kernel_last = -1, device_last = -1, busy_max = 0, busy_last = 0;
   uint64_t events = 0, overruns = 0;
 };
@@ -123,13 +124,19 @@ void Stamp(Clock& c, const nlmsghdr* h, int proto, double t) {
   c.spans[k].Set(t);
   Key first = k;
   first.len = 0;
-  if (c.seen.emplace(first, true).second) c.addrs.push_back(first);
+  if (c.seen.insert(first).second) c.addrs.push_back(first);
 }
 
-void Read(Clock& c, int fd, int proto, const uint8_t* bar, std::atomic<bool>& stop) {
+// GENERATION as the file holds it now (a read of the page the host's mapping writes).
+uint32_t Generation(int bar_fd) {
+  uint32_t g = 0;
+  if (pread(bar_fd, &g, sizeof g, fibnic::regs::kOffGeneration) != sizeof g) return 0;
+  return g;
+}
+
+void Read(Clock& c, int fd, int proto, int bar_fd, std::atomic<bool>& stop) {
   std::vector<uint8_t> buf(1 << 20);
-  uint32_t gen;
-  std::memcpy(&gen, bar + kGeneration, 4);
+  uint32_t gen = Generation(bar_fd);
   while (!stop) {
     pollfd p{fd, POLLIN, 0};
     poll(&p, 1, 1);
@@ -144,7 +151,12 @@ void Read(Clock& c, int fd, int proto, const uint8_t* bar, std::atomic<bool>& st
           ++c.overruns;
           continue;
         }
-        break;  // EAGAIN: caught up
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          std::fprintf(stderr, "route_clock: netlink receive failed: %s; no more events stamped\n",
+                       std::strerror(errno));
+          stop = true;
+        }
+        break;  // caught up
       }
       const double t = Now();
       read_any = true;
@@ -156,8 +168,7 @@ void Read(Clock& c, int fd, int proto, const uint8_t* bar, std::atomic<bool>& st
       }
       got_last = got_last || c.kernel_last != before;
     }
-    uint32_t g;
-    std::memcpy(&g, bar + kGeneration, 4);
+    const uint32_t g = Generation(bar_fd);
     std::lock_guard<std::mutex> lock(c.mu);
     if (read_any) {
       const double busy = Now() - t0;
@@ -216,18 +227,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int bar_fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (bar_fd < 0 || fstat(bar_fd, &st) != 0 || st.st_size < static_cast<off_t>(kGeneration + 4)) {
-    std::fprintf(stderr, "route_clock: cannot open BAR image '%s'\n", argv[1]);
+  uint32_t probe;
+  if (bar_fd < 0 || pread(bar_fd, &probe, sizeof probe, fibnic::regs::kOffGeneration) != sizeof probe) {
+    std::fprintf(stderr, "route_clock: cannot read GENERATION from BAR image '%s'\n", argv[1]);
     return 1;
   }
-  void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, bar_fd, 0);
-  close(bar_fd);
-  if (map == MAP_FAILED) {
-    std::fprintf(stderr, "route_clock: cannot map '%s'\n", argv[1]);
-    return 1;
+  char* end = nullptr;
+  const long proto = std::strtol(argv[2], &end, 10);
+  if (end == argv[2] || *end != '\0' || proto < 0 || proto > 255) {
+    std::fprintf(stderr, "route_clock: PROTOCOL '%s' is not an rtm_protocol number (0-255)\n", argv[2]);
+    return 2;
   }
-  const int proto = std::atoi(argv[2]);
   const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   sockaddr_nl sa{};
   sa.nl_family = AF_NETLINK;
@@ -242,7 +252,7 @@ int main(int argc, char** argv) {
   }
   Clock c;
   std::atomic<bool> stop{false};
-  std::thread reader(Read, std::ref(c), fd, proto, static_cast<const uint8_t*>(map), std::ref(stop));
+  std::thread reader(Read, std::ref(c), fd, static_cast<int>(proto), bar_fd, std::ref(stop));
   std::mt19937_64 rng(std::random_device{}());
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -211,14 +211,22 @@ class RouteClock:
     misforward from an older change of a covering route). Its times are
     time.monotonic()'s."""
 
-    def __init__(self, tool, bar_path, proto):
-        self.p = subprocess.Popen([tool, bar_path, str(proto)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
+    def __init__(self, tool, bar_path, proto, netns=None):
+        """netns: run it in that namespace (the watch runs in the router's already)."""
+        where = ["ip", "netns", "exec", netns] if netns else []
+        self.p = subprocess.Popen([*where, tool, bar_path, str(proto)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
 
     def _ask(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        return self.p.stdout.readline().split()
+        try:
+            self.p.stdin.write(line + "\n")
+            self.p.stdin.flush()
+            answer = self.p.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        if not answer:  # it exited: its own message on stderr says why
+            raise RuntimeError(f"route_clock exited ({self.p.poll()}) when asked '{line.split()[0]}'")
+        return answer.split()
 
     def state(self):
         """(kernel_last, device_last, events, overruns, busy_max, busy_last)."""
