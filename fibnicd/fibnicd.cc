@@ -185,6 +185,8 @@ Status Fibnicd::StartWeb() {
                        {"push_errors", m.push_errors},
                        {"resyncs", m.resyncs},
                        {"tcam_choice_steps_deferred", m.best_steps_deferred},
+                       {"tcam_choices_begun", m.choices_begun},
+                       {"tcam_choices_paced", m.choices_paced},
                        {"last_error", m.last_error}};
     return out;
   };

@@ -46,6 +46,7 @@ Pipeline::Pipeline(const FibConfig& fib_config, DeviceWriter& device, BatchPolic
       timer_(io_),
       idle_timer_(io_),
       review_timer_(io_),
+      choice_timer_(io_),
       batching_(batching) {
   queue_.set_wake_threshold(batching_.max);
 }
@@ -100,6 +101,7 @@ void Pipeline::RunBatch() {
   // Before the initial sync nothing is pushed: the table is compiled once, whole.
   if (!initial_ && !batch.updates.empty()) {
     batch_updates_ = batch.updates.size();
+    last_batch_ = Clock::now();
     Status st = PushCommit();
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.batch_size_last = batch.updates.size();
@@ -154,9 +156,18 @@ Status Pipeline::PushCommit() {
 // stops at its deadline leaves the rest for ContinueBest(), so that batches
 // waiting meanwhile go out (safe) between steps instead of behind the choice.
 Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
+  const bool begins = !fib_->choosing() && fib_->best_pending();
+  if (begins && !ChoiceMayBegin()) return pushed;  // held back: choice_timer_ begins it
   const auto t0 = Clock::now();
   // A choice beginning now is for every update applied so far.
   if (!fib_->choosing()) choice_seq_ = queue_.OldestSeq();
+  if (begins) {
+    choice_began_ = t0;
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    ++m_.choices_begun;
+    if (choice_held_) ++m_.choices_paced;
+    choice_held_ = false;
+  }
   std::vector<DeviceDelta> deltas = fib_->CommitBest(t0 + kBestStep);
   commit_ns += NsSince(t0);
   if (!fib_->choosing()) chosen_seq_ = choice_seq_;
@@ -177,9 +188,10 @@ Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
 
 // The next step of the entry choice; handlers queued meanwhile (a batch, an
 // API question) ran before it.
-void Pipeline::ContinueBest() {
+void Pipeline::ContinueBest(bool paced) {
   continue_posted_ = false;
   if (stopped_ || !fib_->best_pending()) return;
+  if (paced && !fib_->choosing() && !ChoiceMayBegin()) return;
   int64_t commit_ns = 0, push_ns = 0;
   const uint64_t writes_before = device_.bus_writes();
   // A device awaiting a resync gets the whole image from the retry; the
@@ -189,6 +201,23 @@ void Pipeline::ContinueBest() {
   if (fib_->choosing()) return;
   if (!failing) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
   CheckBarriers();
+}
+
+bool Pipeline::ChoiceMayBegin() {
+  const auto now = Clock::now();
+  const auto paced = choice_began_ + kChoicePace, idle = last_batch_ + kChoiceIdle;
+  if (now >= paced || now >= idle) return true;
+  choice_held_ = true;
+  if (!choice_timer_armed_) {
+    choice_timer_armed_ = true;
+    // Asks again at the sooner of the two; a batch meanwhile moves idle later.
+    choice_timer_.expires_at(std::min(paced, idle));
+    choice_timer_.async_wait([this](const boost::system::error_code& ec) {
+      choice_timer_armed_ = false;
+      if (!ec) ContinueBest();
+    });
+  }
+  return false;
 }
 
 Status Pipeline::Pushed(Status pushed, bool resync, uint64_t writes_before, int64_t commit_ns, int64_t push_ns) {
@@ -386,11 +415,12 @@ void Pipeline::Stop() {
     // What the sources handed in before the stop still goes out, with the
     // TCAM's best entries (a restart then finds them held).
     while (!initial_ && queue_.depth() > 0) RunBatch();
-    while (!initial_ && fib_->best_pending() && !need_resync_) ContinueBest();
+    while (!initial_ && fib_->best_pending() && !need_resync_) ContinueBest(/*paced=*/false);
     stopped_ = true;
     timer_.cancel();
     idle_timer_.cancel();
     review_timer_.cancel();
+    choice_timer_.cancel();
     work_.reset();
     io_.stop();
   });

@@ -10,9 +10,13 @@
 // IPv6 TCAM's best entries, whose choice is the costly part (CommitBest). The
 // choice runs in steps of kBestStep; between steps the thread's other work
 // runs (a batch handed in meanwhile goes out safe; its IPv6 changes wait for
-// the next choice), so a change waits for one step, not a whole choice. Skipping the choice while
-// updates wait was measured worse: the choice that then runs covers more
-// changes and blocks longer.
+// the next choice), so a change waits for one step, not a whole choice.
+// During a burst a new choice begins no sooner than kChoicePace after the last
+// one began, and at once when no batch has come for kChoiceIdle: a choice's
+// cost is mostly fixed, so choices of a few changes each (a thread that gets
+// the CPU whenever it asks cuts small batches) cost about ten times more per
+// change than one that covers a burst's tenth of a second. Meanwhile the
+// device stays safe: each batch's CommitSafe punts what its changes make wrong.
 // Sources never wait for the device: the queue only takes a lock.
 //
 // Start-up: until FinishInitialSync() the pipeline only applies updates to the
@@ -89,6 +93,9 @@ struct PipelineMetrics {
   // Steps of the IPv6 TCAM's entry choice that stopped at their deadline, so
   // waiting batches went out (safe) before the choice went on.
   uint64_t best_steps_deferred = 0;
+  // Entry choices begun, and how many of them were held back (kChoicePace).
+  uint64_t choices_begun = 0;
+  uint64_t choices_paced = 0;
   bool initial_sync_done = false;
   DeviceAdoption adopted;          // what the initial compile took over from the device
   std::string last_error;
@@ -180,7 +187,7 @@ class Pipeline {
   void CheckBarriers();  // on the thread
   Status PushCommit();   // on the thread
   Status StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns);
-  void ContinueBest();
+  void ContinueBest(bool paced = true);
   Status Pushed(Status pushed, bool resync, uint64_t writes_before, int64_t commit_ns, int64_t push_ns);
   void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)
 
@@ -213,6 +220,16 @@ class Pipeline {
   static constexpr std::chrono::milliseconds kBestStep{10};
   uint64_t choice_seq_ = 0, chosen_seq_ = 0;
   bool continue_posted_ = false;
+  // Pacing (see the top of this file): when the last choice began, when the
+  // last batch was pushed, and the timer that begins a held-back choice.
+  static constexpr std::chrono::milliseconds kChoicePace{100};
+  static constexpr std::chrono::milliseconds kChoiceIdle{5};
+  std::chrono::steady_clock::time_point choice_began_{}, last_batch_{};
+  boost::asio::steady_timer choice_timer_;
+  bool choice_timer_armed_ = false;
+  bool choice_held_ = false;  // the next choice to begin was held back
+  // Whether a new choice may begin now; if not, arms choice_timer_ to ask again.
+  bool ChoiceMayBegin();
   BatchPolicy batching_;
   struct BarrierWait {
     uint64_t seq;

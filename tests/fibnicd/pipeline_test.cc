@@ -222,6 +222,50 @@ TEST(PipelineBestSteps, AnIpv4ChangeGoesOutWhileTheEntryChoiceRuns) {
   EXPECT_GT(pipeline.metrics().best_steps_deferred, 0u);
 }
 
+// IPv6 routes handed in one at a time for over half a second, each about
+// its own batch: the entry choices are paced (one begun per 100 ms while
+// batches keep coming, or after 5 ms with none), not one per batch; once the
+// burst ends a barrier waits for the choice covering the last one, and then
+// every route forwards its way.
+TEST_F(PipelineTest, EntryChoicesArePacedWhileIpv6ChangesKeepComing) {
+  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
+  pipeline_.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
+  pipeline_.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
+  pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+  ASSERT_TRUE(Initial().ok());
+  const uint64_t begun_before = pipeline_.metrics().choices_begun;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto last = t0;
+  uint32_t n = 0;
+  int gaps = 0;  // the feeder's own pauses of 4 ms or more: a choice may begin in each
+  while (Clock::now() - t0 < 600ms) {
+    const U128 addr = (U128{0x20010db8} << 96) + (U128{n} << 80);
+    pipeline_.sink().UpsertRoute(Route{Prefix::V6(addr, 48), RouteSource::kKernel, 20, {NextHop{gb, 2}}});
+    ++n;
+    const auto until = Clock::now() + 500us;
+    while (Clock::now() < until) {
+    }
+    gaps += Clock::now() - last >= 4ms;
+    last = Clock::now();
+  }
+  const double burst_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_TRUE(OnDeviceWithin(10s));
+  const PipelineMetrics m = pipeline_.metrics();
+  const uint64_t begun = m.choices_begun - begun_before;
+  EXPECT_GE(begun, 2u) << "no choice began during the burst";
+  EXPECT_LE(begun, static_cast<uint64_t>(burst_s / 0.1) + 2 + gaps)
+      << n << " routes in " << burst_s << " s, " << m.batches << " batches, " << gaps << " pauses";
+  EXPECT_GT(m.choices_paced, 0u);
+  for (uint32_t i = 0; i < n; i += 97) {
+    const U128 addr = (U128{0x20010db8} << 96) + (U128{i} << 80) + 1;
+    const HwDecision d = OnDevice(dev_, IpAddr::V6(addr).ToString().c_str());
+    EXPECT_TRUE(d.forward && d.dst_mac == kMacB) << i << ": " << d.ToString();
+  }
+  const HwDecision rest = OnDevice(dev_, "2001:db8:ffff::1");
+  EXPECT_TRUE(rest.forward && rest.dst_mac == kMacA) << rest.ToString();
+}
+
 // A slot held for an adjacency whose routes went is given to the one
 // waiting for it once the hold lapses, with nothing more handed in: the
 // pipeline commits at the Fib's slot review by itself.
