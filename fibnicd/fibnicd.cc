@@ -44,10 +44,12 @@ Fibnicd::~Fibnicd() {
 }
 
 std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
-  // The counts walk every route on the pipeline thread (about a second at a
-  // full table): at start-up at once, then cost-bounded, so a heartbeat
-  // during a long churn never holds up the routes (it may show older counts).
-  if (!counts_commit_ || (counts_commit_ != fib.commits() && counts_cost_.Due(kCountsCostFactor))) {
+  // The counts walk every route on the pipeline thread (tens of ms at a full
+  // table): at start-up at once, then cost-bounded (more tightly while
+  // updates wait), so a heartbeat during a long churn never holds up the
+  // routes (it may show older counts).
+  const double factor = pipeline_->busy() ? kCountsBusyCostFactor : kCountsCostFactor;
+  if (!counts_commit_ || (counts_commit_ != fib.commits() && counts_cost_.Due(factor))) {
     counts_cost_.Run([&] { counts_ = fib.Counts(); });
     counts_commit_ = fib.commits();
   }
@@ -296,6 +298,7 @@ Status Fibnicd::Start() {
   view_options.post_after = [this](std::chrono::steady_clock::duration d, std::function<void()> fn) {
     pipeline_->PostAfter(d, std::move(fn));
   };
+  view_options.strand_busy = [this] { return pipeline_->busy(); };
   view_ = web::FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
                                pipeline_->fib(), writer_.get(), view_options);
   pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });

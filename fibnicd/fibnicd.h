@@ -114,7 +114,8 @@ class Fibnicd {
   FibCounts counts_;
   std::optional<uint64_t> counts_commit_;
   CostBound counts_cost_;
-  static constexpr double kCountsCostFactor = 20;  // as the web's (FibView::Options::cost_factor)
+  static constexpr double kCountsCostFactor = 20;       // as the web's (FibView::Options::cost_factor)
+  static constexpr double kCountsBusyCostFactor = 100;  // ... busy_cost_factor
 };
 
 }  // namespace fibnic

@@ -179,6 +179,9 @@ class Pipeline {
   Status RepairDevice(const FibnicReadback& held);
 
   PipelineMetrics metrics() const;
+  // Updates wait to be taken (any thread): whole-table jobs on the strand
+  // then hold back (web::FibView::Options::strand_busy).
+  bool busy() const { return queue_.depth() > 0; }
 
  private:
   void Wake();           // from the queue: something arrived

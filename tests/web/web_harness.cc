@@ -25,6 +25,8 @@ Harness::Harness(FibConfig config) : config_(config) {
   view_options.post_after = [this](std::chrono::steady_clock::duration d, std::function<void()> fn) {
     pipeline_->PostAfter(d, std::move(fn));
   };
+  view_options.strand_busy = [this] { return always_busy_ || pipeline_->busy(); };
+  view_options.busy_cost_factor = 40;  // fibnicd's 100 makes a busy recount wait ~5 s here (more under ASan)
   view_ = FibView::Create([this](std::function<void()> fn) { boost::asio::post(pipeline_->io(), std::move(fn)); },
                           pipeline_->fib(), writer_.get(), view_options);
   pipeline_->SetCommitListener([view = view_](const Fib&, const DeviceWriter&) { view->Publish(); });

@@ -50,6 +50,9 @@ class Harness {
   void Unmount() { api_.reset(); }
 
   Pipeline& pipeline() { return *pipeline_; }
+  // What the view is told of the strand: the pipeline's own answer, or
+  // always busy (as in a routing daemon's burst that never ends).
+  void SetStrandAlwaysBusy(bool busy) { always_busy_ = busy; }
   const std::shared_ptr<FibView>& view() const { return view_; }
   MemoryBar& bar() { return *bar_; }
   const oracle::ReferenceLpm& oracle() const { return oracle_; }
@@ -67,6 +70,7 @@ class Harness {
   std::unique_ptr<FibnicWriter> writer_;
   std::atomic<Telemetry*> telemetry_{nullptr};
   std::unique_ptr<Pipeline> pipeline_;  // after what its thread uses: stopped first
+  std::atomic<bool> always_busy_{false};
   std::shared_ptr<FibView> view_;
   std::unique_ptr<FibApi> api_;
   oracle::ReferenceLpm oracle_;

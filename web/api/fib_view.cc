@@ -56,6 +56,18 @@ void FibView::ScheduleCounts() {
 void FibView::RefreshCounts() {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (snapshot_->counts && options_.strand_busy && options_.strand_busy()) {
+      const auto wait = counts_cost_.Wait(options_.busy_cost_factor);
+      if (wait > Clock::duration::zero()) {
+        // Still pending: the later run recounts for every commit until then.
+        if (options_.post_after) {
+          options_.post_after(wait, [self = shared_from_this()] { self->RefreshCounts(); });
+        } else {
+          counts_pending_ = false;
+        }
+        return;
+      }
+    }
     counts_running_ = true;
   }
   counts_cv_.notify_all();
