@@ -155,9 +155,9 @@ Status Pipeline::PushCommit() {
 // One step of the entry choice, and its push once it finishes. A step that
 // stops at its deadline leaves the rest for ContinueBest(), so that batches
 // waiting meanwhile go out (safe) between steps instead of behind the choice.
-Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns) {
+Status Pipeline::StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns, bool paced) {
   const bool begins = !fib_->choosing() && fib_->best_pending();
-  if (begins && !ChoiceMayBegin()) return pushed;  // held back: choice_timer_ begins it
+  if (begins && paced && !ChoiceMayBegin()) return pushed;  // held back: choice_timer_ begins it
   const auto t0 = Clock::now();
   // A choice beginning now is for every update applied so far.
   if (!fib_->choosing()) choice_seq_ = queue_.OldestSeq();
@@ -197,7 +197,8 @@ void Pipeline::ContinueBest(bool paced) {
   // A device awaiting a resync gets the whole image from the retry; the
   // choice still goes on, to release the barriers it covers.
   const bool failing = need_resync_;
-  Status pushed = StepBest(failing ? FailedPrecondition("device awaits a resync") : OkStatus(), commit_ns, push_ns);
+  Status pushed =
+      StepBest(failing ? FailedPrecondition("device awaits a resync") : OkStatus(), commit_ns, push_ns, paced);
   if (fib_->choosing()) return;
   if (!failing) (void)Pushed(pushed, false, writes_before, commit_ns, push_ns);
   CheckBarriers();

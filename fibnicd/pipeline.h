@@ -189,7 +189,7 @@ class Pipeline {
   void RunBatch();       // on the thread
   void CheckBarriers();  // on the thread
   Status PushCommit();   // on the thread
-  Status StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns);
+  Status StepBest(Status pushed, int64_t& commit_ns, int64_t& push_ns, bool paced = true);
   void ContinueBest(bool paced = true);
   Status Pushed(Status pushed, bool resync, uint64_t writes_before, int64_t commit_ns, int64_t push_ns);
   void RecordDeviceLocked();  // device counters into m_ (metrics_mu_ held)

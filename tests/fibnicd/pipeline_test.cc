@@ -266,6 +266,36 @@ TEST_F(PipelineTest, EntryChoicesArePacedWhileIpv6ChangesKeepComing) {
   EXPECT_TRUE(rest.forward && rest.dst_mac == kMacA) << rest.ToString();
 }
 
+// A stop while a paced choice waits: the choice runs at once (a restart then
+// finds the best entries held), and the stop does not spin through empty
+// commits until the pacing would have let it begin.
+TEST(PipelinePacing, StopChoosesAtOnceWithoutEmptyCommits) {
+  FakeDeviceWriter dev;
+  Pipeline pipeline{FibConfig(), dev, BatchPolicy{}};
+  std::atomic<uint64_t> reports{0};
+  pipeline.SetBatchObserver([&reports](const BatchReport&) { ++reports; });
+  pipeline.Start();
+  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
+  pipeline.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
+  pipeline.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
+  pipeline.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+  std::promise<Status> synced;
+  pipeline.FinishInitialSync([&synced](Status st, const Fib&) { synced.set_value(st); });
+  ASSERT_TRUE(synced.get_future().get().ok());
+  // Two changes a few ms apart: the second one's choice is held back.
+  pipeline.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8:1::/48"), RouteSource::kKernel, 20, {NextHop{gb, 2}}});
+  std::this_thread::sleep_for(3ms);
+  pipeline.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8:2::/48"), RouteSource::kKernel, 20, {NextHop{gb, 2}}});
+  std::this_thread::sleep_for(2ms);
+  const uint64_t before = reports.load();
+  pipeline.Stop();
+  EXPECT_LE(reports.load() - before, 4u) << "the stop went through empty commits";
+  for (const char* dst : {"2001:db8:1::1", "2001:db8:2::1"}) {
+    const HwDecision d = OnDevice(dev, dst);
+    EXPECT_TRUE(d.forward && d.dst_mac == kMacB) << dst << ": " << d.ToString();
+  }
+}
+
 // A slot held for an adjacency whose routes went is given to the one
 // waiting for it once the hold lapses, with nothing more handed in: the
 // pipeline commits at the Fib's slot review by itself.
