@@ -59,6 +59,16 @@ class PipelineTest : public ::testing::Test {
     return f.wait_for(timeout) == std::future_status::ready;
   }
 
+  // Gateways fd00::a (port 1, kMacA) and fd00::b (port 2, kMacB), and
+  // 2001:db8::/32 through the first.
+  std::pair<IpAddr, IpAddr> TwoIpv6GatewaysAndA32() {
+    const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
+    pipeline_.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
+    pipeline_.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
+    pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+    return {ga, gb};
+  }
+
   FakeDeviceWriter dev_;
   Pipeline pipeline_{FibConfig(), dev_, BatchPolicy{}};
   std::atomic<uint64_t> commits_seen_{0};
@@ -130,10 +140,7 @@ TEST_F(PipelineTest, FailedInitialSyncIsReportedAndRetriedWithTheNextBatch) {
 // first, the entry choice after), and once a barrier is released the entries
 // are chosen again: the /48 and the rest of the /32 forward, each its way.
 TEST_F(PipelineTest, AnIpv6ChangeIsSafeOnTheDeviceBeforeItsEntriesAreChosen) {
-  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
-  pipeline_.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
-  pipeline_.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
-  pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+  const auto [ga, gb] = TwoIpv6GatewaysAndA32();
   ASSERT_TRUE(Initial().ok());
   ASSERT_EQ(OnDevice(dev_, "2001:db8:1::1").dst_mac, kMacA);
   auto wrong = std::make_shared<std::atomic<int>>(0), writes = std::make_shared<std::atomic<int>>(0);
@@ -228,10 +235,7 @@ TEST(PipelineBestSteps, AnIpv4ChangeGoesOutWhileTheEntryChoiceRuns) {
 // burst ends a barrier waits for the choice covering the last one, and then
 // every route forwards its way.
 TEST_F(PipelineTest, EntryChoicesArePacedWhileIpv6ChangesKeepComing) {
-  const IpAddr ga = *IpAddr::Parse("fd00::a"), gb = *IpAddr::Parse("fd00::b");
-  pipeline_.sink().UpsertNeighbor(Neighbor{ga, kMacA, 1, NeighState::kReachable});
-  pipeline_.sink().UpsertNeighbor(Neighbor{gb, kMacB, 2, NeighState::kReachable});
-  pipeline_.sink().UpsertRoute(Route{*Prefix::Parse("2001:db8::/32"), RouteSource::kKernel, 20, {NextHop{ga, 1}}});
+  const auto [ga, gb] = TwoIpv6GatewaysAndA32();
   ASSERT_TRUE(Initial().ok());
   const uint64_t begun_before = pipeline_.metrics().choices_begun;
   using Clock = std::chrono::steady_clock;

@@ -39,6 +39,16 @@ class ViewTest : public ::testing::Test {
     server_->BeforeStop([this] { harness_.Unmount(); });
   }
   void TearDown() override { server_.reset(); }
+  // The snapshot once its counts are of the last commit, or at the timeout.
+  std::shared_ptr<const FibSnapshot> CountsOfTheLastCommitWithin(std::chrono::seconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      const auto snap = harness_.view()->snapshot();
+      if (snap->counts && snap->counts_commits == snap->commits) return snap;
+      std::this_thread::sleep_for(20ms);
+    }
+    return harness_.view()->snapshot();
+  }
 
   Telemetry telemetry_;
   testing::Harness harness_;
@@ -164,13 +174,7 @@ TEST_F(ViewTest, StatusCountsFollowCommitsNotRequests_Issue19) {
   // No request in between: the recount must happen by itself, within its
   // cost bound (20x a recount: well under a second here, up to a minute
   // under ASan on a loaded machine).
-  const auto deadline = Clock::now() + 150s;
-  while (Clock::now() < deadline) {
-    const auto snap = harness_.view()->snapshot();
-    if (snap->counts && snap->counts_commits == snap->commits) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  const auto snap = harness_.view()->snapshot();
+  const auto snap = CountsOfTheLastCommitWithin(150s);
   ASSERT_TRUE(snap->counts && snap->counts_commits == snap->commits)
       << "counts of commit " << snap->counts_commits << " while the Fib is at commit " << snap->commits
       << " 150 s after the routes went in, with no request asking";
@@ -211,13 +215,7 @@ TEST_F(ViewTest, StatusCountsStillFollowCommitsWhileTheStrandIsBusy) {
   }
   harness_.Upsert(Route{*fresh, RouteSource::kStatic, 1, {unresolved}});
   ASSERT_TRUE(harness_.Commit().ok());
-  const auto deadline = Clock::now() + 30s;
-  while (Clock::now() < deadline) {
-    const auto snap = harness_.view()->snapshot();
-    if (snap->counts && snap->counts_commits == snap->commits) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  const auto snap = harness_.view()->snapshot();
+  const auto snap = CountsOfTheLastCommitWithin(30s);
   harness_.SetStrandAlwaysBusy(false);
   ASSERT_TRUE(snap->counts && snap->counts_commits == snap->commits)
       << "counts of commit " << snap->counts_commits << " while the Fib is at commit " << snap->commits
