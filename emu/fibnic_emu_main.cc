@@ -3,12 +3,14 @@
 // deciding every frame with the frame model (fpga/model) on the live BAR,
 // exactly as the contract says (docs/emu.md).
 //
-//   fibnic-emu [--xdp] --bar FILE --port K=WIRE_IF --host K=HOST_IF [--port ... --host ...]
+//   fibnic-emu [--xdp|--xdp-native] --bar FILE --port K=WIRE_IF --host K=HOST_IF [--port ... --host ...]
 //
 // --xdp adds the XDP fast path (emu/xdp_path.h) on the wire ports: frames
 // the model forwards or drops are handled in the kernel's receive path, the
 // rest reach the user-space path below unchanged. It needs the BAR in a BPF
 // map (FILE on a bpffs), so the program reads the same live bytes.
+// --xdp runs it as generic (skb) XDP, --xdp-native in the driver (a veth's
+// far end then needs NAPI: docs/emu.md).
 //
 // WIRE_IF is port K's wire; HOST_IF is the card's NIC function for port K
 // (the interface whose other end the host sees): punted frames leave there,
@@ -39,13 +41,14 @@ void OnSignal(int) { g_stop = 1; }
 
 struct Options {
   bool xdp = false;
+  XdpMode xdp_mode = XdpMode::kSkb;
   std::string bar;
   std::map<int, std::string> wire, host;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
-               "fibnic-emu: %s\nusage: fibnic-emu [--xdp] --bar FILE --port K=WIRE_IF --host K=HOST_IF "
+               "fibnic-emu: %s\nusage: fibnic-emu [--xdp|--xdp-native] --bar FILE --port K=WIRE_IF --host K=HOST_IF "
                "[--port K=... --host K=...]\n",
                why.c_str());
   std::exit(2);
@@ -69,6 +72,11 @@ Options ParseArgs(int argc, char** argv) {
     if (a == "-h" || a == "--help") Usage("a software FIBNIC (docs/emu.md)");
     if (a == "--xdp") {
       o.xdp = true;
+      continue;
+    }
+    if (a == "--xdp-native") {
+      o.xdp = true;
+      o.xdp_mode = XdpMode::kNative;
       continue;
     }
     if (i + 1 >= argc) Usage("missing value after " + a);
@@ -101,6 +109,13 @@ int Run(const Options& opt) {
     return 1;
   }
   const int ports = bar->caps.ports;
+  if (opt.xdp && bar->map_fd < 0) {
+    std::fprintf(stderr,
+                 "fibnic-emu: --xdp needs the BAR in a BPF map, which its XDP program reads live: %s is a "
+                 "regular file; give a path on a bpffs (e.g. /sys/fs/bpf/fibnic/bar0), the same for fibnicd\n",
+                 opt.bar.c_str());
+    return 1;
+  }
   std::vector<std::unique_ptr<PacketSocket>> wire(ports), host(ports);
   std::vector<Endpoint> endpoints;
   for (const auto& [k, name] : opt.wire) {
@@ -121,16 +136,9 @@ int Run(const Options& opt) {
 
   std::unique_ptr<XdpPath> xdp;
   if (opt.xdp) {
-    if (bar->map_fd < 0) {
-      std::fprintf(stderr,
-                   "fibnic-emu: --xdp needs the BAR in a BPF map, which its XDP program reads live: %s is a "
-                   "regular file; give a path on a bpffs (e.g. /sys/fs/bpf/fibnic/bar0), the same for fibnicd\n",
-                   opt.bar.c_str());
-      return 1;
-    }
     std::vector<XdpWire> wires;
     for (const auto& [k, name] : opt.wire) wires.push_back(XdpWire{static_cast<uint8_t>(k), name});
-    auto attached = XdpPath::Attach(bar->map_fd, wires);
+    auto attached = XdpPath::Attach(bar->map_fd, wires, opt.xdp_mode);
     if (!attached.ok()) {
       std::fprintf(stderr, "fibnic-emu: %s\n", attached.status().ToString().c_str());
       return 1;
@@ -156,11 +164,12 @@ int Run(const Options& opt) {
   sigaction(SIGTERM, &sa, nullptr);
 
   std::printf("fibnic-emu: forwarding on %s (%d-bit codes, %d ports%s):", opt.bar.c_str(), bar->caps.code_bits, ports,
-              xdp != nullptr ? ", XDP fast path" : "");
+              xdp == nullptr ? "" : opt.xdp_mode == XdpMode::kNative ? ", native XDP" : ", skb-mode XDP");
   for (const auto& [k, name] : opt.wire) std::printf(" %d=%s/%s", k, name.c_str(), opt.host.at(k).c_str());
   std::printf("\n");
   std::fflush(stdout);
 
+  uint64_t user_frames = 0;  // wire frames the user-space path decided
   std::vector<pollfd> fds;
   for (const auto& e : endpoints) fds.push_back(pollfd{e.socket->fd(), POLLIN, 0});
   Status failed;
@@ -188,6 +197,7 @@ int Run(const Options& opt) {
       frames += e.socket->Drain(
           [&](std::span<uint8_t> frame) {
             if (!failed.ok()) return;
+            if (e.wire) ++user_frames;
             const Verdict v = e.wire ? fwd.FromWire(e.port, frame) : fwd.FromHost(e.port, frame);
             if (v.exit == Exit::kNone) return;  // dropped in the card, counted by the forwarder
             PacketSocket* out = v.exit == Exit::kWire ? wire[v.port].get() : host[v.port].get();
@@ -216,6 +226,14 @@ int Run(const Options& opt) {
   if (!failed.ok()) {
     std::fprintf(stderr, "fibnic-emu: %s\n", failed.ToString().c_str());
     return 1;
+  }
+  if (xdp != nullptr) {
+    // What each path handled: the XDP path's forwards and drops never reach user space.
+    auto handled = xdp->Handled(ports);
+    if (handled.ok())
+      std::printf("fibnic-emu: XDP path forwarded %llu and dropped %llu frames; user-space path saw %llu from wires\n",
+                  static_cast<unsigned long long>(handled->first), static_cast<unsigned long long>(handled->second),
+                  static_cast<unsigned long long>(user_frames));
   }
   std::printf("fibnic-emu: stopped\n");
   return 0;

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/ethtool.h>
+#include <linux/if_link.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -53,7 +54,7 @@ Status GroOff(const std::string& ifname) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<XdpPath>> XdpPath::Attach(int bar_map_fd, const std::vector<XdpWire>& wires) {
+StatusOr<std::unique_ptr<XdpPath>> XdpPath::Attach(int bar_map_fd, const std::vector<XdpWire>& wires, XdpMode mode) {
   std::unique_ptr<XdpPath> x(new XdpPath());
   LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "fibnic_xdp");
   x->obj_ = bpf_object__open_mem(kFibnicXdpObject, sizeof kFibnicXdpObject, &open_opts);
@@ -79,19 +80,24 @@ StatusOr<std::unique_ptr<XdpPath>> XdpPath::Attach(int bar_map_fd, const std::ve
       return IoError(Why("XDP: " + w.ifname + " cannot be a redirect target (its driver has no XDP transmit)"));
     if (bpf_map_update_elem(rx_fd, &ifindex, &port, BPF_ANY) != 0) return IoError(Why("XDP: rx_ports"));
   }
+  const bool native = mode == XdpMode::kNative;
   for (const auto& w : wires) {
-    RETURN_IF_ERROR(GroOff(w.ifname));
-    bpf_link* link = bpf_program__attach_xdp(prog, static_cast<int>(::if_nametoindex(w.ifname.c_str())));
-    if (link == nullptr)
-      return FailedPrecondition(Why("XDP: cannot attach the program to " + w.ifname +
-                                    " (another XDP program there, or a kernel without XDP links)"));
+    if (native) RETURN_IF_ERROR(GroOff(w.ifname));
+    LIBBPF_OPTS(bpf_link_create_opts, link_opts, .flags = native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
+    const int link = bpf_link_create(bpf_program__fd(prog), static_cast<int>(::if_nametoindex(w.ifname.c_str())),
+                                     BPF_XDP, &link_opts);
+    if (link < 0)
+      return FailedPrecondition(Why(std::string("XDP: cannot attach the program to ") + w.ifname + " in " +
+                                    (native ? "native" : "skb") +
+                                    " mode (another XDP program there, a driver without native XDP, or a kernel "
+                                    "without XDP links)"));
     x->links_.push_back(link);
   }
   return x;
 }
 
 XdpPath::~XdpPath() {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  for (int l : links_) ::close(l);
   if (obj_ != nullptr) bpf_object__close(obj_);
 }
 
@@ -113,6 +119,17 @@ Status XdpPath::AddCounts(std::vector<PortCounters>& into) const {
     }
   }
   return OkStatus();
+}
+
+StatusOr<std::pair<uint64_t, uint64_t>> XdpPath::Handled(int ports) const {
+  std::vector<PortCounters> c(static_cast<size_t>(ports));
+  RETURN_IF_ERROR(AddCounts(c));
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  for (const auto& p : c) {
+    out.first += p.forwarded;
+    out.second += p.drop_route;
+  }
+  return out;
 }
 
 }  // namespace fibnic::emu

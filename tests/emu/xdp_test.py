@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""fibnic-emu on real frames, in XDP mode (--mode xdp) or its user-space mode
-(--mode user), each frame held to the frame model (emu_xdp_bar_tool model:
+"""fibnic-emu on real frames, in XDP mode (--mode xdp: skb-mode XDP;
+--mode xdp-native: in the veth driver) or its user-space mode (--mode user),
+each frame held to the frame model (emu_xdp_bar_tool model:
 fpga/model RunPipelineModel on the live BAR map).
 
 One network namespace (xdp-t<pid>) holds the card's wires w0..w2 and host
@@ -14,8 +15,10 @@ test, made by the same backend fibnicd uses. Shown:
   2. tables changed under a stream (SRAM code to 0, a new next-hop MAC, a
      VALID|DROP entry): each frame follows the BAR as it is when it arrives;
   3. PORT_COUNTERS and DROP_COUNTERS equal to what the model's verdicts add up to;
-  4. XDP mode: the veth's own XDP statistics show the program redirected the
-     forwarded frames (they did not go through user space).
+  4. XDP modes: the emulator's account at exit shows the program forwarded
+     and dropped exactly the frames the model forwards and drops, and the
+     user-space path saw only the rest (native mode: the veths' own XDP
+     statistics agree).
 A test that cannot run (not root, no bpffs, no XDP) fails saying why.
 """
 import argparse
@@ -227,12 +230,13 @@ def main():
                 run("ip", "link", "add", card, "type", "veth", "peer", "name", peer)
                 run("ip", "link", "set", card, "up")
                 run("ip", "link", "set", peer, "up")
-            # A redirect into a veth is received by its peer's NAPI: GRO on
-            # the peer turns it on (kernel 5.13 and later).
-            run("ethtool", "-K", f"p{k}", "gro", "on")
+            # Native mode: a redirect into a veth is received by its far
+            # end's NAPI; GRO on that end turns it on (kernel 5.13 and later).
+            if a.mode == "xdp-native":
+                run("ethtool", "-K", f"p{k}", "gro", "on")
         args = [a.emu, "--bar", pin]
-        if a.mode == "xdp":
-            args.insert(1, "--xdp")
+        if a.mode != "user":
+            args.insert(1, "--xdp" if a.mode == "xdp" else "--xdp-native")
         for k in range(PORTS):
             args += ["--port", f"{k}=w{k}", "--host", f"{k}=e{k}"]
         log = open(os.path.join(a.work, "emu.log"), "w")
@@ -305,13 +309,21 @@ def main():
 
         # 4. Who forwarded.
         forwarded = sum(1 for v in all_verdicts if v[0] == "wire")
+        dropped = sum(1 for v in all_verdicts if v[0] == "none")
         redirects = sum(xdp_redirects(f"w{k}") for k in range(PORTS))
-        if a.mode == "xdp":
-            check(redirects == forwarded, f"the XDP program redirected every forwarded frame ({redirects} of {forwarded})")
+        emu.send_signal(signal.SIGTERM)
+        emu.wait(5)
+        text = open(log.name).read()
+        if a.mode == "user":
+            check(redirects == 0 and "XDP path" not in text, "user-space mode: no XDP")
         else:
-            check(redirects == 0, "user-space mode: no XDP redirect")
+            want = (f"XDP path forwarded {forwarded} and dropped {dropped} frames; "
+                    f"user-space path saw {len(all_frames) - forwarded - dropped} from wires")
+            check(want in text, f"the XDP program handled every forward and drop: '{want}' in\n{text}")
+            if a.mode == "xdp-native":
+                check(redirects == forwarded, f"the veths' XDP statistics: {redirects} redirects")
     finally:
-        if emu is not None:
+        if emu is not None and emu.poll() is None:
             emu.send_signal(signal.SIGTERM)
             try:
                 emu.wait(5)
