@@ -18,7 +18,9 @@
 #   bench/emu/run.sh [BUILD_DIR]      (root; EMU_BENCH_SECONDS=3 per run;
 #                                      EMU_CONV_TRIALS=5, EMU_CONV_ROUTES=100;
 #                                      EMU_BENCH_NS=emu-b: the namespaces' prefix;
-#                                      EMU_BENCH_PARTS="rate convergence")
+#                                      EMU_BENCH_PARTS="rate convergence";
+#                                      EMU_BENCH_SIZES="64 1500";
+#                                      EMU_BENCH_MODES="user xdp xdp-native")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -115,10 +117,10 @@ measure() {  # measure SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pp
 if [[ " $parts " == *" rate "* ]]; then
 echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run; pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "  %-6s %-24s %12s %12s %8s\n" bytes path offered_pps forwarded_pps /kernel
-for bytes in 64 1500; do
+for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
   read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
   printf "  %-6s %-24s %12s %12s %8s\n" "$bytes" "kernel (ip_forward)" "$ko" "$kf" 1.00
-  for mode in user xdp xdp-native; do
+  for mode in ${EMU_BENCH_MODES:-user xdp xdp-native}; do
     start_emu $mode
     read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
     stop_emu
