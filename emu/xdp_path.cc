@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "emu/xdp/fibnic_xdp_object.h"
+#include "emu/fibnic_xdp_object.h"  // generated from emu/xdp/fibnic_xdp.bpf.c
 
 namespace fibnic::emu {
 namespace {

@@ -1,15 +1,12 @@
 #include "hwif/bpf_bar.h"
 
 #include <linux/bpf.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 namespace fibnic {
 namespace {
@@ -22,41 +19,15 @@ std::string Errno(const std::string& what, const std::string& path) {
 
 // The map's shape must be a BAR's: anything else pinned there is refused
 // before it is mapped.
-StatusOr<size_t> CheckMap(int fd, const std::string& path) {
-  bpf_map_info info{};
-  bpf_attr attr{};
-  attr.info.bpf_fd = static_cast<uint32_t>(fd);
-  attr.info.info_len = sizeof info;
-  attr.info.info = reinterpret_cast<uint64_t>(&info);
-  if (Bpf(BPF_OBJ_GET_INFO_BY_FD, attr) != 0) return IoError(Errno("cannot query the BPF object at", path));
-  if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != kBpfBarPage || !(info.map_flags & BPF_F_MMAPABLE) ||
-      info.key_size != 4) {
+StatusOr<size_t> CheckMap(const PinnedMap& m, const std::string& path) {
+  if (m.type != BPF_MAP_TYPE_ARRAY || m.value_size != kBpfBarPage || !(m.flags & BPF_F_MMAPABLE) || m.key_size != 4) {
     return FailedPrecondition("BPF map " + path + " is not a BAR map (an mmapable array of " +
                               std::to_string(kBpfBarPage) + "-byte values)");
   }
-  return size_t{info.max_entries} * kBpfBarPage;
-}
-
-StatusOr<int> GetPinned(const std::string& path) {
-  bpf_attr attr{};
-  attr.pathname = reinterpret_cast<uint64_t>(path.c_str());
-  const long fd = Bpf(BPF_OBJ_GET, attr);
-  if (fd < 0) {
-    if (errno == ENOENT) return NotFound(Errno("cannot open BAR map", path));
-    return IoError(Errno("cannot open BAR map", path));
-  }
-  return static_cast<int>(fd);
+  return size_t{m.max_entries} * kBpfBarPage;
 }
 
 }  // namespace
-
-bool IsBpfFsPath(const std::string& path) {
-  struct statfs sf {};
-  if (::statfs(path.c_str(), &sf) == 0) return static_cast<uint64_t>(sf.f_type) == BPF_FS_MAGIC;
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  return ::statfs(dir.c_str(), &sf) == 0 && static_cast<uint64_t>(sf.f_type) == BPF_FS_MAGIC;
-}
 
 BpfBar::BpfBar(std::string path, int fd, uint8_t* map, size_t size)
     : path_(std::move(path)), fd_(fd), map_(map), map_size_(size) {
@@ -79,13 +50,13 @@ StatusOr<std::unique_ptr<BpfBar>> BpfBar::Adopt(const std::string& path, int fd,
 }
 
 StatusOr<std::unique_ptr<BpfBar>> BpfBar::OpenAnySize(const std::string& path) {
-  ASSIGN_OR_RETURN(int fd, GetPinned(path));
-  auto size = CheckMap(fd, path);
+  ASSIGN_OR_RETURN(PinnedMap m, OpenPinnedMap(path));
+  auto size = CheckMap(m, path);
   if (!size.ok()) {
-    ::close(fd);
+    ::close(m.fd);
     return size.status();
   }
-  return Adopt(path, fd, *size);
+  return Adopt(path, m.fd, *size);
 }
 
 StatusOr<std::unique_ptr<BpfBar>> BpfBar::Open(const std::string& path, size_t size) {
@@ -105,9 +76,9 @@ StatusOr<std::unique_ptr<BpfBar>> BpfBar::OpenOrCreate(const std::string& path, 
     return InvalidArgument("BAR map " + path + ": size must be a positive multiple of " + std::to_string(kBpfBarPage));
   if (preset.size() > size)
     return InvalidArgument("initial contents of " + path + " do not fit a BAR of " + std::to_string(size) + " bytes");
-  auto existing = GetPinned(path);
+  auto existing = OpenPinnedMap(path);
   if (existing.ok()) {
-    ::close(*existing);
+    ::close(existing->fd);
     return Open(path, size);
   }
   if (existing.status().code() != StatusCode::kNotFound) return existing.status();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mapped_region.h"
 #include "hwif/mapped_bar.h"
 
 namespace fibnic {
@@ -21,10 +22,6 @@ namespace fibnic {
 // Bytes per map element: the kernel caps an array map's value size far below
 // a BAR's, and page-sized values are laid end to end in the mmapable area.
 inline constexpr size_t kBpfBarPage = 4096;
-
-// True when path (or, for a path that does not exist yet, its directory)
-// lies on a bpffs.
-bool IsBpfFsPath(const std::string& path);
 
 class BpfBar : public MappedBar {
  public:
