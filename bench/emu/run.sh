@@ -20,7 +20,8 @@
 #                                      EMU_BENCH_NS=emu-b: the namespaces' prefix;
 #                                      EMU_BENCH_PARTS="rate convergence";
 #                                      EMU_BENCH_SIZES="64 1500";
-#                                      EMU_BENCH_MODES="user xdp xdp-native")
+#                                      EMU_BENCH_MODES="user xdp xdp-native";
+#                                      EMU_BENCH_ROUNDS=1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -114,20 +115,41 @@ measure() {  # measure SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pp
   after=$(rx "$3")
   echo "$((sent / secs)) $(((after - before) / secs))"
 }
+# Each round measures the kernel and then each mode, one after the other, so
+# a load that comes and goes from other jobs touches every path; with several
+# rounds the summary gives each path's median and the ratio of the medians.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+ratio() { awk -v e="$1" -v k="$2" 'BEGIN { printf "%.2f", k ? e / k : 0 }'; }
 if [[ " $parts " == *" rate "* ]]; then
-echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run; pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "  %-6s %-24s %12s %12s %8s\n" bytes path offered_pps forwarded_pps /kernel
+rounds=${EMU_BENCH_ROUNDS:-1}
+modes=${EMU_BENCH_MODES:-user xdp xdp-native}
+echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run, $rounds round(s); pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "  %-6s %-5s %-24s %12s %12s %8s\n" bytes round path offered_pps forwarded_pps /kernel
 for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
-  read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
-  printf "  %-6s %-24s %12s %12s %8s\n" "$bytes" "kernel (ip_forward)" "$ko" "$kf" 1.00
-  for mode in ${EMU_BENCH_MODES:-user xdp xdp-native}; do
-    start_emu $mode
-    read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
-    stop_emu
-    printf "  %-6s %-24s %12s %12s %8s\n" "$bytes" "fibnic-emu ($mode)" "$eo" "$ef" \
-      "$(awk -v e="$ef" -v k="$kf" 'BEGIN { printf "%.2f", k ? e / k : 0 }')"
+  for r in $(seq "$rounds"); do
+    read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
+    echo "$kf" >>"$dir/kernel.$bytes"
+    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "kernel (ip_forward)" "$ko" "$kf" 1.00
+    for mode in $modes; do
+      start_emu "$mode"
+      read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
+      stop_emu
+      echo "$ef" >>"$dir/$mode.$bytes"
+      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "fibnic-emu ($mode)" "$eo" "$ef" "$(ratio "$ef" "$kf")"
+    done
   done
 done
+if [ "$rounds" -gt 1 ]; then
+  echo "  medians over $rounds rounds (load now $(cut -d' ' -f1-3 /proc/loadavg)):"
+  for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
+    k=$(median <"$dir/kernel.$bytes")
+    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "kernel (ip_forward)" "" "$k" 1.00
+    for mode in $modes; do
+      m=$(median <"$dir/$mode.$bytes")
+      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "fibnic-emu ($mode)" "" "$m" "$(ratio "$m" "$k")"
+    done
+  done
+fi
 fi
 
 # The convergence figure needs the lab's namespaces; the rate's are gone first.
