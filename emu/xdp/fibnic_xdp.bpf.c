@@ -156,9 +156,11 @@ static __always_inline int neigh_find(const __u8 want[16], __u8 mac[6], __u32 *p
     if (!n) return 0;
     for (__u32 i = 0; i < 128; ++i) {
       const __u8 *e = n + 32 * i;
-      if ((e[23] & 1) && bytes_eq16(e, want)) {
-        __builtin_memcpy(mac, e + 16, 6);
-        *port = e[22];
+      // MAC, port and flags (bytes 16..23) in one aligned load, as for NEXTHOP.
+      const __u64 tail = *(const volatile __u64 *)(e + 16);
+      if (((tail >> 56) & 1) && bytes_eq16(e, want)) {
+        __builtin_memcpy(mac, &tail, 6);
+        *port = (tail >> 48) & 0xff;
         return 1;
       }
     }
@@ -222,8 +224,10 @@ int fibnic_xdp(struct xdp_md *ctx) {
 
   const __u8 *nhp = page(PAGE_NEXTHOP);
   if (!nhp) return XDP_PASS;
-  const __u8 *nh = nhp + 16 * code;
-  const __u8 flags = nh[7];
+  // MAC, port and flags in one aligned 64-bit load: the entry as it is at
+  // one instant between the host's 32-bit writes, never half of each.
+  const __u64 entry = *(const volatile __u64 *)(nhp + 16 * code);
+  const __u8 flags = entry >> 56;
   if (!(flags & NH_VALID)) return XDP_PASS;
   struct xdp_counts *in = counts_of(port);
   if (!in) return XDP_PASS;
@@ -234,8 +238,8 @@ int fibnic_xdp(struct xdp_md *ctx) {
     return XDP_DROP;
   }
   __u8 mac[6];
-  __builtin_memcpy(mac, nh, 6);
-  __u32 egress = nh[6];
+  __builtin_memcpy(mac, &entry, 6);  // little-endian: bytes 0..5 of the entry
+  __u32 egress = (entry >> 48) & 0xff;
   if ((flags & NH_CONNECTED) && !neigh_find(want, mac, &egress)) return XDP_PASS;
   if (egress >= ports || egress > 255) return XDP_PASS;
   struct xdp_counts *out = counts_of(egress);

@@ -19,7 +19,8 @@ test, made by the same backend fibnicd uses. Shown:
      and dropped exactly the frames the model forwards and drops, and the
      user-space path saw only the rest (native mode: the veths' own XDP
      statistics agree).
-A test that cannot run (not root, no bpffs, no XDP) fails saying why.
+A test that cannot run (not root, no bpffs, no XDP) fails saying why; in
+native mode an interface without native XDP is refused with the reason.
 """
 import argparse
 import ctypes
@@ -250,6 +251,17 @@ def main():
             print(f"FAIL: fibnic-emu --mode {a.mode} did not start:\n{text}")
             return 1
         print(text.strip())
+        if a.mode == "xdp-native":
+            # A driver without native XDP (a bridge) is refused with the
+            # reason: never a silent fall back to skb mode or to user space.
+            run("ip", "link", "add", "xd0", "type", "bridge")
+            run("ip", "link", "add", "xh0", "type", "bridge")
+            run("ip", "link", "set", "xd0", "up")
+            run("ip", "link", "set", "xh0", "up")
+            r = subprocess.run([a.emu, "--xdp-native", "--bar", pin, "--port", "0=xd0", "--host", "0=xh0"],
+                               capture_output=True, text=True, timeout=10)
+            check(r.returncode == 1 and "cannot attach the program to xd0 in native mode" in r.stderr,
+                  f"native XDP on a bridge is refused: exit {r.returncode}, {r.stderr.strip()}")
         wires = Wires()
         time.sleep(0.2)
         wires.drain(0.1)
