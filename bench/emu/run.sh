@@ -101,8 +101,9 @@ start_emu() {  # start_emu user|xdp|xdp-native
   ip netns exec "$pfx-card" "$build/bin/fibnic-emu" "${args[@]}" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 \
     >"$dir/emu.log" 2>&1 &
   emu_pid=$!
-  for _ in $(seq 50); do grep -q forwarding "$dir/emu.log" && break; sleep 0.1; done
-  grep -q forwarding "$dir/emu.log" || { cat "$dir/emu.log"; exit 1; }
+  # A loaded machine can take seconds to set up the rings.
+  for _ in $(seq 200); do grep -qs forwarding "$dir/emu.log" && break; sleep 0.1; done
+  grep -qs forwarding "$dir/emu.log" || { echo "bench/emu: fibnic-emu ($1) did not start within 20 s:" >&2; cat "$dir/emu.log" >&2; exit 1; }
   sleep 0.2
 }
 
