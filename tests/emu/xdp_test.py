@@ -150,7 +150,6 @@ class Wires:
 
     def exchange(self, frames, expect):
         """Sends frames one by one; each must come out where the model says."""
-        seen = []
         for (port, f), (kind, k, _, want) in zip(frames, expect):
             self.tx[port].send(f)
             got = self.drain(0.05 if kind == "none" else 0.0)
@@ -158,7 +157,6 @@ class Wires:
             while kind != "none" and not got and time.monotonic() < deadline:
                 got = self.drain(0.02)
             got += self.drain(0.01)
-            seen.append(got)
             want_out = [] if kind == "none" else [(kind, k, want)]
             if got != want_out:
                 return f"frame from port {port} {f.hex()}: model says {want_out}, card gave {got}"
