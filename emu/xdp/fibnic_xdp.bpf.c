@@ -197,7 +197,10 @@ int fibnic_xdp(struct xdp_md *ctx) {
   // NDP.
   if (f[0] & 1) return XDP_PASS;  // broadcast or multicast
   if (port >= ports || port > 255) return XDP_PASS;
-  if (!mac_eq(f, csr + OFF_PORT_MAC + 8 * port)) return XDP_PASS;
+  // Each variable offset into the BAR is masked where it is used: an older
+  // verifier (kernel 6.1) does not carry a bound checked on one copy of a
+  // value to the copy the compiler reloads from the stack.
+  if (!mac_eq(f, csr + OFF_PORT_MAC + 8 * (port & 0xff))) return XDP_PASS;
   const __u16 type = be16(f + 12);
   __u8 *ip = f + 14;
   const __u32 control = le32(csr + OFF_CONTROL);
@@ -226,7 +229,7 @@ int fibnic_xdp(struct xdp_md *ctx) {
   if (!nhp) return XDP_PASS;
   // MAC, port and flags in one aligned 64-bit load: the entry as it is at
   // one instant between the host's 32-bit writes, never half of each.
-  const __u64 entry = *(const volatile __u64 *)(nhp + 16 * code);
+  const __u64 entry = *(const volatile __u64 *)(nhp + 16 * (code & 15));
   const __u8 flags = entry >> 56;
   if (!(flags & NH_VALID)) return XDP_PASS;
   struct xdp_counts *in = counts_of(port);
@@ -250,7 +253,7 @@ int fibnic_xdp(struct xdp_md *ctx) {
 
   // The rewrite (RFC 1812 5.3.1, RFC 1624 eqn. 3), as the model's Rewrite.
   __builtin_memcpy(f, mac, 6);
-  __builtin_memcpy(f + 6, csr + OFF_PORT_MAC + 8 * egress, 6);
+  __builtin_memcpy(f + 6, csr + OFF_PORT_MAC + 8 * (egress & 0xff), 6);
   if (type == 0x0800) {
     const __u16 m_old = be16(ip + 8);
     ip[8] -= 1;

@@ -253,6 +253,8 @@ def main():
     if os.geteuid() != 0:
         print("FAIL: needs root (a network namespace, a bpffs, BPF maps)")
         return 1
+    if "VM_WORK" in os.environ:  # inside tests/vm/run.sh's guest: the build tree is read-only
+        a.work = os.path.join(os.environ["VM_WORK"], os.path.basename(a.work))
     os.makedirs(a.work, exist_ok=True)
     bpffs = os.path.join(a.work, "bpffs")
     ns = f"xdp-t{os.getpid()}"
