@@ -96,6 +96,9 @@ start_emu() {  # start_emu user|xdp|xdp-native
     xdp-native) args=(--xdp-native --bar "$bpffs/bar0")
                 ns dst ip link set dev dc xdpdrv obj "$build/emu/xdp/xdp_pass.bpf.o" sec xdp ;;
   esac
+  # The log is removed first: the background child truncates it only when it
+  # runs, and until then the wait below would read the last emulator's.
+  rm -f "$dir/emu.log"
   # Not through ns(): a function run in the background is a subshell, and
   # killing $! would leave the emulator running.
   ip netns exec "$pfx-card" "$build/bin/fibnic-emu" "${args[@]}" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 \
