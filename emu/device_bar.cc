@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "device/fibnic_image_codec.h"
+#include "hwif/bpf_bar.h"
+#include "hwif/file_bar.h"
 
 namespace fibnic::emu {
 namespace {
@@ -17,6 +19,12 @@ namespace {
 // VERSION major, CAPS, a file holding the whole layout), from a read-only map
 // of the file at its own size.
 StatusOr<BarHeader> ReadHeader(const std::string& path) {
+  if (IsBpfFsPath(path)) {
+    ASSIGN_OR_RETURN(auto map, BpfBar::OpenAnySize(path));
+    auto header = DecodeBarHeader(map->data(), map->size());
+    if (!header.ok()) return header.status().WithContext("BAR map " + path);
+    return header;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError("cannot open BAR file " + path + ": " + std::strerror(errno));
   struct stat sb {};
@@ -51,9 +59,16 @@ StatusOr<DeviceBar> OpenDeviceBar(const std::string& path) {
   if (!bar.caps.SameModel(regs::Caps::Model2Bit()) && !bar.caps.SameModel(regs::Caps::Model4Bit()))
     return FailedPrecondition("BAR file " + path + ": CAPS describe neither device model (2- or 4-bit codes)");
   // The codec accepts a file longer than the layout; the mapping refuses it.
-  auto file = FileBar::Open(path, bar.caps.bar_bytes());
-  if (!file.ok()) return file.status();
-  bar.file = std::move(*file);
+  if (IsBpfFsPath(path)) {
+    auto map = BpfBar::Open(path, bar.caps.bar_bytes());
+    if (!map.ok()) return map.status();
+    bar.map_fd = (*map)->map_fd();
+    bar.bar = std::move(*map);
+  } else {
+    auto file = FileBar::Open(path, bar.caps.bar_bytes());
+    if (!file.ok()) return file.status();
+    bar.bar = std::move(*file);
+  }
   return bar;
 }
 

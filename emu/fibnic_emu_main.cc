@@ -3,7 +3,14 @@
 // deciding every frame with the frame model (fpga/model) on the live BAR,
 // exactly as the contract says (docs/emu.md).
 //
-//   fibnic-emu --bar FILE --port K=WIRE_IF --host K=HOST_IF [--port ... --host ...]
+//   fibnic-emu [--xdp|--xdp-native] --bar FILE --port K=WIRE_IF --host K=HOST_IF [--port ... --host ...]
+//
+// --xdp adds the XDP fast path (emu/xdp_path.h) on the wire ports: frames
+// the model forwards or drops are handled in the kernel's receive path, the
+// rest reach the user-space path below unchanged. It needs the BAR in a BPF
+// map (FILE on a bpffs), so the program reads the same live bytes.
+// --xdp runs it as generic (skb) XDP, --xdp-native in the driver (a veth's
+// far end then needs NAPI: docs/emu.md).
 //
 // WIRE_IF is port K's wire; HOST_IF is the card's NIC function for port K
 // (the interface whose other end the host sees): punted frames leave there,
@@ -23,6 +30,7 @@
 
 #include "emu/device_bar.h"
 #include "emu/forwarder.h"
+#include "emu/xdp_path.h"
 #include "common/packet_socket.h"
 
 namespace fibnic::emu {
@@ -32,13 +40,15 @@ volatile sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
 
 struct Options {
+  bool xdp = false;
+  XdpMode xdp_mode = XdpMode::kSkb;
   std::string bar;
   std::map<int, std::string> wire, host;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
-               "fibnic-emu: %s\nusage: fibnic-emu --bar FILE --port K=WIRE_IF --host K=HOST_IF "
+               "fibnic-emu: %s\nusage: fibnic-emu [--xdp|--xdp-native] --bar FILE --port K=WIRE_IF --host K=HOST_IF "
                "[--port K=... --host K=...]\n",
                why.c_str());
   std::exit(2);
@@ -60,6 +70,15 @@ Options ParseArgs(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") Usage("a software FIBNIC (docs/emu.md)");
+    if (a == "--xdp") {
+      o.xdp = true;
+      continue;
+    }
+    if (a == "--xdp-native") {
+      o.xdp = true;
+      o.xdp_mode = XdpMode::kNative;
+      continue;
+    }
     if (i + 1 >= argc) Usage("missing value after " + a);
     const std::string v = argv[++i];
     if (a == "--bar") o.bar = v;
@@ -90,6 +109,13 @@ int Run(const Options& opt) {
     return 1;
   }
   const int ports = bar->caps.ports;
+  if (opt.xdp && bar->map_fd < 0) {
+    std::fprintf(stderr,
+                 "fibnic-emu: --xdp needs the BAR in a BPF map, which its XDP program reads live: %s is a "
+                 "regular file; give a path on a bpffs (e.g. /sys/fs/bpf/fibnic/bar0), the same for fibnicd\n",
+                 opt.bar.c_str());
+    return 1;
+  }
   std::vector<std::unique_ptr<PacketSocket>> wire(ports), host(ports);
   std::vector<Endpoint> endpoints;
   for (const auto& [k, name] : opt.wire) {
@@ -108,25 +134,49 @@ int Run(const Options& opt) {
     }
   }
 
-  uint8_t* bar_bytes = const_cast<uint8_t*>(bar->file->data());
-  Forwarder fwd(std::span<const uint8_t>(bar_bytes, bar->file->size()), ports);
-  PublishCounters(bar_bytes, fwd.counters());  // a card starts counting from 0 at power-on
+  std::unique_ptr<XdpPath> xdp;
+  if (opt.xdp) {
+    std::vector<XdpWire> wires;
+    for (const auto& [k, name] : opt.wire) wires.push_back(XdpWire{static_cast<uint8_t>(k), name});
+    auto attached = XdpPath::Attach(bar->map_fd, wires, opt.xdp_mode);
+    if (!attached.ok()) {
+      std::fprintf(stderr, "fibnic-emu: %s\n", attached.status().ToString().c_str());
+      return 1;
+    }
+    xdp = std::move(*attached);
+  }
+
+  uint8_t* bar_bytes = const_cast<uint8_t*>(bar->bar->data());
+  Forwarder fwd(std::span<const uint8_t>(bar_bytes, bar->bar->size()), ports);
+  // PORT_COUNTERS: the user-space path's counts plus the XDP program's.
+  std::vector<PortCounters> published;
+  auto publish = [&] {
+    published = fwd.counters();
+    if (xdp != nullptr)
+      if (Status st = xdp->AddCounts(published); !st.ok()) std::fprintf(stderr, "fibnic-emu: %s\n", st.ToString().c_str());
+    PublishCounters(bar_bytes, published);
+  };
+  publish();  // a card starts counting from 0 at power-on
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns at once
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  std::printf("fibnic-emu: forwarding on %s (%d-bit codes, %d ports):", opt.bar.c_str(), bar->caps.code_bits, ports);
+  std::printf("fibnic-emu: forwarding on %s (%d-bit codes, %d ports%s):", opt.bar.c_str(), bar->caps.code_bits, ports,
+              xdp == nullptr ? "" : opt.xdp_mode == XdpMode::kNative ? ", native XDP" : ", skb-mode XDP");
   for (const auto& [k, name] : opt.wire) std::printf(" %d=%s/%s", k, name.c_str(), opt.host.at(k).c_str());
   std::printf("\n");
   std::fflush(stdout);
 
+  uint64_t user_frames = 0;  // wire frames the user-space path decided
   std::vector<pollfd> fds;
   for (const auto& e : endpoints) fds.push_back(pollfd{e.socket->fd(), POLLIN, 0});
   Status failed;
   while (!g_stop && failed.ok()) {
-    const int ready = ::poll(fds.data(), fds.size(), 200);
+    // The XDP path's frames wake nobody: its counts are published on the
+    // timeout, so PORT_COUNTERS lag them by at most that much.
+    const int ready = ::poll(fds.data(), fds.size(), xdp != nullptr ? 50 : 200);
     if (ready < 0 && errno != EINTR) {
       failed = IoError(std::string("poll: ") + std::strerror(errno));
       break;
@@ -147,6 +197,7 @@ int Run(const Options& opt) {
       frames += e.socket->Drain(
           [&](std::span<uint8_t> frame) {
             if (!failed.ok()) return;
+            if (e.wire) ++user_frames;
             const Verdict v = e.wire ? fwd.FromWire(e.port, frame) : fwd.FromHost(e.port, frame);
             if (v.exit == Exit::kNone) return;  // dropped in the card, counted by the forwarder
             PacketSocket* out = v.exit == Exit::kWire ? wire[v.port].get() : host[v.port].get();
@@ -169,12 +220,20 @@ int Run(const Options& opt) {
         if (lost) fwd.CountFifoDrops(static_cast<uint8_t>(p), lost);
       }
     }
-    if (frames > 0) PublishCounters(bar_bytes, fwd.counters());
+    if (frames > 0 || (xdp != nullptr && ready == 0)) publish();
   }
-  PublishCounters(bar_bytes, fwd.counters());
+  publish();
   if (!failed.ok()) {
     std::fprintf(stderr, "fibnic-emu: %s\n", failed.ToString().c_str());
     return 1;
+  }
+  if (xdp != nullptr) {
+    // What each path handled: the XDP path's forwards and drops never reach user space.
+    auto handled = xdp->Handled(ports);
+    if (handled.ok())
+      std::printf("fibnic-emu: XDP path forwarded %llu and dropped %llu frames; user-space path saw %llu from wires\n",
+                  static_cast<unsigned long long>(handled->first), static_cast<unsigned long long>(handled->second),
+                  static_cast<unsigned long long>(user_frames));
   }
   std::printf("fibnic-emu: stopped\n");
   return 0;

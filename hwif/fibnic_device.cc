@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "hwif/bar_words.h"
+#include "hwif/bpf_bar.h"
 #include "hwif/probe.h"
 
 namespace fibnic {
@@ -79,8 +80,13 @@ StatusOr<regs::Caps> ProbeFibnic(Bar& bar, const regs::Caps* expected) {
   return caps;
 }
 
-StatusOr<std::unique_ptr<FileBar>> OpenFibnicFile(const std::string& path, const regs::Caps& caps) {
-  ASSIGN_OR_RETURN(auto bar, FileBar::OpenOrCreate(path, caps.bar_bytes(), FibnicCsrPreset(caps)));
+StatusOr<std::unique_ptr<MappedBar>> OpenFibnicFile(const std::string& path, const regs::Caps& caps) {
+  std::unique_ptr<MappedBar> bar;
+  if (IsBpfFsPath(path)) {
+    ASSIGN_OR_RETURN(bar, BpfBar::OpenOrCreate(path, caps.bar_bytes(), FibnicCsrPreset(caps)));
+  } else {
+    ASSIGN_OR_RETURN(bar, FileBar::OpenOrCreate(path, caps.bar_bytes(), FibnicCsrPreset(caps)));
+  }
   auto probed = ProbeFibnic(*bar, &caps);
   if (!probed.ok()) return probed.status().WithContext("BAR file " + path);
   return bar;

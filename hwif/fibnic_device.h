@@ -27,8 +27,10 @@ StatusOr<regs::Caps> ProbeFibnic(Bar& bar, const regs::Caps* expected = nullptr)
 
 // The file backend for a FIBNIC of model caps: created (preset with
 // FibnicCsrPreset) when absent, size-checked and probed when present (a file
-// made before DROP keeps its CAPS: ProbeFibnic on it tells).
-StatusOr<std::unique_ptr<FileBar>> OpenFibnicFile(const std::string& path, const regs::Caps& caps);
+// made before DROP keeps its CAPS: ProbeFibnic on it tells). A path on a
+// bpffs is a BAR map pinned there (hwif/bpf_bar.h: what fibnic-emu's XDP
+// path reads), created and checked the same way.
+StatusOr<std::unique_ptr<MappedBar>> OpenFibnicFile(const std::string& path, const regs::Caps& caps);
 
 // "2-bit (4 MiB SRAM, 3 next-hops)" — for messages and the dashboard.
 std::string DescribeModel(const regs::Caps& caps);

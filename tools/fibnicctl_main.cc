@@ -1,7 +1,6 @@
 // fibnicctl — look into a running fibnicd through its REST API (/api/v1/...),
 // and compare BAR images offline. Human tables by default, --json for scripts.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "common/http_client.h"
 #include "tools/image_diff.h"
 #include "device/fibnic_image_codec.h"
+#include "common/mapped_region.h"
 #include "device/fibnic_lookup.h"
 
 namespace fibnic {
@@ -204,16 +204,11 @@ int ImageDiff(const Args& a) {
 }
 
 int LocalLookup(const Args& a, const IpAddr& dst) {
-  // Mapped, not read: a lookup touches a few words of a 20 MiB image.
-  int fd = open(a.bar.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Fail(IoError("cannot open BAR image '" + a.bar + "': " + std::strerror(errno)));
-  struct stat st;
-  void* map = fstat(fd, &st) == 0 && st.st_size > 0
-                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
-  close(fd);
-  if (map == MAP_FAILED) return Fail(IoError("cannot map BAR image '" + a.bar + "'"));
-  std::span<const uint8_t> bar(static_cast<const uint8_t*>(map), static_cast<size_t>(st.st_size));
+  // Mapped, not read: a lookup touches a few words of a 20 MiB image (a
+  // file, or the BAR map fibnicd writes on a bpffs).
+  auto view = MappedRegion::Open(a.bar);
+  if (!view.ok()) return Fail(view.status());
+  std::span<const uint8_t> bar(view->data(), view->size());
   auto header = DecodeBarHeader(bar.data(), bar.size());
   if (!header.ok()) return Fail(header.status().WithContext(a.bar));
   HwDecision d = HwLookup(bar.data(), bar.size(), dst);

@@ -3,39 +3,61 @@
 # sender and receiver namespaces: a blaster (emu_frame_blast, one core,
 # AF_PACKET sendmmsg) offers UDP/IPv4 frames of 64 and 1500 bytes to either
 #   emu-b-kern: a namespace whose kernel forwards (ip_forward, one route), or
-#   emu-b-card: fibnic-emu with a BAR compiled from the same route,
+#   emu-b-card: fibnic-emu with a BAR compiled from the same route, in its
+#               user-space mode (BAR file), then in XDP mode, skb and native
+#               (the same image in a BAR map pinned in a bpffs mounted for
+#               the run),
 # and the rate is what arrives on the receiver's interface (its rx_packets).
+# A native redirect into a veth needs NAPI on the receiving end: in native
+# XDP mode the receiver runs the XDP_PASS program (emu/xdp/xdp_pass.bpf.c; GRO
+# would turn NAPI on too, at a higher cost per frame); otherwise receivers are
+# plain veths.
 # Then BGP convergence in packets on the lab (bench/emu/convergence.py): from
 # a peer's announcement (withdrawal) to the first (last) probe the card
 # forwards, next to the router's kernel having (dropping) the route.
 #   bench/emu/run.sh [BUILD_DIR]      (root; EMU_BENCH_SECONDS=3 per run;
-#                                      EMU_CONV_TRIALS=5, EMU_CONV_ROUTES=100)
+#                                      EMU_CONV_TRIALS=5, EMU_CONV_ROUTES=100;
+#                                      EMU_BENCH_NS=emu-b: the namespaces' prefix;
+#                                      EMU_BENCH_PARTS="rate convergence";
+#                                      EMU_BENCH_SIZES="64 1500";
+#                                      EMU_BENCH_MODES="user xdp xdp-native";
+#                                      EMU_BENCH_ROUNDS=1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 secs=${EMU_BENCH_SECONDS:-3}
 blast="$build/bench/emu/emu_frame_blast"
-for t in "$build/bin/fibnic-emu" "$build/bin/fibnic-compile" "$blast"; do
-  [ -x "$t" ] || { echo "bench/emu: $t not built (scripts/build.sh release)" >&2; exit 1; }
+# Loads the compiled image into the BAR map the way fibnicd writes (the XDP test's loader).
+bar_tool="$build/tests/emu/emu_xdp_bar_tool"
+pfx=${EMU_BENCH_NS:-emu-b}
+parts=${EMU_BENCH_PARTS:-rate convergence}
+for t in "$build/bin/fibnic-emu" "$build/bin/fibnic-compile" "$blast" "$bar_tool" "$build/emu/xdp/xdp_pass.bpf.o"; do
+  [ -e "$t" ] || { echo "bench/emu: $t not built (scripts/build.sh release)" >&2; exit 1; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench/emu: needs root (network namespaces)" >&2; exit 1; }
 dir=$(mktemp -d /tmp/emu-bench.XXXXXX)
 emu_pid=
-del_ns() { for n in src dst kern card host; do ip netns del emu-b-$n 2>/dev/null || true; done; }
-cleanup() {
+bpffs=
+del_ns() { for n in src dst kern card host; do ip netns del "$pfx-$n" 2>/dev/null || true; done; }
+stop_emu() {
   if [ -n "$emu_pid" ]; then kill "$emu_pid" 2>/dev/null || true; wait "$emu_pid" 2>/dev/null || true; fi
+  emu_pid=
+}
+cleanup() {
+  stop_emu
   del_ns
+  if [ -n "$bpffs" ]; then umount "$bpffs" 2>/dev/null || true; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT
 del_ns
-ns() { local n=$1; shift; ip netns exec "emu-b-$n" "$@"; }
+ns() { local n=$1; shift; ip netns exec "$pfx-$n" "$@"; }
 link() {  # link NS_A IF_A MAC_A NS_B IF_B MAC_B
-  ip link add "$2" netns "emu-b-$1" address "$3" type veth peer name "$5" netns "emu-b-$4" address "$6"
+  ip link add "$2" netns "$pfx-$1" address "$3" type veth peer name "$5" netns "$pfx-$4" address "$6"
   ns "$1" ip link set "$2" up
   ns "$4" ip link set "$5" up
 }
-for n in src dst kern card host; do ip netns add emu-b-$n; ns $n ip link set lo up; done
+for n in src dst kern card host; do ip netns add "$pfx-$n"; ns $n ip link set lo up; done
 for n in src dst card host; do ns $n sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1; done
 
 # The kernel's path: sk -> ki [kernel forwards] ko -> dk
@@ -62,12 +84,31 @@ with open(sys.argv[1], "r+b") as f:
         f.seek(0x40 + 8 * p)
         f.write(bytes([2, 0, 0, 0, 0xc0, p]))
 PY
-# Not through ns(): a function run in the background is a subshell, and
-# killing $! would leave the emulator running.
-ip netns exec emu-b-card "$build/bin/fibnic-emu" --bar "$dir/bar0.img" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 >"$dir/emu.log" 2>&1 &
-emu_pid=$!
-for _ in $(seq 50); do grep -q forwarding "$dir/emu.log" && break; sleep 0.1; done
-grep -q forwarding "$dir/emu.log" || { cat "$dir/emu.log"; exit 1; }
+bpffs="$dir/bpffs"
+mkdir -p "$bpffs"
+mount -t bpf bpf "$bpffs" || { echo "bench/emu: cannot mount a bpffs for the XDP mode's BAR map" >&2; exit 1; }
+"$bar_tool" load "$dir/bar0.img" "$bpffs/bar0"
+start_emu() {  # start_emu user|xdp|xdp-native
+  local args=(--bar "$dir/bar0.img")
+  ns dst ip link set dev dc xdpdrv off
+  case $1 in
+    xdp) args=(--xdp --bar "$bpffs/bar0") ;;
+    xdp-native) args=(--xdp-native --bar "$bpffs/bar0")
+                ns dst ip link set dev dc xdpdrv obj "$build/emu/xdp/xdp_pass.bpf.o" sec xdp ;;
+  esac
+  # The log is removed first: the background child truncates it only when it
+  # runs, and until then the wait below would read the last emulator's.
+  rm -f "$dir/emu.log"
+  # Not through ns(): a function run in the background is a subshell, and
+  # killing $! would leave the emulator running.
+  ip netns exec "$pfx-card" "$build/bin/fibnic-emu" "${args[@]}" --port 0=w0 --host 0=e0 --port 1=w1 --host 1=e1 \
+    >"$dir/emu.log" 2>&1 &
+  emu_pid=$!
+  # A loaded machine can take seconds to set up the rings.
+  for _ in $(seq 200); do grep -qs forwarding "$dir/emu.log" && break; sleep 0.1; done
+  grep -qs forwarding "$dir/emu.log" || { echo "bench/emu: fibnic-emu ($1) did not start within 20 s:" >&2; cat "$dir/emu.log" >&2; exit 1; }
+  sleep 0.2
+}
 
 rx() { ns dst cat "/sys/class/net/$1/statistics/rx_packets"; }
 measure() {  # measure SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pps"
@@ -78,18 +119,47 @@ measure() {  # measure SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pp
   after=$(rx "$3")
   echo "$((sent / secs)) $(((after - before) / secs))"
 }
-echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run; pps arriving behind the forwarder"
-printf "  %-6s %-22s %12s %12s\n" bytes path offered_pps forwarded_pps
-for bytes in 64 1500; do
-  read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
-  read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
-  printf "  %-6s %-22s %12s %12s\n" "$bytes" "kernel (ip_forward)" "$ko" "$kf" "$bytes" "fibnic-emu" "$eo" "$ef"
-  awk -v e="$ef" -v k="$kf" -v b="$bytes" 'BEGIN { printf "  %-6s fibnic-emu / kernel = %.2f\n", b, k ? e / k : 0 }'
+# Each round measures the kernel and then each mode, one after the other, so
+# a load that comes and goes from other jobs touches every path; with several
+# rounds the summary gives each path's median and the ratio of the medians.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+ratio() { awk -v e="$1" -v k="$2" 'BEGIN { printf "%.2f", k ? e / k : 0 }'; }
+if [[ " $parts " == *" rate "* ]]; then
+rounds=${EMU_BENCH_ROUNDS:-1}
+modes=${EMU_BENCH_MODES:-user xdp xdp-native}
+echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run, $rounds round(s); pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "  %-6s %-5s %-24s %12s %12s %8s\n" bytes round path offered_pps forwarded_pps /kernel
+for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
+  for r in $(seq "$rounds"); do
+    read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
+    echo "$kf" >>"$dir/kernel.$bytes"
+    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "kernel (ip_forward)" "$ko" "$kf" 1.00
+    for mode in $modes; do
+      start_emu "$mode"
+      read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
+      stop_emu
+      echo "$ef" >>"$dir/$mode.$bytes"
+      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "fibnic-emu ($mode)" "$eo" "$ef" "$(ratio "$ef" "$kf")"
+    done
+  done
 done
+if [ "$rounds" -gt 1 ]; then
+  echo "  medians over $rounds rounds (load now $(cut -d' ' -f1-3 /proc/loadavg)):"
+  for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
+    k=$(median <"$dir/kernel.$bytes")
+    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "kernel (ip_forward)" "" "$k" 1.00
+    for mode in $modes; do
+      m=$(median <"$dir/$mode.$bytes")
+      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "fibnic-emu ($mode)" "" "$m" "$(ratio "$m" "$k")"
+    done
+  done
+fi
+fi
 
 # The convergence figure needs the lab's namespaces; the rate's are gone first.
 cleanup
 trap - EXIT
+[[ " $parts " == *" convergence "* ]] || exit 0
 echo
 python3 "$root/bench/emu/convergence.py" run --build "$build" \
   --trials "${EMU_CONV_TRIALS:-5}" --routes "${EMU_CONV_ROUTES:-100}"

@@ -48,6 +48,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/mapped_region.h"
 #include "device/fibnic_regs.h"
 
 namespace {
@@ -127,16 +128,13 @@ void Stamp(Clock& c, const nlmsghdr* h, int proto, double t) {
   if (c.seen.insert(first).second) c.addrs.push_back(first);
 }
 
-// GENERATION as the file holds it now (a read of the page the host's mapping writes).
-uint32_t Generation(int bar_fd) {
-  uint32_t g = 0;
-  if (pread(bar_fd, &g, sizeof g, fibnic::regs::kOffGeneration) != sizeof g) return 0;
-  return g;
-}
+// GENERATION as the BAR holds it now (a load from the pages the host's
+// mapping writes: a BAR file, or the BAR map on a bpffs).
+uint32_t Generation(const fibnic::MappedRegion& bar) { return bar.Read32(fibnic::regs::kOffGeneration); }
 
-void Read(Clock& c, int fd, int proto, int bar_fd, std::atomic<bool>& stop) {
+void Read(Clock& c, int fd, int proto, const fibnic::MappedRegion& bar, std::atomic<bool>& stop) {
   std::vector<uint8_t> buf(1 << 20);
-  uint32_t gen = Generation(bar_fd);
+  uint32_t gen = Generation(bar);
   while (!stop) {
     pollfd p{fd, POLLIN, 0};
     poll(&p, 1, 1);
@@ -168,7 +166,7 @@ void Read(Clock& c, int fd, int proto, int bar_fd, std::atomic<bool>& stop) {
       }
       got_last = got_last || c.kernel_last != before;
     }
-    const uint32_t g = Generation(bar_fd);
+    const uint32_t g = Generation(bar);
     std::lock_guard<std::mutex> lock(c.mu);
     if (read_any) {
       const double busy = Now() - t0;
@@ -226,9 +224,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: route_clock BAR_FILE PROTOCOL\n");
     return 2;
   }
-  const int bar_fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-  uint32_t probe;
-  if (bar_fd < 0 || pread(bar_fd, &probe, sizeof probe, fibnic::regs::kOffGeneration) != sizeof probe) {
+  auto bar = fibnic::MappedRegion::Open(argv[1]);
+  if (!bar.ok() || bar->size() < fibnic::regs::kOffGeneration + 4) {
     std::fprintf(stderr, "route_clock: cannot read GENERATION from BAR image '%s'\n", argv[1]);
     return 1;
   }
@@ -252,7 +249,7 @@ int main(int argc, char** argv) {
   }
   Clock c;
   std::atomic<bool> stop{false};
-  std::thread reader(Read, std::ref(c), fd, static_cast<int>(proto), bar_fd, std::ref(stop));
+  std::thread reader(Read, std::ref(c), fd, static_cast<int>(proto), std::cref(*bar), std::ref(stop));
   std::mt19937_64 rng(std::random_device{}());
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -37,5 +37,10 @@ header "$work/long.img" $((20971520 + 4096))
 expect 1 "expected 20971520" --bar "$work/long.img" --port 0=w0 --host 0=e0
 header "$work/minor.img" 20971520 0x00010001
 expect 1 "VERSION minor 1, this emulator implements minor 0" --bar "$work/minor.img" --port 0=w0 --host 0=e0
+# XDP mode reads the live BAR from a BPF map: a BAR file is refused, named.
+header "$work/ok.img" 20971520
+expect 1 "--xdp needs the BAR in a BPF map, which its XDP program reads live: $work/ok.img is a regular file" \
+  --xdp --bar "$work/ok.img" --port 0=w0 --host 0=e0
+expect 1 "--xdp needs the BAR in a BPF map" --xdp-native --bar "$work/ok.img" --port 0=w0 --host 0=e0
 [ "$fails" -eq 0 ] && echo "fibnic-emu refuses every bad argument and BAR file with a reason"
 exit "$fails"

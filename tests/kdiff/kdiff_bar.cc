@@ -7,17 +7,13 @@
 //   "ADDR ADDR ..."    → per address "f,PORT,MAC" (forward), "d" (dropped in
 //                        the card: a VALID|DROP entry) or "p" (punt),
 //                        "?" for a line that is not an address
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
 
 #include "common/ip.h"
+#include "common/mapped_region.h"
 #include "device/fibnic_image_codec.h"
 #include "device/fibnic_lookup.h"
 
@@ -26,21 +22,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kdiff_bar BAR_FILE\n");
     return 2;
   }
-  const int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
-    std::fprintf(stderr, "kdiff_bar: cannot open BAR image '%s'\n", argv[1]);
+  // Shared mapping of the file or of the BAR map on a bpffs: fibnicd's
+  // writes are seen as they happen.
+  auto view = fibnic::MappedRegion::Open(argv[1]);
+  if (!view.ok()) {
+    std::fprintf(stderr, "kdiff_bar: cannot open BAR image: %s\n", view.status().ToString().c_str());
     return 1;
   }
-  const size_t size = static_cast<size_t>(st.st_size);
-  // Shared mapping: fibnicd's writes are seen as they happen.
-  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {
-    std::fprintf(stderr, "kdiff_bar: cannot map '%s'\n", argv[1]);
-    return 1;
-  }
-  const auto* bar = static_cast<const uint8_t*>(map);
+  const size_t size = view->size();
+  const uint8_t* bar = view->data();
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "gen") {
