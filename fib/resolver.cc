@@ -36,9 +36,9 @@ const Neighbor* Resolver::GatewayNeighbor(const NextHop& nh) const {
   return n && NeighUsable(n->state) ? n : nullptr;
 }
 
-bool Resolver::FailedSince(const NextHop& nh) const {
+bool Resolver::Unresolved(const NextHop& nh) const {
   const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
-  return n && !NeighUsable(n->state) && n->mac == MacAddr{};
+  return !n || (!NeighUsable(n->state) && n->mac == MacAddr{});
 }
 
 std::optional<Adjacency> Resolver::CurrentAdjacency(const NextHop& nh) const {
@@ -275,7 +275,7 @@ void Resolver::Held::Update(uint64_t w, Time t, std::chrono::milliseconds hold) 
 // that moved to another adjacency (a peer lost and its routes now through a
 // backup, a neighbour's new MAC) is not held: the table's total in that
 // family did not fall, the adjacency that carries it now ranks by it at once,
-// and the one it left frees its code. A slot adopted at a warm start is held
+// and the one it left frees its code. A slot adopted at a warm start is kept
 // for one hold whatever the table does (the previous run may have held it).
 std::vector<SlotCandidate> Resolver::Candidates(const std::map<Adjacency, std::pair<uint64_t, uint64_t>>& weight) {
   const Time t = Now();
@@ -328,6 +328,7 @@ std::vector<SlotCandidate> Resolver::Candidates(const std::map<Adjacency, std::p
       continue;
     }
     SlotCandidate c = candidate(adj, h.first);
+    c.kept = t < h.adopted_until;
     const uint64_t w4 = ranked(h, h.v4, missing4), w6 = ranked(h, h.v6, missing6);
     c.weight = (total4 ? static_cast<double>(w4) / static_cast<double>(total4) : 0.0) +
                (total6 ? static_cast<double>(w6) / static_cast<double>(total6) : 0.0);
@@ -359,7 +360,10 @@ std::set<Adjacency> Resolver::PinnedAdjacencies() const {
 
 std::optional<Resolver::Time> Resolver::NextReview() const {
   std::optional<Time> out;
+  const Time t = Now();
   for (const auto& [adj, h] : held_) {
+    // An adopted owner is judged again once its first hold ends.
+    if (t < h.adopted_until && (!out || h.adopted_until < *out)) out = h.adopted_until;
     for (const Held* f : {&h.v4, &h.v6}) {
       if (f->held > f->now && (!out || f->until < *out)) out = f->until;
     }
@@ -428,16 +432,17 @@ Resolver::KeptEntryQuestion Resolver::AskAboutKeptEntries(const std::vector<regs
   for (NhId id = 0; id < nht_.nh_bound(); ++id) {
     if (!nht_.NhLive(id) || single[id] == kNoGroup) continue;
     const NextHop& nh = nht_.Get(id);
-    if (OnDevicePort(nh) && !nh.connected() && ports.count(nh.port) && FailedSince(nh)) q.groups.insert(single[id]);
+    if (OnDevicePort(nh) && !nh.connected() && ports.count(nh.port) && Unresolved(nh)) q.groups.insert(single[id]);
   }
   return q;
 }
 
 int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const ShownCodes& shown) {
   const std::vector<NhgId> single = SinglePathGroups();
-  // Every adopted slot is held for one hold as the previous run may have
-  // held it: at a nominal weight any challenger outweighs, raised to what its
-  // adjacency carries at the first Resolve. So an adjacency whose weight had
+  // Every adopted slot is kept for one hold as the previous run may have
+  // held it higher than this run can see: neither freed nor displaced
+  // (SlotCandidate::kept), ranked by what its adjacency carries (at least a
+  // nominal 1). So an adjacency whose weight had
   // fallen (its routes gone, or no longer best, in a routing daemon's
   // restart) keeps its code through a restart of fibnicd in the middle of it,
   // and the restart writes nothing. Without a hold, an entry no live
@@ -475,8 +480,10 @@ int Resolver::Adopt(const std::vector<regs::NexthopEntry>& device_nexthop, const
       if (!OnDevicePort(nh) || nh.drop() || nh.port != e.port || nh.connected() != adj.connected) continue;
       if (!nh.connected()) {
         const Neighbor* n = FindNeighbor(*nh.gateway, nh.port);
-        const bool held = Kept(e) && FailedSince(nh) && shown.count({single[id], c});
-        if (!held && (!n || n->mac != e.dst_mac)) continue;
+        const bool held = Kept(e) && Unresolved(nh) && shown.count({single[id], c});
+        // A neighbour without a MAC (a FAILED one) names no entry by it.
+        const bool same_mac = n && n->mac == e.dst_mac && (n->mac != MacAddr{} || NeighUsable(n->state));
+        if (!held && !same_mac) continue;
         bound_[nh] = adj;
       }
       named = true;

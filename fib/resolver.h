@@ -144,9 +144,10 @@ class Resolver {
  private:
   // The neighbour that resolves a gateway next-hop (usable, on the path's port).
   const Neighbor* GatewayNeighbor(const NextHop& nh) const;
-  // A gateway whose neighbour on its port is unusable and without a MAC:
-  // how the kernel reports a FAILED one, whether it ever resolved or not.
-  bool FailedSince(const NextHop& nh) const;
+  // A gateway with no neighbour on its port, or an unusable one without a
+  // MAC (how the kernel reports a FAILED one): what it resolved to before,
+  // only the device can tell (a kept entry's code in its routes' space).
+  bool Unresolved(const NextHop& nh) const;
   // By NhId: the live group whose only path the next-hop is (kNoGroup: none).
   std::vector<NhgId> SinglePathGroups() const;
   // The adjacency a next-hop resolves to now (nullopt: unresolved or not on a device port).

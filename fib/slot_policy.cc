@@ -18,7 +18,7 @@ std::vector<std::optional<Adjacency>> AssignSlots(const std::vector<std::optiona
   std::vector<std::optional<Adjacency>> out = owners;
   for (auto& o : out) {
     const SlotCandidate* c = o ? find(*o) : nullptr;
-    if (o && (!c || (c->weight == 0 && !c->pinned))) o.reset();
+    if (o && (!c || (c->weight == 0 && !c->pinned && !c->kept))) o.reset();
   }
   std::vector<const SlotCandidate*> waiting;
   for (const auto& c : candidates) {
@@ -54,11 +54,11 @@ std::vector<std::optional<Adjacency>> AssignSlots(const std::vector<std::optiona
     std::optional<size_t> victim;
     for (size_t i = 0; i < out.size(); ++i) {
       const SlotCandidate* o = find(*out[i]);
-      if (o->pinned) continue;
+      if (o->pinned || o->kept) continue;
       const SlotCandidate* v = victim ? find(*out[*victim]) : nullptr;
       if (!v || o->weight < v->weight || (o->weight == v->weight && o->first > v->first)) victim = i;
     }
-    if (!victim) break;  // every slot pinned
+    if (!victim) break;  // every slot pinned or kept
     const double wv = find(*out[*victim])->weight;
     if (!c->pinned && (c->weight <= wv || c->weight < hysteresis * wv)) break;
     out[*victim] = c->adj;

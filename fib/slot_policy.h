@@ -12,7 +12,10 @@
 // that becomes unresolved keeps its slot (its entry goes VALID=0: one write
 // punts all its space, and one write restores it when the neighbour comes
 // back). Pinned adjacencies (the operator's) rank above every other and are
-// never displaced by an unpinned one.
+// never displaced by an unpinned one. A kept owner (one a warm start adopted
+// from the device, within its first hold) is neither freed nor displaced:
+// the previous run may have held its weight higher than anything this run
+// can see, so only after that hold does the policy judge it again.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,7 @@ struct SlotCandidate {
   bool carries = false;  // it answers some space now (a free slot is worth giving)
   bool resolved = false;
   bool pinned = false;
+  bool kept = false;  // adopted at a warm start, within its first hold
   int last_code = 0;  // the code it last owned (0: none)
   NextHop first;      // its lowest next-hop: breaks ties between equal weights
 };

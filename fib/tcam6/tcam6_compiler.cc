@@ -1,5 +1,6 @@
 #include "fib/tcam6/tcam6_compiler.h"
 
+#include <cstdlib>
 #include <algorithm>
 
 #include "fib/tcam6/tcam6_sequencer.h"
@@ -82,7 +83,53 @@ std::vector<TcamWrite> Tcam6Compiler::Protect() {
   return Plan(target);
 }
 
-std::vector<TcamWrite> Tcam6Compiler::Plan(const std::vector<regs::Tcam6Entry>& target) {
+namespace {
+
+// The code the longest of `entries` matching `a` answers with (0: none).
+// The optimizer's entries are an LPM: the sequencer puts longer ones first.
+uint8_t LongestMatch(const std::vector<regs::Tcam6Entry>& entries, uint64_t a, size_t skip) {
+  int best_len = -1;
+  uint8_t code = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const regs::Tcam6Entry& e = entries[i];
+    if (i == skip || !e.Matches(a)) continue;
+    const int len = tcam6::MaskLen(e.mask);
+    if (len > best_len) {
+      best_len = len;
+      code = e.code;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+void DropRedundantEntries(std::vector<regs::Tcam6Entry>& target) {
+  for (size_t i = 0; i < target.size();) {
+    const regs::Tcam6Entry e = target[i];
+    const uint64_t last = e.value | ~e.mask;
+    // The answer within e changes only at the edges of e and of the entries inside it.
+    std::vector<uint64_t> edges = {e.value};
+    for (const auto& o : target) {
+      const uint64_t o_last = o.value | ~o.mask;
+      if (o.value < e.value || o_last > last) continue;
+      edges.push_back(o.value);
+      if (o_last != last) edges.push_back(o_last + 1);
+    }
+    bool needed = false;
+    for (uint64_t a : edges) needed = needed || LongestMatch(target, a, target.size()) != LongestMatch(target, a, i);
+    if (needed) {
+      ++i;
+    } else {
+      target.erase(target.begin() + static_cast<std::ptrdiff_t>(i));
+      i = 0;  // a punt may have been needed only under the entry just dropped
+    }
+  }
+}
+
+
+std::vector<TcamWrite> Tcam6Compiler::Plan(std::vector<regs::Tcam6Entry> target) {
+  DropRedundantEntries(target);
   tcam6::WritePlan plan = tcam6::PlanWrites(slots_, target);
   fell_back_ = plan.fallback;
   SetSlots(std::move(plan.slots));

@@ -115,7 +115,7 @@ class Tcam6Compiler {
   void Defer(const Prefix& p, const std::optional<Tcam6Route>& r);
   bool Wrong(const regs::Tcam6Entry& e) const;
   std::vector<tcam6::OptEntry> Held() const;  // the valid slots, as the optimizer's entries
-  std::vector<TcamWrite> Plan(const std::vector<regs::Tcam6Entry>& target);  // slots_ → target
+  std::vector<TcamWrite> Plan(std::vector<regs::Tcam6Entry> target);  // slots_ → target
   void SetSlots(std::vector<regs::Tcam6Entry> slots);
 
   uint32_t capacity_;
@@ -137,5 +137,13 @@ class Tcam6Compiler {
   std::vector<std::pair<Prefix, std::optional<Tcam6Route>>> deferred_;
   size_t choice_changes_ = 0;
 };
+
+// Drops the entries (an LPM: longest match wins) whose removal changes no
+// answer: one shadowed by longer ones, a punt over nothing but punts. The
+// optimizer keeps such an entry when it was held before (a kept entry costs
+// no write), but a warm start cannot tell what it once answered for: without
+// them the TCAM is what a fresh run that adopts it chooses too. Every choice
+// goes to the device through it.
+void DropRedundantEntries(std::vector<regs::Tcam6Entry>& entries);
 
 }  // namespace fibnic

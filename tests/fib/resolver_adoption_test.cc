@@ -50,6 +50,35 @@ TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
   EXPECT_EQ(no_hold.res.Adopt(std::vector<regs::NexthopEntry>(device.begin(), device.begin() + 4)), 0);
 }
 
+// An adopted owner is kept for its first hold however heavy a challenger:
+// the previous run may have held its weight higher than this run can see,
+// and displacing it would make a restart with nothing changed write. Once
+// the hold ends (NextReview names that time) the policy judges it again.
+TEST(FibResolver, AnAdoptedOwnerIsNotDisplacedWithinItsFirstHold) {
+  auto clock = std::make_shared<FakeClock>();
+  ResolverHarness h(HoldConfig(2, clock, std::chrono::seconds(60)));
+  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  std::vector<regs::NexthopEntry> device(4);
+  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
+  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
+  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
+  ASSERT_EQ(h.res.Adopt(device), 3);
+  h.Weigh(a, 1);
+  h.Weigh(b, 10);
+  h.Weigh(c, 10);
+  h.Weigh(d, 100);  // a hundred times A's: a displacement at once without the hold
+  h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kA), 1);
+  EXPECT_EQ(h.res.CodeOf(kD), 0);
+  ASSERT_TRUE(h.res.NextReview().has_value());
+  EXPECT_EQ(*h.res.NextReview(), clock->now + std::chrono::seconds(60));
+  clock->Advance(std::chrono::seconds(61));
+  h.Commit();
+  EXPECT_EQ(h.res.CodeOf(kA), 0);
+  EXPECT_EQ(h.res.CodeOf(kD), 1);
+}
+
 // A pinned gateway's adjacency takes a code ahead of heavier ones and no
 // unpinned challenger displaces it, however heavy.
 TEST(FibResolver, APinnedGatewayRanksFirstAndIsNeverDisplaced) {

@@ -150,8 +150,13 @@ class FrrEnv(kdiff.Env):
         open(w + "/frr/staticd.conf", "w").close()
         sh("chown", "-R", "frr:frr", w + "/frr")
         # Held after a divergence: its REST API (fibnicctl --server) to question its RIB.
-        self._fibnicd_config(2621 if self.fpm_delay else 2620, "batch_delay: 1ms, batch_max: 4",
-                             18480 if os.environ.get("FRRDIFF_HOLD_SECONDS") else 0)
+        # A kept run's too: what fibnicd believed before and after each restart.
+        self.web_port = 0
+        if os.environ.get("FRRDIFF_HOLD_SECONDS"):
+            self.web_port = 18480
+        elif os.environ.get("FRRDIFF_KEEP"):
+            self.web_port = 18481 + os.getpid() % 2000
+        self._fibnicd_config(2621 if self.fpm_delay else 2620, "batch_delay: 1ms, batch_max: 4", self.web_port)
         self.start_fibnicd()
         if self.fpm_delay:  # zebra connects to 2620, as ever
             self._spawn("fpm_delay", [sys.executable, os.path.join(HERE, "fpm_delay.py"), "2620", "2621", str(self.fpm_delay)])
@@ -276,6 +281,21 @@ class FrrEnv(kdiff.Env):
             subprocess.run(["mv", self.work, keep])
             print("frrdiff: work directory (logs, BARs, host state) kept in %s/%s" % (keep, os.path.basename(self.work)))
         subprocess.run(["rm", "-rf", self.work])
+
+    def save_fibnicd_state(self, name):
+        """With a REST API (a kept or held run): fibnicd's own view — status,
+        routes, next-hop slots, neighbours, TCAM — in work/<name>.json, so a
+        restart that wrote the device shows what the old run believed."""
+        if not self.web_port:
+            return
+        ctl = os.path.join(os.path.dirname(self.fibnicd), "fibnicctl")
+        out = {}
+        for cmd in (["status"], ["routes", "--limit", "100000"], ["nexthops"], ["neighbors"], ["tcam"]):
+            r = subprocess.run(["ip", "netns", "exec", self.ns, ctl, "--server", "127.0.0.1:%d" % self.web_port,
+                                "--json"] + cmd, capture_output=True, text=True)
+            out[cmd[0]] = r.stdout if r.returncode == 0 else "exit %d: %s" % (r.returncode, r.stderr)
+        with open("%s/%s.json" % (self.work, name), "w") as f:
+            json.dump(out, f, indent=1)
 
     def save_host_state(self, name, addrs=()):
         """With FRRDIFF_KEEP: what the host and zebra hold now, for a report,
@@ -428,6 +448,7 @@ def restart_window(env, rng):
     image0 = env.bar_image()
     state0 = env.host_state()
     changes0 = env.kernel_changes()
+    env.save_fibnicd_state("fibnicd_before_restart")
     reads = []
     env.stop("fibnicd")
     reads.append((time.time(), env.device(addrs)))
@@ -460,6 +481,7 @@ def restart_window(env, rng):
     wrote = gen1 != gen0 or image1 != image0
     if wrote and unchanged:
         env.save_host_state("host_at_restart")
+        env.save_fibnicd_state("fibnicd_after_restart")
         with open(env.work + "/before.img", "wb") as f:
             f.write(image0)
         diff = sh(os.path.join(os.path.dirname(env.fibnicd), "fibnicctl"), "image", "diff", env.work + "/before.img",
