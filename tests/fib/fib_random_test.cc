@@ -319,16 +319,7 @@ class RandomSequence : public ::testing::TestWithParam<SeqParam> {};
 TEST_P(RandomSequence, EveryStepSafeAndEndEqualsScratch) {
   const auto [bits, v4_routes, v4_gateways] = GetParam();
   RandomWorlds gen(TestSeed("RandomSequence"));
-  WorldShape shape;
-  shape.regions = {10};
-  shape.min_len = 16;
-  shape.gateways = v4_gateways;
-  shape.routes = v4_routes;
-  shape.within = Prefix::V4(0x0A000000u, 16);  // probes see every route (plus the default)
-  World world = gen.Make(shape);
-  WorldShape6 shape6;
-  shape6.routes = 15;
-  gen.AddV6(world, shape6);
+  auto [shape, shape6, world] = MakeSequenceWorld(gen, v4_routes, v4_gateways);
   const FibConfig cfg = Config(bits, EcmpPolicy::kFirst);
   Fib fib(cfg);
   world.LoadInto(fib);

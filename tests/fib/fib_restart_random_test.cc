@@ -78,16 +78,7 @@ class RandomRestart : public ::testing::TestWithParam<Shape> {};
 TEST_P(RandomRestart, ARestartAfterAnyHistoryWritesNothing) {
   const auto [bits, v4_routes, v4_gateways] = GetParam();
   RandomWorlds gen(TestSeed("RandomRestart"));
-  WorldShape shape;
-  shape.regions = {10};
-  shape.min_len = 16;
-  shape.gateways = v4_gateways;
-  shape.routes = v4_routes;
-  shape.within = Prefix::V4(0x0A000000u, 16);
-  World world = gen.Make(shape);
-  WorldShape6 shape6;
-  shape6.routes = 15;
-  gen.AddV6(world, shape6);
+  auto [shape, shape6, world] = MakeSequenceWorld(gen, v4_routes, v4_gateways);
   FibConfig cfg;
   cfg.caps = bits == 4 ? regs::Caps::Model4Bit() : regs::Caps::Model2Bit();
   cfg.ecmp = EcmpPolicy::kFirst;

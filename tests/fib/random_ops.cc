@@ -78,4 +78,17 @@ void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib) 
   }
 }
 
+SequenceWorld MakeSequenceWorld(RandomWorlds& gen, int v4_routes, int v4_gateways) {
+  SequenceWorld s;
+  s.v4.regions = {10};
+  s.v4.min_len = 16;
+  s.v4.gateways = v4_gateways;
+  s.v4.routes = v4_routes;
+  s.v4.within = Prefix::V4(0x0A000000u, 16);
+  s.world = gen.Make(s.v4);
+  s.v6.routes = 15;
+  gen.AddV6(s.world, s.v6);
+  return s;
+}
+
 }  // namespace fibnic::testing

@@ -16,4 +16,14 @@ void RandomOp(RandomWorlds& gen, const WorldShape& shape, World& w, Fib& fib);
 // One random IPv6 change.
 void RandomOp6(RandomWorlds& gen, const WorldShape6& shape, World& w, Fib& fib);
 
+// The random sequences' world: IPv4 routes inside 10.0.0.0/16 (probes see
+// every route, and the default), few gateways so that IPv6 next-hops compete
+// for the slots IPv4 leaves, and 15 IPv6 routes.
+struct SequenceWorld {
+  WorldShape v4;
+  WorldShape6 v6;
+  World world;
+};
+SequenceWorld MakeSequenceWorld(RandomWorlds& gen, int v4_routes, int v4_gateways);
+
 }  // namespace fibnic::testing

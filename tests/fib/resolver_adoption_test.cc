@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <set>
@@ -17,6 +18,19 @@
 
 namespace fibnic::testing {
 namespace {
+
+// A, B, C and D resolved, each a group of its own; the device's three slots
+// hold A, B and C, and all three are adopted. Returns the four groups.
+std::array<NhgId, 4> AdoptAbcOfAbcd(ResolverHarness& h) {
+  const std::array<NhgId, 4> groups = {h.Group({kA}), h.Group({kB}), h.Group({kC}), h.Group({kD})};
+  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
+  std::vector<regs::NexthopEntry> device(4);
+  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
+  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
+  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
+  EXPECT_EQ(h.res.Adopt(device), 3);
+  return groups;
+}
 
 // A restart in the middle of a hold: the device's kept entry that no live
 // next-hop names is the previous run's held slot. It is adopted and held for
@@ -57,13 +71,7 @@ TEST(FibResolver, AdoptionHoldsAKeptEntryNoNextHopNamesForOneHold) {
 TEST(FibResolver, AnAdoptedOwnerIsNotDisplacedWithinItsFirstHold) {
   auto clock = std::make_shared<FakeClock>();
   ResolverHarness h(HoldConfig(2, clock, std::chrono::seconds(60)));
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
-  std::vector<regs::NexthopEntry> device(4);
-  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
-  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
-  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
-  ASSERT_EQ(h.res.Adopt(device), 3);
+  const auto [a, b, c, d] = AdoptAbcOfAbcd(h);
   h.Weigh(a, 1);
   h.Weigh(b, 10);
   h.Weigh(c, 10);
@@ -217,13 +225,7 @@ TEST(FibResolver, AdoptionBindsFailedGatewaysToAKeptEntryOnlyAsTheDeviceShows) {
 
 TEST(FibResolver, AdoptedOwnersAreSubjectToThePolicy) {
   ResolverHarness h(Config(2));
-  const NhgId a = h.Group({kA}), b = h.Group({kB}), c = h.Group({kC}), d = h.Group({kD});
-  for (const NextHop& nh : {kA, kB, kC, kD}) h.SetNeighbor(nh, static_cast<uint8_t>(nh.port + 1));
-  std::vector<regs::NexthopEntry> device(4);
-  device[1] = {Mac(1), kA.port, regs::kNexthopValid};
-  device[2] = {Mac(2), kB.port, regs::kNexthopValid};
-  device[3] = {Mac(3), kC.port, regs::kNexthopValid};
-  ASSERT_EQ(h.res.Adopt(device), 3);
+  const auto [a, b, c, d] = AdoptAbcOfAbcd(h);
   h.Weigh(a, 0);    // A's routes are gone: its adopted code is freed
   h.Weigh(b, 10);
   h.Weigh(c, 10);
