@@ -1,6 +1,5 @@
 #include "fib/tcam6/tcam6_compiler.h"
 
-#include <cstdlib>
 #include <algorithm>
 
 #include "fib/tcam6/tcam6_sequencer.h"
@@ -126,7 +125,6 @@ void DropRedundantEntries(std::vector<regs::Tcam6Entry>& target) {
     }
   }
 }
-
 
 std::vector<TcamWrite> Tcam6Compiler::Plan(std::vector<regs::Tcam6Entry> target) {
   DropRedundantEntries(target);
