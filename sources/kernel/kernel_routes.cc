@@ -91,6 +91,7 @@ KernelRouteEntry KernelRoutes::EntryOf(const Prefix& p, uint32_t kind, uint64_t 
   e.several = flags.several;
   e.unlisted = flags.unlisted;
   e.order = flags.order;
+  e.copies = flags.copies;
   return e;
 }
 
@@ -133,7 +134,8 @@ void KernelRoutes::Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen
 
 void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen) {
   if (entries.empty()) return;
-  if (entries.size() == 1 && !entries.begin()->second.several && !entries.begin()->second.unlisted) {
+  if (entries.size() == 1 && !entries.begin()->second.several && !entries.begin()->second.unlisted &&
+      entries.begin()->second.copies == 1) {
     const KernelRouteEntry& e = entries.begin()->second;
     const uint32_t kind = Intern(e.route, std::get<0>(entries.begin()->first));
     if (kind < kMulti) {
@@ -145,15 +147,16 @@ void KernelRoutes::PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t
   std::vector<Held> held;
   held.reserve(entries.size());
   for (const auto& [key, e] : entries) {
-    held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.unlisted, e.order});
+    held.push_back({Intern(e.route, std::get<0>(key)), e.gen, e.several, e.unlisted, e.copies, e.order});
   }
   side_[p] = std::move(held);
   words_.Put(p, kMulti << kKindShift | taken_bits_);
 }
 
-bool KernelRoutes::TouchIfSame(const Prefix& p, int rank, const NlRoute& r) {
+bool KernelRoutes::TouchIfSame(const Prefix& p, int rank, const NlRoute& r, bool dump) {
   const std::optional<uint32_t> w = words_.Find(p);
   if (!w || (*w >> kKindShift) == kMulti || !Same(kinds_[*w >> kKindShift], r, rank)) return false;
+  if (dump && (*w & kSeenBit)) return false;
   if (!(*w & kSeenBit)) words_.Put(p, *w | kSeenBit);
   return true;
 }

@@ -59,6 +59,13 @@ struct KernelRouteEntry {
   // which `ip route replace` and a plain `ip route del` act on (the first).
   // A prefix's only route has none (0).
   int64_t order = 0;
+  // IPv6: how many times the kernel holds this route, when it is a whole
+  // route (a blackhole, unreachable or prohibit route, or one by next-hop
+  // object; KernelTable::Whole). The kernel refuses to add a route identical
+  // to one it holds, but a replace takes the first route of its kind, which
+  // need not be the one the new route repeats. The copies answer alike; a
+  // delete takes one of them.
+  uint16_t copies = 1;
 };
 using KernelRouteEntries = std::map<KernelRouteKey, KernelRouteEntry>;
 
@@ -91,8 +98,9 @@ class KernelRoutes {
   void Put(const Prefix& p, KernelRouteEntries entries, uint64_t gen);
   // When p's only route is r (of rank `rank`) already: marks it seen in the
   // current dump and returns true — a re-dump's unchanged route costs a
-  // lookup and a compare, no copy.
-  bool TouchIfSame(const Prefix& p, int rank, const NlRoute& r);
+  // lookup and a compare, no copy. A dump's second listing of it (`dump`
+  // and seen already) returns false: the kernel holds it twice.
+  bool TouchIfSame(const Prefix& p, int rank, const NlRoute& r, bool dump);
   // p's kind when it holds exactly one route (not `several`), else nullopt.
   std::optional<uint32_t> Single(const Prefix& p) const;
   const Kind& kind(uint32_t id) const { return kinds_[id]; }
@@ -162,6 +170,7 @@ class KernelRoutes {
     uint64_t gen = 0;
     bool several = false;
     bool unlisted = false;
+    uint16_t copies = 1;
     int64_t order = 0;
   };
   void PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen);

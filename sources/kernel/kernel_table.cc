@@ -79,7 +79,7 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, KeyOf(rank, r));
   // A dump's (or a replace's) word on a prefix whose only route it is
   // already: nothing changes but the mark of the dump.
-  if (!r.del && (msg->nlmsg_flags & (NLM_F_MULTI | NLM_F_REPLACE)) && routes_.TouchIfSame(p, rank, r)) {
+  if (!r.del && (msg->nlmsg_flags & (NLM_F_MULTI | NLM_F_REPLACE)) && routes_.TouchIfSame(p, rank, r, (msg->nlmsg_flags & NLM_F_MULTI) != 0)) {
     return OkStatus();
   }
   const Key key = KeyOf(rank, r);
@@ -106,23 +106,50 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
   if (!r.del && (nlmsg_flags & NLM_F_MULTI) && it != entries.end() && it->second.gen != gen_) {
     it->second.unlisted = false;  // listed by this dump (its end decides again)
   }
+  bool listed_again = false;  // IPv6: this dump listed the route before: the kernel holds it twice
   if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end()) {
     auto named = dump_named_.find(p);
     const auto& held = it->second.route.paths;
     const bool unnamed = std::any_of(held.begin(), held.end(), [&](const NlPath& x) { return !NamesHop(r.paths, x); });
+    std::vector<NlPath>* noted = named != dump_named_.end() && named->second.count(key) ? &named->second[key] : nullptr;
     if (it->second.gen != gen_) {
       // Noted only where the entry holds a path this message does not name
-      // (a handful of prefixes, not the table).
+      // (a handful of prefixes, not the table); a whole route's copies are
+      // counted again (those the dump may hide: DropPathsTheDumpDidNotName).
       if (unnamed) dump_named_[p][key].assign(r.paths.begin(), r.paths.end());
-    } else if (named != dump_named_.end() && named->second.count(key)) {
-      named->second[key].insert(named->second[key].end(), r.paths.begin(), r.paths.end());
+      if (Whole(it->second.route) && it->second.copies > 1) dump_copies_[p][key] = it->second.copies;
+      it->second.copies = 1;
+    } else if (Whole(r)) {
+      listed_again = true;
+    } else {
+      // A route without a gateway named as often as this dump listed it
+      // already: another copy of it.
+      const std::vector<NlPath>& listed = noted ? *noted : held;
+      listed_again = !r.paths.empty() && std::all_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
+        auto same = [&](const NlPath& y) { return y.SameHop(x); };
+        return !x.gateway && std::count_if(listed.begin(), listed.end(), same) >= std::count_if(held.begin(), held.end(), same);
+      });
+      if (noted) noted->insert(noted->end(), r.paths.begin(), r.paths.end());
     }
   }
   if (r.del && p.family() == Family::kV6) {
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
     if (it == entries.end()) return;
+    if (Whole(it->second.route) && it->second.copies > 1) {
+      --it->second.copies;  // the kernel deleted one copy
+      return;
+    }
     auto& have = it->second.route.paths;
-    std::erase_if(have, [&](const NlPath& x) { return NamesHop(r.paths, x); });
+    // A gateway names one multipath route's sibling; a path without one a
+    // route of its own, of which the kernel deleted one (it may hold a copy).
+    for (const NlPath& d : r.paths) {
+      if (d.gateway) {
+        std::erase_if(have, [&](const NlPath& x) { return x.SameHop(d); });
+      } else if (auto x = std::find_if(have.begin(), have.end(), [&](const NlPath& y) { return y.SameHop(d); });
+                 x != have.end()) {
+        have.erase(x);
+      }
+    }
     if (r.paths.empty() || have.empty()) {
       entries.erase(it);
     } else {
@@ -166,20 +193,42 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // them the replaced route stood.
     std::vector<NlPath> beside;
     size_t beside_at = 0;
+    uint16_t copies = 1;
     if ((nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       place = same_object->second.order;
+      copies = same_object->second.copies;
+      // An object's change or `ip route replace P nhid N`, which takes the
+      // first IPv6 route of its kind — maybe another entry's: asked again.
+      if (p.family() == Family::kV6 && std::any_of(entries.begin(), entries.end(), [&](const auto& x) {
+            return &x != &*same_object && SameRank(x.first, key) && !Ecmp(x.second.route);
+          })) {
+        ++counts_.unsure_replaces;
+        redump_wanted_ = true;
+      }
       entries.erase(same_object);
     } else if ((nlmsg_flags & NLM_F_REPLACE) && p.family() == Family::kV6) {
       beside_at = ReplaceSameRankV6(entries, key, r);
       if (auto left = entries.find(key); left != entries.end()) {
-        beside = std::move(left->second.route.paths);
+        if (Whole(r)) {
+          copies = static_cast<uint16_t>(left->second.copies + 1);  // the replace took another copy's route
+        } else {
+          beside = std::move(left->second.route.paths);
+        }
       }
     } else if (nlmsg_flags & NLM_F_REPLACE) {
       place = ReplaceFirstOfRankV4(entries, key);
     }
     if (p.family() == Family::kV4 && !place) place = PlaceV4(entries, key, nlmsg_flags);
+    const bool existed = entries.count(key) != 0;
     Entry& e = entries[key];
     if (place) e.order = *place;
+    if (nlmsg_flags & NLM_F_REPLACE) {
+      e.copies = copies;
+    } else if (listed_again && Whole(r)) {
+      ++e.copies;
+    } else if (!existed) {
+      e.copies = 1;
+    }
     // IPv6 names every next-hop of a multipath route in each notification;
     // one that does not name those already held is another route (IPv6
     // routes without a gateway are not joined into a multipath route).
@@ -188,9 +237,12 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // The paths are kept in the kernel's order of its routes (a new route
     // goes last, a replacing one where the replaced one stood): a replace
     // takes the first route of its kind (ReplaceSameRankV6).
+    const bool again = listed_again && !Whole(r);
     const bool another = !replace && p.family() == Family::kV6 && !e.route.paths.empty() &&
-                         !std::all_of(e.route.paths.begin(), e.route.paths.end(), names);
-    if (another) {
+                         (again || !std::all_of(e.route.paths.begin(), e.route.paths.end(), names));
+    if (again) {
+      r.paths.insert(r.paths.begin(), e.route.paths.begin(), e.route.paths.end());
+    } else if (another) {
       std::vector<NlPath> held;
       for (const NlPath& x : e.route.paths) {
         if (!names(x)) held.push_back(x);
@@ -256,11 +308,15 @@ int64_t KernelTable::PlaceV4(const std::map<Key, Entry>& entries, const Key& key
 // others (checked against the kernel: `KernelSourceTest.FrrReplaceTakesOneRouteOfItsRank`,
 // `KernelV6ReplaceTest.*`). Returns where
 // in the new route's entry the replaced route stood (SIZE_MAX: last).
+bool KernelTable::Ecmp(const NlRoute& x) {
+  return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
+         std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
+}
+
+bool KernelTable::Whole(const NlRoute& r) { return r.type != RTN_UNICAST || r.nh_id != 0; }
+
 size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
-  auto ecmp = [](const NlRoute& x) {
-    return x.type == RTN_UNICAST && x.nh_id == 0 && !x.paths.empty() &&
-           std::all_of(x.paths.begin(), x.paths.end(), [](const NlPath& y) { return y.gateway.has_value(); });
-  };
+  auto ecmp = [](const NlRoute& x) { return Ecmp(x); };
   // A route of the rank: a whole entry, or part of a `several` one (at: its
   // first path's place in the entry).
   struct Held {
@@ -308,8 +364,16 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
   const Held* gone = &*std::min_element(candidates.begin(), candidates.end(),
                                          [](const Held& a, const Held& b) { return a.at < b.at; });
   Entry& e = gone->e->second;
+  if (gone->part.empty() && Whole(e.route) && e.copies > 1) {
+    --e.copies;  // it took the first copy
+    return kLast;
+  }
   auto& paths = e.route.paths;
-  std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
+  if (gone->part.size() == 1 && !gone->part[0].gateway) {
+    paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(gone->at));  // that route, not a copy of it
+  } else {
+    std::erase_if(paths, [&](const NlPath& y) { return std::find(gone->part.begin(), gone->part.end(), y) != gone->part.end(); });
+  }
   if (gone->part.empty() || paths.empty()) {
     entries.erase(gone->e);
     return kLast;

@@ -184,6 +184,12 @@ class KernelTable {
   int64_t PlaceV4(const Entries& entries, const Key& key, uint16_t nlmsg_flags);
   void ForgetLinkStateFlags(NlRoute& r) const;
   size_t ReplaceSameRankV6(Entries& entries, const Key& key, const NlRoute& r);
+  // IPv6: a multipath candidate (unicast via gateways, no object), which a
+  // replace of its kind takes first (fib6_add_rt2node).
+  static bool Ecmp(const NlRoute& r);
+  // IPv6: a route whose entry is one route, maybe held several times
+  // (KernelRouteEntry::copies), not a set of paths each a route.
+  static bool Whole(const NlRoute& r);
   int TableRank(uint32_t table) const;
   void AddGateways(const NlRoute& r, int delta);
   // What the device is given for p now: its paths, or nullopt for nothing.
@@ -236,6 +242,9 @@ class KernelTable {
   // During a dump: per IPv6 prefix held before it, per entry, the paths the
   // dump's messages named (ApplyRouteTo); the rest go at its end.
   std::unordered_map<Prefix, std::map<Key, std::vector<NlPath>>> dump_named_;
+  // During a dump: per IPv6 prefix, the whole routes held more than once
+  // before it and their copies (the dump counts them again).
+  std::unordered_map<Prefix, std::map<Key, uint16_t>> dump_copies_;
   void DropPathsTheDumpDidNotName();
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;

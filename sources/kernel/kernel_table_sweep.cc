@@ -22,6 +22,7 @@ void KernelTable::BeginResync() {
   ++gen_;
   routes_.ClearSeen();
   dump_named_.clear();
+  dump_copies_.clear();
 }
 
 // The IPv6 paths the dump did not name leave their entries (ApplyRouteTo).
@@ -58,6 +59,23 @@ void KernelTable::DropPathsTheDumpDidNotName() {
     });
   }
   dump_named_.clear();
+  // A whole route's copies the dump listed fewer times than were held: one
+  // between a multipath route's siblings is never listed (MayBeHiddenByTheDump),
+  // and a torn dump may have left any out. Kept, the prefix punting, as a
+  // route the dump did not list is.
+  for (auto& [p, by_key] : dump_copies_) {
+    ChangeRoutes(p, [&](Entries& entries) {
+      for (const auto& [key, held] : by_key) {
+        auto e = entries.find(key);
+        if (e == entries.end() || e->second.gen != gen_ || e->second.copies >= held) continue;
+        if (!sweep_.torn && !MayBeHiddenByTheDump(p, entries, key)) continue;
+        sweep_.kept += sweep_.torn ? held - e->second.copies : 0;
+        e->second.copies = held;
+        e->second.unlisted = true;
+      }
+    });
+  }
+  dump_copies_.clear();
 }
 
 size_t KernelTable::EndResync() {
