@@ -290,7 +290,7 @@ class FrrEnv(kdiff.Env):
             return
         ctl = os.path.join(os.path.dirname(self.fibnicd), "fibnicctl")
         out = {}
-        for cmd in (["status"], ["routes", "--limit", "100000"], ["nexthops"], ["neighbors"], ["tcam"]):
+        for cmd in (["status"], ["routes", "--limit", "1000"], ["nexthops"], ["neighbors"], ["tcam"]):
             r = subprocess.run(["ip", "netns", "exec", self.ns, ctl, "--server", "127.0.0.1:%d" % self.web_port,
                                 "--json"] + cmd, capture_output=True, text=True)
             out[cmd[0]] = r.stdout if r.returncode == 0 else "exit %d: %s" % (r.returncode, r.stderr)
@@ -435,32 +435,44 @@ def restart_window(env, rng):
     """fibnicd stopped and started again while FRR and the kernel stay put: the
     BAR (like a card) keeps its contents, and every answer read from it from
     the stop until fibnicd is quiescent again must be a punt or the kernel's.
-    When the kernel's routes, next-hop objects and usable neighbours are the
-    same at the stop and once fibnicd is ready, the restart must not write
-    the device at all: GENERATION unmoved and the BAR byte-identical.
+    When the kernel's routes, next-hop objects and usable neighbours stay the
+    same from before the old run's last writes until the new one is settled,
+    the restart must not write the device at all: GENERATION and the BAR as
+    the old run left them.
     Returns (divergences, whether fibnicd wrote the device, whether the host
     stayed unchanged)."""
     env.quiesce()
     port_of, contexts, neigh, routes = env.view()
     addrs = kdiff.sample(rng, routes, neigh, cap=60)
     before = kdiff.kernel_sets(env, contexts, addrs)
-    gen0 = env.generation()
-    image0 = env.bar_image()
     state0 = env.host_state()
     changes0 = env.kernel_changes()
     env.save_fibnicd_state("fibnicd_before_restart")
     reads = []
+
+    def settle(most, read):
+        """GENERATION unmoved for 0.5 s (at most `most` seconds); `read`: the device read meanwhile."""
+        last, stable, t0 = env.generation(), 0, time.time()
+        while stable < 50 and time.time() < t0 + most:
+            if read:
+                reads.append((time.time(), env.device(addrs)))
+            time.sleep(0.01)
+            g = env.generation()
+            stable = stable + 1 if g == last else 0
+            last = g
+
+    # The old run may still be writing what the kernel did before state0 (a
+    # zebra that came back sends its routes in bursts the quiesce above can
+    # fall between): it finishes, and the device as it leaves it is what the
+    # new run is held to.
+    settle(10, read=False)
     env.stop("fibnicd")
+    gen0 = env.generation()
+    image0 = env.bar_image()
     reads.append((time.time(), env.device(addrs)))
     env.start_fibnicd(tick=lambda: reads.append((time.time(), env.device(addrs))))
     unchanged = env.host_state() == state0
-    last, stable = env.generation(), 0
-    while stable < 50:  # 0.5 s unchanged
-        reads.append((time.time(), env.device(addrs)))
-        time.sleep(0.01)
-        g = env.generation()
-        stable = stable + 1 if g == last else 0
-        last = g
+    settle(float("inf"), read=True)
     # The host must have stayed put through the whole window, not only until
     # fibnicd was ready: zebra may still be installing a BGP update that came
     # in two parts, a second apart, after the settle looked quiet.
