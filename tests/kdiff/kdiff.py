@@ -343,6 +343,7 @@ def run_window(env, rng, events):
             seen[a].add((frozenset(sets), tuple(sorted(n.items())), tuple(sorted(p.items()))))
 
     note()
+    snaps.append(env.device(addrs))  # the window's start: quiescent, so the kernel's answer now
     for ev in events:
         env.run_lines(ev)
         snaps.append(env.device(addrs))
@@ -359,8 +360,9 @@ def run_window(env, rng, events):
         for a, d in zip(addrs, snap):
             if not any(acceptable(d, list(s), dict(p).get, dict(n)) for s, n, p in seen[a]):
                 states = sorted({str([sorted(x) for x in s]) for s, _, _ in seen[a]})
-                bad.append((a, d, "none of the window (device read after event %d of %d; the kernel's "
-                                  "answers in it: %s)" % (i + 1, len(events), "; ".join(states))))
+                when = "at the window's start" if i == 0 else "after event %d of %d" % (i, len(events))
+                bad.append((a, d, "none of the window (device read %s; the kernel's answers in it: %s)"
+                            % (when, "; ".join(states))))
     return bad
 
 
