@@ -240,9 +240,11 @@ TEST_F(FpmOffloadTest, KernelRoutesOfOtherDaemonsAreNeverAnswered) {
 
 TEST_F(FpmOffloadTest, ZebraNotReadingOverrunsABoundedBufferThenCatchesUp) {
   // Room for ~80 replies per buffer; zebra sends 3000 routes while it does
-  // not read. Once it reads again, every route has its reply.
+  // not read. Once it reads again, every route has its reply. Its receive
+  // window is small: otherwise the sockets' buffers (autotuned to hundreds
+  // of KB) took every reply as it came and the bounded buffer never filled.
   Start(/*buffer=*/4000);
-  FakeZebra zebra(source->port(), &kernel);
+  FakeZebra zebra(source->port(), &kernel, /*rcvbuf=*/4096);
   for (int i = 0; i < 3000; ++i) zebra.Send(Bgp("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24"));
   std::set<Prefix> seen;
   const auto end = std::chrono::steady_clock::now() + 20s;

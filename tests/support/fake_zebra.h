@@ -40,8 +40,11 @@ struct FpmReply {
 
 class FakeZebra {
  public:
-  explicit FakeZebra(uint16_t port) {
+  // rcvbuf: SO_RCVBUF before connecting (0: the system's), so that a zebra
+  // that does not read closes its window after that much.
+  explicit FakeZebra(uint16_t port, int rcvbuf = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (rcvbuf > 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -51,7 +54,7 @@ class FakeZebra {
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   // `kernel`: the kernel takes each route before zebra sends it (nullptr: it does not have it yet).
-  FakeZebra(uint16_t port, FakeRouteNotes* kernel) : FakeZebra(port) { kernel_ = kernel; }
+  FakeZebra(uint16_t port, FakeRouteNotes* kernel, int rcvbuf = 0) : FakeZebra(port, rcvbuf) { kernel_ = kernel; }
   ~FakeZebra() { close(fd_); }
   void Send(const NlRoute& r) {
     if (kernel_) kernel_->Add(r.prefix, r.protocol, r.table);
