@@ -65,7 +65,7 @@ struct KernelRouteEntry {
   // to one it holds, but a replace takes the first route of its kind, which
   // need not be the one the new route repeats. The copies answer alike; a
   // delete takes one of them.
-  uint16_t copies = 1;
+  uint32_t copies = 1;
 };
 using KernelRouteEntries = std::map<KernelRouteKey, KernelRouteEntry>;
 
@@ -170,7 +170,7 @@ class KernelRoutes {
     uint64_t gen = 0;
     bool several = false;
     bool unlisted = false;
-    uint16_t copies = 1;
+    uint32_t copies = 1;
     int64_t order = 0;
   };
   void PutOnly(const Prefix& p, KernelRouteEntries entries, uint64_t gen);

@@ -79,7 +79,8 @@ Status KernelTable::ApplyRoute(const nlmsghdr* msg) {
   if (options_.ignore_protocols.count(r.protocol)) return ApplyIgnoredRoute(msg, r, KeyOf(rank, r));
   // A dump's (or a replace's) word on a prefix whose only route it is
   // already: nothing changes but the mark of the dump.
-  if (!r.del && (msg->nlmsg_flags & (NLM_F_MULTI | NLM_F_REPLACE)) && routes_.TouchIfSame(p, rank, r, (msg->nlmsg_flags & NLM_F_MULTI) != 0)) {
+  const bool dump = (msg->nlmsg_flags & NLM_F_MULTI) != 0;
+  if (!r.del && (dump || (msg->nlmsg_flags & NLM_F_REPLACE)) && routes_.TouchIfSame(p, rank, r, dump)) {
     return OkStatus();
   }
   const Key key = KeyOf(rank, r);
@@ -106,32 +107,9 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
   if (!r.del && (nlmsg_flags & NLM_F_MULTI) && it != entries.end() && it->second.gen != gen_) {
     it->second.unlisted = false;  // listed by this dump (its end decides again)
   }
-  bool listed_again = false;  // IPv6: this dump listed the route before: the kernel holds it twice
-  if (!r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) && it != entries.end()) {
-    auto named = dump_named_.find(p);
-    const auto& held = it->second.route.paths;
-    const bool unnamed = std::any_of(held.begin(), held.end(), [&](const NlPath& x) { return !NamesHop(r.paths, x); });
-    std::vector<NlPath>* noted = named != dump_named_.end() && named->second.count(key) ? &named->second[key] : nullptr;
-    if (it->second.gen != gen_) {
-      // Noted only where the entry holds a path this message does not name
-      // (a handful of prefixes, not the table); a whole route's copies are
-      // counted again (those the dump may hide: DropPathsTheDumpDidNotName).
-      if (unnamed) dump_named_[p][key].assign(r.paths.begin(), r.paths.end());
-      if (Whole(it->second.route) && it->second.copies > 1) dump_copies_[p][key] = it->second.copies;
-      it->second.copies = 1;
-    } else if (Whole(r)) {
-      listed_again = true;
-    } else {
-      // A route without a gateway named as often as this dump listed it
-      // already: another copy of it.
-      const std::vector<NlPath>& listed = noted ? *noted : held;
-      listed_again = !r.paths.empty() && std::all_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
-        auto same = [&](const NlPath& y) { return y.SameHop(x); };
-        return !x.gateway && std::count_if(listed.begin(), listed.end(), same) >= std::count_if(held.begin(), held.end(), same);
-      });
-      if (noted) noted->insert(noted->end(), r.paths.begin(), r.paths.end());
-    }
-  }
+  // IPv6: this dump listed the route before: the kernel holds it twice.
+  const bool listed_again = !r.del && p.family() == Family::kV6 && (nlmsg_flags & NLM_F_MULTI) &&
+                            it != entries.end() && NoteDumpListing(p, key, it->second, r);
   if (r.del && p.family() == Family::kV6) {
     // A DELROUTE naming some next-hops removes those; the route goes with its last.
     if (it == entries.end()) return;
@@ -193,7 +171,7 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // them the replaced route stood.
     std::vector<NlPath> beside;
     size_t beside_at = 0;
-    uint16_t copies = 1;
+    uint32_t copies = 1;
     if ((nlmsg_flags & NLM_F_REPLACE) && same_object != entries.end()) {
       place = same_object->second.order;
       copies = same_object->second.copies;
@@ -210,7 +188,7 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
       beside_at = ReplaceSameRankV6(entries, key, r);
       if (auto left = entries.find(key); left != entries.end()) {
         if (Whole(r)) {
-          copies = static_cast<uint16_t>(left->second.copies + 1);  // the replace took another copy's route
+          copies = left->second.copies + 1;  // the replace took another route, not this one's copy
         } else {
           beside = std::move(left->second.route.paths);
         }
@@ -219,15 +197,12 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
       place = ReplaceFirstOfRankV4(entries, key);
     }
     if (p.family() == Family::kV4 && !place) place = PlaceV4(entries, key, nlmsg_flags);
-    const bool existed = entries.count(key) != 0;
     Entry& e = entries[key];
     if (place) e.order = *place;
     if (nlmsg_flags & NLM_F_REPLACE) {
       e.copies = copies;
     } else if (listed_again && Whole(r)) {
       ++e.copies;
-    } else if (!existed) {
-      e.copies = 1;
     }
     // IPv6 names every next-hop of a multipath route in each notification;
     // one that does not name those already held is another route (IPv6
@@ -237,10 +212,11 @@ void KernelTable::ApplyRouteTo(Entries& entries, NlRoute& r, const Key& key, uin
     // The paths are kept in the kernel's order of its routes (a new route
     // goes last, a replacing one where the replaced one stood): a replace
     // takes the first route of its kind (ReplaceSameRankV6).
-    const bool again = listed_again && !Whole(r);
+    // A device route a dump lists again is a copy: a route of its own.
+    const bool copy = listed_again && !Whole(r);
     const bool another = !replace && p.family() == Family::kV6 && !e.route.paths.empty() &&
-                         (again || !std::all_of(e.route.paths.begin(), e.route.paths.end(), names));
-    if (again) {
+                         (copy || !std::all_of(e.route.paths.begin(), e.route.paths.end(), names));
+    if (copy) {
       r.paths.insert(r.paths.begin(), e.route.paths.begin(), e.route.paths.end());
     } else if (another) {
       std::vector<NlPath> held;

@@ -244,8 +244,9 @@ class KernelTable {
   std::unordered_map<Prefix, std::map<Key, std::vector<NlPath>>> dump_named_;
   // During a dump: per IPv6 prefix, the whole routes held more than once
   // before it and their copies (the dump counts them again).
-  std::unordered_map<Prefix, std::map<Key, uint16_t>> dump_copies_;
+  std::unordered_map<Prefix, std::map<Key, uint32_t>> dump_copies_;
   void DropPathsTheDumpDidNotName();
+  bool NoteDumpListing(const Prefix& p, const Key& key, Entry& e, const NlRoute& r);
   std::unordered_map<NeighKey, Neigh, NeighKeyHash> neighs_;
   std::unordered_map<NeighKey, Neighbor, NeighKeyHash> neigh_emitted_;
   std::unordered_map<uint32_t, uint64_t> link_gen_;

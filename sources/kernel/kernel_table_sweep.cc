@@ -25,6 +25,35 @@ void KernelTable::BeginResync() {
   dump_copies_.clear();
 }
 
+// A dump's listing r of entry e of IPv6 prefix p, held before the dump or
+// listed earlier in it. The first listing notes the paths the entry holds
+// and r does not name (a handful of prefixes, not the table: the rest go at
+// the dump's end) and counts a whole route's copies again (those the dump
+// may hide: DropPathsTheDumpDidNotName). Returns whether the dump listed
+// the route already, so that the kernel holds it twice: a whole route of
+// the entry's, or a route without a gateway named as often as it was listed.
+bool KernelTable::NoteDumpListing(const Prefix& p, const Key& key, Entry& e, const NlRoute& r) {
+  const auto& held = e.route.paths;
+  if (e.gen != gen_) {
+    if (std::any_of(held.begin(), held.end(), [&](const NlPath& x) { return !NamesHop(r.paths, x); })) {
+      dump_named_[p][key].assign(r.paths.begin(), r.paths.end());
+    }
+    if (Whole(e.route) && e.copies > 1) dump_copies_[p][key] = e.copies;
+    e.copies = 1;
+    return false;
+  }
+  if (Whole(r)) return true;
+  auto named = dump_named_.find(p);
+  std::vector<NlPath>* noted = named != dump_named_.end() && named->second.count(key) ? &named->second[key] : nullptr;
+  const std::vector<NlPath>& listed = noted ? *noted : held;
+  const bool again = !r.paths.empty() && std::all_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
+    auto same = [&](const NlPath& y) { return y.SameHop(x); };
+    return !x.gateway && std::count_if(listed.begin(), listed.end(), same) >= std::count_if(held.begin(), held.end(), same);
+  });
+  if (noted) noted->insert(noted->end(), r.paths.begin(), r.paths.end());
+  return again;
+}
+
 // The IPv6 paths the dump did not name leave their entries (ApplyRouteTo).
 void KernelTable::DropPathsTheDumpDidNotName() {
   for (auto& [p, by_key] : dump_named_) {
