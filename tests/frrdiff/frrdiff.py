@@ -406,7 +406,10 @@ class FrrEnv(kdiff.Env):
     def quiesce(self):
         """BGP sessions as the stream left them (at most 30 s: a session may
         take a hold time to notice a lost carrier), then zebra's summaries, the
-        kernel's routes and GENERATION unchanged for 0.6 s (at most 20 s)."""
+        kernel's routes and GENERATION unchanged for 0.6 s (at most 20 s).
+        Carrier changes the kernel still holds back are acted on first
+        (kdiff.Env.settle_links)."""
+        self.settle_links()
         t0 = time.time()
         while self.zebra_restarted and time.time() < t0 + 30:
             # A new zebra is settled once bgpd and staticd are back and have

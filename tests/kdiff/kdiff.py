@@ -208,9 +208,23 @@ class Env:
             return self.daemon.poll() is None
         return False
 
+    def settle_links(self):
+        """Makes the kernel act now on every carrier change it still holds.
+        A veth's carrier change reaches the FIB (LINKDOWN, the neighbour
+        flush, RTM_NEWLINK) only when linkwatch runs, which the kernel paces
+        to once a second when changes come often: the kernel may change a
+        while after the event that caused it, by itself, between the quiesce
+        and the reads that follow. RTM_GETLINK for a device (not a dump)
+        runs its pending linkwatch work at once (rtnl_getlink)."""
+        names = [l["ifname"] for l in self.ip_json("link", "show")]
+        sh("ip", "-n", self.ns, "-force", "-batch", "-", inp="".join("link show dev %s\n" % n for n in names),
+           check=False)
+
     def quiesce(self):
-        """Waits until fibnicd is idle (fibnicd_busy) and GENERATION has not
-        moved for 60 ms, at most 30 s (counted in quiesce_timeouts)."""
+        """Waits until the kernel holds no carrier change back (settle_links),
+        fibnicd is idle (fibnicd_busy) and GENERATION has not moved for 60 ms,
+        at most 30 s (counted in quiesce_timeouts)."""
+        self.settle_links()
         time.sleep(0.02)
         last, stable, t0 = self.generation(), 0, time.time()
         while stable < 6:
