@@ -292,7 +292,6 @@ bool KernelTable::Ecmp(const NlRoute& x) {
 bool KernelTable::Whole(const NlRoute& r) { return r.type != RTN_UNICAST || r.nh_id != 0; }
 
 size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& key, const NlRoute& r) {
-  auto ecmp = [](const NlRoute& x) { return Ecmp(x); };
   // A route of the rank: a whole entry, or part of a `several` one (at: its
   // first path's place in the entry).
   struct Held {
@@ -306,7 +305,7 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
     if (!SameRank(e->first, key)) continue;
     const NlRoute& x = e->second.route;
     if (!e->second.several || x.type != RTN_UNICAST || x.nh_id != 0) {
-      same.push_back({e, {}, ecmp(x), 0});
+      same.push_back({e, {}, Ecmp(x), 0});
       continue;
     }
     Held gateways{e, {}, true, 0};
@@ -322,7 +321,7 @@ size_t KernelTable::ReplaceSameRankV6(std::map<Key, Entry>& entries, const Key& 
     if (!gateways.part.empty()) same.push_back(std::move(gateways));
   }
   for (const Held& h : same) {
-    if (h.ecmp == ecmp(r)) like.push_back(h);
+    if (h.ecmp == Ecmp(r)) like.push_back(h);
   }
   const std::vector<Held>& candidates = like.empty() ? same : like;
   constexpr size_t kLast = SIZE_MAX;
