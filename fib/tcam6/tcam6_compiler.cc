@@ -33,7 +33,14 @@ void Tcam6Compiler::Erase(const Prefix& p) {
 // and the end of this choice punt the entries it makes wrong.
 void Tcam6Compiler::Defer(const Prefix& p, const std::optional<Tcam6Route>& r) {
   if (p.family() != Family::kV6) return;
-  deferred_.push_back({p, r});
+  const U128 a = p.addr().v6();
+  Deferred d{.hi = static_cast<uint64_t>(a >> 64), .lo = static_cast<uint64_t>(a), .len = static_cast<uint8_t>(p.len())};
+  if (r) {
+    d.weight = r->weight, d.code = r->code, d.reason = r->reason;
+  } else {
+    d.erased = true;
+  }
+  deferred_.push_back(d);
   dirty_ = true;
   Changed(p, r ? int16_t{r->code} : kGone);
 }
@@ -211,11 +218,12 @@ std::optional<std::vector<TcamWrite>> Tcam6Compiler::Commit(tcam6::Optimizer::Cl
   for (auto& e : target) {
     if (Wrong(e)) e.code = 0;
   }
-  for (const auto& [p, r] : deferred_) {
-    if (r) {
-      opt_.Upsert(p, r->code, r->reason, r->weight);
-    } else {
+  for (const Deferred& d : deferred_) {
+    const Prefix p = Prefix::V6(d.addr(), d.len);
+    if (d.erased) {
       opt_.Erase(p);
+    } else {
+      opt_.Upsert(p, d.code, d.reason, d.weight);
     }
   }
   deferred_ = {};

@@ -134,7 +134,20 @@ class Tcam6Compiler {
   // began, to give the optimizer once it is done; changes_ held this many
   // when it began.
   bool choosing_ = false;
-  std::vector<std::pair<Prefix, std::optional<Tcam6Route>>> deferred_;
+  // A change that came during the choice, for the next one: 24 bytes, not a
+  // Prefix's 48 and an optional route (a zebra restart defers the erase and
+  // the return of most IPv6 routes while a choice runs).
+  struct Deferred {
+    U128 addr() const { return (static_cast<U128>(hi) << 64) | lo; }
+    uint64_t hi = 0, lo = 0;
+    uint32_t weight = 0;
+    uint8_t len = 0;
+    uint8_t code = 0;
+    PuntReason reason = PuntReason::kNone;
+    bool erased = false;
+  };
+  static_assert(sizeof(Deferred) == 24);
+  std::vector<Deferred> deferred_;
   size_t choice_changes_ = 0;
 };
 
