@@ -48,7 +48,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kdiff_events import EventStream, IFS, PORTS, SUBNET, connected  # noqa: E402
-from kernel_oracle import FLOWS, KernelOracle, USABLE_NUD, acceptable  # noqa: E402
+from kernel_oracle import FLOWS, KernelOracle, NeighWatch, USABLE_NUD, acceptable  # noqa: E402
 from netlink_record import Recorder  # noqa: E402
 
 MARTIANS = ["224.0.0.5", "239.1.2.3", "255.255.255.255", "0.1.2.3", "127.0.0.1", "240.0.0.1",
@@ -350,25 +350,41 @@ def run_window(env, rng, events):
     addrs = sample(rng, routes, neigh, cap=30)
     seen = {a: set() for a in addrs}
     snaps = []
+    watch = NeighWatch(env.ns)
+    last = {}  # the kernel's answers at the previous note
 
     def note():
         p, c, n, _ = env.view()
+        announced = watch.drain()
+        pk = tuple(sorted(p.items()))
         for a, sets in kernel_sets(env, c, addrs).items():
-            seen[a].add((frozenset(sets), tuple(sorted(n.items())), tuple(sorted(p.items()))))
+            now = frozenset(sets)
+            seen[a].add((now, tuple(sorted(n.items())), pk))
+            # A neighbour the kernel announced since the last note held
+            # between the two samples, with the routes of one of them.
+            for ifindex, addr, mac in announced:
+                held = dict(n)
+                held[(ifindex, addr)] = mac
+                for s in {now, last.get(a, now)}:
+                    seen[a].add((s, tuple(sorted(held.items())), pk))
+            last[a] = now
 
-    note()
-    snaps.append(env.device(addrs))  # the window's start: quiescent, so the kernel's answer now
-    for ev in events:
-        env.run_lines(ev)
+    try:
+        note()
+        snaps.append(env.device(addrs))  # the window's start: quiescent, so the kernel's answer now
+        for ev in events:
+            env.run_lines(ev)
+            snaps.append(env.device(addrs))
+            note()
+        # The kernel changes during the wait without an event of the stream: a
+        # neighbour fibnicd asked for resolves (its MAC appears), another times
+        # out. The last read is held to the kernel's states around it too.
+        env.quiesce()
+        note()
         snaps.append(env.device(addrs))
         note()
-    # The kernel changes during the wait without an event of the stream: a
-    # neighbour fibnicd asked for resolves (its MAC appears), another times
-    # out. The last read is held to the kernel's states around it too.
-    env.quiesce()
-    note()
-    snaps.append(env.device(addrs))
-    note()
+    finally:
+        watch.close()
     bad = []
     for i, snap in enumerate(snaps):
         for a, d in zip(addrs, snap):
