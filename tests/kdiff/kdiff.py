@@ -355,18 +355,16 @@ def run_window(env, rng, events):
 
     def note():
         p, c, n, _ = env.view()
-        announced = watch.drain()
         pk = tuple(sorted(p.items()))
+        # A neighbour the kernel announced since the last note held between
+        # the two samples, with the routes of one of them.
+        between = [tuple(sorted({**n, (ifindex, addr): mac}.items())) for ifindex, addr, mac in watch.drain()]
         for a, sets in kernel_sets(env, c, addrs).items():
             now = frozenset(sets)
             seen[a].add((now, tuple(sorted(n.items())), pk))
-            # A neighbour the kernel announced since the last note held
-            # between the two samples, with the routes of one of them.
-            for ifindex, addr, mac in announced:
-                held = dict(n)
-                held[(ifindex, addr)] = mac
+            for held in between:
                 for s in {now, last.get(a, now)}:
-                    seen[a].add((s, tuple(sorted(held.items())), pk))
+                    seen[a].add((s, held, pk))
             last[a] = now
 
     try:

@@ -52,6 +52,18 @@ def netns_socket(ns):
     return s
 
 
+def netns_listener(ns, groups, rcvbuf_opt, rcvbuf):
+    """A non-blocking NETLINK_ROUTE socket in `ns` that hears the rtnetlink
+    multicast `groups` (RTNLGRP_ numbers), with the receive buffer set by
+    socket option `rcvbuf_opt` (SO_RCVBUF, or SO_RCVBUFFORCE = 33)."""
+    s = netns_socket(ns)
+    s.setsockopt(socket.SOL_SOCKET, rcvbuf_opt, rcvbuf)
+    for g in groups:
+        s.setsockopt(270, 1, g)  # SOL_NETLINK, NETLINK_ADD_MEMBERSHIP
+    s.setblocking(False)
+    return s
+
+
 class NeighWatch:
     """The neighbour entries the kernel announces (RTM_NEWNEIGH) in a usable
     state: one it resolves or changes by itself (neighbour discovery answering
@@ -61,10 +73,7 @@ class NeighWatch:
     USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x40 | 0x80  # NUD_ REACHABLE STALE DELAY PROBE NOARP PERMANENT
 
     def __init__(self, ns):
-        self.sock = netns_socket(ns)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        self.sock.setsockopt(270, 1, self.RTNLGRP_NEIGH)  # SOL_NETLINK, NETLINK_ADD_MEMBERSHIP
-        self.sock.setblocking(False)
+        self.sock = netns_listener(ns, [self.RTNLGRP_NEIGH], socket.SO_RCVBUF, 4 << 20)
 
     def drain(self):
         """(ifindex, address, MAC) of every usable entry announced since the last drain."""

@@ -20,9 +20,8 @@ import json
 import socket
 import struct
 
-from kernel_oracle import BLACKHOLE, netns_socket
+from kernel_oracle import BLACKHOLE, netns_listener, netns_socket
 
-SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 270, 1
 # RTNLGRP_: LINK, NEIGH, IPV4_IFADDR, IPV4_ROUTE, IPV4_RULE, IPV6_ROUTE, IPV6_RULE, NEXTHOP
 GROUPS = (1, 3, 5, 7, 8, 11, 19, 32)
 RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETNEIGH, RTM_GETRULE, RTM_GETNEXTHOP = 18, 22, 26, 30, 34, 106
@@ -33,11 +32,7 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 class Recorder:
     def __init__(self, ns, path):
         self.out = open(path, "w")
-        self.ev = netns_socket(ns)
-        self.ev.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE: a lost event spoils the recording
-        for g in GROUPS:
-            self.ev.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, g)
-        self.ev.setblocking(False)
+        self.ev = netns_listener(ns, GROUPS, 33, 64 << 20)  # SO_RCVBUFFORCE: a lost event spoils the recording
         dump = netns_socket(ns)
         try:
             for seq, (kind, body) in enumerate([
