@@ -444,10 +444,11 @@ std::vector<NextHop> KernelTable::KindOutput(const KernelRoutes::Kind& k) {
     usable = std::move(o.paths);
     if (unsupported.empty()) unsupported = std::move(o.unsupported);
   }
-  // A path over a link without carrier is used by the kernel only while
-  // ignore_routes_with_linkdown is 0, and then its packets are dropped:
-  // the device never uses it. The carrier now decides, not
-  // a flag some message carried (see ForgetLinkStateFlags).
+  // A path over a link without carrier, or not operationally up (ApplyLink),
+  // is used by the kernel only while ignore_routes_with_linkdown is 0, and
+  // then its packets may be dropped: the device never uses it. The link's
+  // state now decides, not a flag some message carried (see
+  // ForgetLinkStateFlags).
   for (NlPath& x : usable) {
     if (no_carrier_.count(x.ifindex)) {
       x.flags |= RTNH_F_LINKDOWN;

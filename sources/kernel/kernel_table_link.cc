@@ -91,27 +91,39 @@ void KernelTable::ReviveIpv4PathsVia(uint32_t ifindex) {
 // IFF_LOWER_UP (carrier) lives in <linux/if.h>, which clashes with <net/if.h>.
 constexpr unsigned kIffLowerUp = 0x10000;
 
+// The carrier alone does not make a link usable. IPv6 takes a link as ready
+// only when it is operationally up (IFF_RUNNING; addrconf_link_ready), and
+// holds its routes linkdown otherwise: a port with carrier left DORMANT
+// until 802.1X lets it in, and a link just set up until linkwatch has run
+// (its RTM_NEWLINK comes with IFF_LOWER_UP and without IFF_RUNNING). IPv4
+// follows the carrier, but a message sent while a carrier change waits for
+// linkwatch shows the new carrier before the FIB has it. A path is used only
+// while both hold; at worst the device punts a moment longer than needed.
+// Next-hop objects go only when the kernel flushes them (net/ipv4/nexthop.c:
+// down, gone, or NETDEV_CHANGE with neither flag), or a carrier back before
+// linkwatch ran would find them missing here.
 Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   uint32_t ifindex = 0;
   std::string name;
-  bool up = false, carrier = false;
+  bool up = false, carrier = false, objects_kept = false;
   uint32_t master = 0;
   std::optional<uint32_t> vrf_table;
   RETURN_IF_ERROR(ParseObject(msg, "link", [&](nl_object* obj) {
     auto* l = reinterpret_cast<rtnl_link*>(obj);
     ifindex = static_cast<uint32_t>(rtnl_link_get_ifindex(l));
     if (const char* n = rtnl_link_get_name(l)) name = n;
-    up = (rtnl_link_get_flags(l) & IFF_UP) != 0;
-    carrier = up && (rtnl_link_get_flags(l) & kIffLowerUp) != 0;
+    const unsigned flags = rtnl_link_get_flags(l);
+    up = (flags & IFF_UP) != 0;
+    carrier = up && (flags & IFF_RUNNING) && (flags & kIffLowerUp);
+    objects_kept = up && (flags & (IFF_RUNNING | kIffLowerUp));
     master = static_cast<uint32_t>(std::max(0, rtnl_link_get_master(l)));
     uint32_t t = 0;
     if (rtnl_link_is_vrf(l) && rtnl_link_vrf_get_tableid(l, &t) == 0) vrf_table = t;
   }));
   if (ifindex == 0) return InvalidArgument("link message without an interface index");
   const bool gone = msg->nlmsg_type == RTM_DELLINK;
-  // Down, without carrier or gone: the kernel has no next-hop object
-  // through it (kernel_table_nexthop.cc).
-  if (gone || !carrier) DropObjectsVia(ifindex);
+  // The kernel has no next-hop object through it (kernel_table_nexthop.cc).
+  if (gone || !objects_kept) DropObjectsVia(ifindex);
   const bool was_down = admin_down_.count(ifindex) != 0;
   if (gone || !up) DropIpv4PathsVia(ifindex, gone);
   if (gone || up) {

@@ -5,7 +5,7 @@
 // The kernel's rules (net/ipv4/nexthop.c; each checked with `ip monitor` on
 // 6.18):
 // - A link going admin down (NETDEV_DOWN), losing its carrier (NETDEV_CHANGE
-//   without IFF_RUNNING and IFF_LOWER_UP) or going away (NETDEV_UNREGISTER)
+//   with neither IFF_RUNNING nor IFF_LOWER_UP) or going away (NETDEV_UNREGISTER)
 //   removes every next-hop object through it (blackholes excepted) WITHOUT an
 //   RTM_DELNEXTHOP. Objects through a link that is down or without carrier
 //   cannot be made ("Nexthop device is not up", "Carrier for nexthop device

@@ -17,9 +17,11 @@
 namespace fibnic::testing {
 
 inline constexpr unsigned kIffLowerUp = 0x10000;
+// A link that is up with its carrier, as linkwatch leaves it.
+inline constexpr unsigned kLinkUsable = IFF_UP | IFF_RUNNING | kIffLowerUp;
 
 inline std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name, uint32_t master, std::optional<uint32_t> vrf_table,
-                                 unsigned flags = IFF_UP | kIffLowerUp, uint16_t type = RTM_NEWLINK) {
+                                 unsigned flags = kLinkUsable, uint16_t type = RTM_NEWLINK) {
   rtnl_link* l = vrf_table ? rtnl_link_vrf_alloc() : rtnl_link_alloc();
   if (vrf_table) rtnl_link_vrf_set_tableid(l, *vrf_table);
   rtnl_link_set_ifindex(l, static_cast<int>(ifindex));

@@ -41,7 +41,7 @@ std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name) {
   rtnl_link* l = rtnl_link_alloc();
   rtnl_link_set_ifindex(l, static_cast<int>(ifindex));
   rtnl_link_set_name(l, name);
-  rtnl_link_set_flags(l, IFF_UP | kIffLowerUp);
+  rtnl_link_set_flags(l, IFF_UP | IFF_RUNNING | kIffLowerUp);
   nl_msg* m = nullptr;
   EXPECT_EQ(rtnl_link_build_add_request(l, NLM_F_CREATE, &m), 0);
   rtnl_link_put(l);
