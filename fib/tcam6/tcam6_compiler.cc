@@ -36,7 +36,9 @@ void Tcam6Compiler::Defer(const Prefix& p, const std::optional<Tcam6Route>& r) {
   const U128 a = p.addr().v6();
   Deferred d{.hi = static_cast<uint64_t>(a >> 64), .lo = static_cast<uint64_t>(a), .len = static_cast<uint8_t>(p.len())};
   if (r) {
-    d.weight = r->weight, d.code = r->code, d.reason = r->reason;
+    d.weight = r->weight;
+    d.code = r->code;
+    d.reason = r->reason;
   } else {
     d.erased = true;
   }
