@@ -189,6 +189,7 @@ Status Fibnicd::StartWeb() {
                        {"tcam_choice_steps_deferred", m.best_steps_deferred},
                        {"tcam_choices_begun", m.choices_begun},
                        {"tcam_choices_paced", m.choices_paced},
+                       {"safe_generation", m.safe_generation},
                        {"last_error", m.last_error}};
     return out;
   };

@@ -102,6 +102,7 @@ void Pipeline::RunBatch() {
   if (!initial_ && !batch.updates.empty()) {
     batch_updates_ = batch.updates.size();
     last_batch_ = Clock::now();
+    last_batch_ns_.store(last_batch_.time_since_epoch().count(), std::memory_order_relaxed);
     Status st = PushCommit();
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.batch_size_last = batch.updates.size();
@@ -147,6 +148,10 @@ Status Pipeline::PushCommit() {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
+  if (pushed.ok()) {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    m_.safe_generation = device_.generation();
+  }
   // After a failed push too: the Fib completes its commit, a resync follows.
   if (!resync) pushed = StepBest(pushed, commit_ns, push_ns);
   return Pushed(pushed, resync, writes_before, commit_ns, push_ns);

@@ -90,6 +90,14 @@ print(f"{name:<26} {k if k is not None else '-':>8} {d if d is not None else '-'
       f"{r['api_worst_s']:>7} {str(c['misforwarded']) + '/' + str(c['checked']):>13} {mf:>12} {str(r['swept_routes']) + '+' + str(r['swept_groups']):>7}")
 notes = []
 if r["timed_out"]: notes.append("timed out")
+safe = r.get("device_safe_s")
+if k is not None and d is not None and d - k > 0.01 and "device_safe_s" in r:
+    if safe is not None and safe >= d:
+        notes.append("the device's last write made it right for the kernel's last change (not the IPv6 entry choice's)")
+    else:
+        notes.append("the device was right for all of it " + (f"{(safe - k) * 1000:+.0f} ms after the kernel's last change"
+                     if safe is not None else "before the kernel's last change (nothing to punt)") +
+                     "; the later writes were the IPv6 entry choice's (best after)")
 if r["overruns"]: notes.append(f"{r['overruns']} netlink overruns: kernel time is a lower bound")
 if r.get("stamp_lag_max_s", 0) > 0.01:
     notes.append(f"the watch's clock found events waiting for up to {r['stamp_lag_max_s']} s on end (a burst; "

@@ -21,6 +21,10 @@
 //                      covering it (any length) or any next-hop object, as of
 //                      time T: a stamp after T gives way to the one before
 //                      it; "?" when both came after T; 0 when none
+//   "gen_time G"     → when GENERATION was first seen at G or past it ("-":
+//                      not yet); with fibnicd's safe_generation, when the
+//                      device was right for everything it had been handed,
+//                      before the IPv6 entry choice's writes that followed
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -99,6 +103,7 @@ struct Clock {
   std::unordered_set<Key, KeyHash> seen;  // first addresses (len 0) of changed routes
   std::vector<Key> addrs;                  // the same, for sampling
   double kernel_last = -1, device_last = -1, busy_max = 0, busy_last = 0;
+  std::vector<std::pair<uint32_t, double>> generations;  // each GENERATION seen, when
   uint64_t events = 0, overruns = 0;
 };
 
@@ -176,6 +181,7 @@ void Read(Clock& c, int fd, int proto, const fibnic::MappedRegion& bar, std::ato
     if (g != gen) {
       gen = g;
       c.device_last = Now();
+      c.generations.emplace_back(g, c.device_last);
     }
   }
 }
@@ -267,6 +273,16 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < n && !c.addrs.empty(); ++i) {
         if (!out.empty()) out += ' ';
         out += Addr(c.addrs[rng() % c.addrs.size()]);
+      }
+    } else if (verb == "gen_time") {
+      uint32_t g = 0;
+      words >> g;
+      out = "-";
+      for (const auto& [seen, t] : c.generations) {
+        if (static_cast<int32_t>(seen - g) >= 0) {  // GENERATION wraps
+          out = Time(t);
+          break;
+        }
       }
     } else if (verb == "age") {
       double t = 0;

@@ -234,6 +234,11 @@ class RouteClock:
         t = lambda x: None if x == "-" else float(x)
         return t(w[0]), t(w[1]), int(w[2]), int(w[3]), t(w[4]) or 0.0, t(w[5]) or 0.0
 
+    def gen_time(self, g):
+        """When GENERATION was first seen at g or past it (None: not seen)."""
+        w = self._ask(f"gen_time {int(g)}")[0]
+        return None if w == "-" else float(w)
+
     def sample(self, n):
         return self._ask(f"sample {n}")
 
@@ -350,10 +355,16 @@ def main():
     api.stop = True
     api.join(timeout=130)
     kernel_last, device_last, events, overruns, busy_max, busy_last = clock.state()
-    clock.close()
     end_status = api.last
+    # The device's last safe write: past it, only the IPv6 entry choice wrote.
+    safe_gen = ((end_status or {}).get("sources", {}).get("pipeline", {}) or {}).get("safe_generation")
+    safe_last = clock.gen_time(safe_gen) if safe_gen and device_last is not None else None
+    if safe_last is not None and kernel_last is not None and safe_last < kernel_last:
+        safe_last = None  # the device needed no safe write after the kernel's last change
+    clock.close()
     rel = lambda t: None if t is None else round(t - start, 3)
-    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "kernel_events": events,
+    print(json.dumps({"kernel_s": rel(kernel_last), "device_s": rel(device_last), "device_safe_s": rel(safe_last),
+                      "kernel_events": events,
                       "run_s": rel(run_end), "settled_s": rel(settled_at),
                       "overruns": overruns, "stamp_lag_max_s": round(busy_max, 4),
                       "stamp_lag_last_s": round(busy_last, 4), "timed_out": time.monotonic() - start >= a.limit,

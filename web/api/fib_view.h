@@ -11,9 +11,11 @@
 // SRAM copy moves 4-8 MiB: both run on the strand at most once per commit,
 // and never sooner than 20x their own last cost after the previous run
 // (≤ 5% of the strand); in between, readers get the previous result with its
-// age. While updates wait for the strand (a routing daemon's burst) a recount
-// waits 100x its cost instead (≤ 1%): the bound is of the strand's wall time,
-// and in a burst every bit of the strand is owed to the routes. Once a reader has first asked for counts, they follow every commit by
+// age. While a routing daemon's burst is under way (Options::strand_busy:
+// updates waiting, or a batch moments ago) a recount waits 100x its cost
+// instead (≤ 1%): the bound is of the strand's wall time, and in a burst
+// every bit of the strand is owed to the routes — a recount cannot be
+// interrupted, and the updates that come during it wait for its end. Once a reader has first asked for counts, they follow every commit by
 // themselves (Publish schedules the recount, delayed by that bound when
 // needed), so a status asked after a quiet spell is true — not the counts of
 // the previous request; the SRAM copy is made only when a client asks.
@@ -71,8 +73,8 @@ class FibView : public std::enable_shared_from_this<FibView> {
     std::chrono::milliseconds strand_timeout{2000};   // a query's wait for the strand (then 503)
     std::chrono::milliseconds verify_timeout{30000};  // a verify reads the whole device on the strand
     double cost_factor = 20;                          // see the file comment
-    // Set: whether updates wait for the strand (called on the strand); while
-    // they do, recounts wait busy_cost_factor x their cost instead.
+    // Set: whether a burst of updates is under way (called on the strand);
+    // while it is, recounts wait busy_cost_factor x their cost instead.
     std::function<bool()> strand_busy;
     double busy_cost_factor = 100;
   };
