@@ -46,6 +46,10 @@ def link(env, name):
     return env.ip_json("link", "show", "dev", name)[0]
 
 
+def peer_mac(env, name):
+    return sh("ip", "-n", env.peer, "-br", "link", "show", name).split()[2]
+
+
 def answers(env, dests):
     """(address, device answer, kernel answer set, acceptable) for dests,
     read again up to three times 0.5 s apart while one is not acceptable (a
@@ -87,7 +91,7 @@ class Test:
         env = self.env
         for fam in ("ipv4", "ipv6"):
             env.sysctl(env.ns, "net/%s/conf/all/ignore_routes_with_linkdown" % fam, 1)
-        mac = sh("ip", "-n", env.peer, "-br", "link", "show", "pk0").split()[2]
+        mac = peer_mac(env, "pk0")
         env.run_lines([("r", "neigh replace 2001:db8::2 dev k0 lladdr %s nud permanent" % mac),
                        ("r", "neigh replace 10.0.0.2 dev k0 lladdr %s nud permanent" % mac),
                        ("r", "route add 2001:db8:100::/48 via 2001:db8::2 dev k0"),
@@ -115,7 +119,7 @@ class Test:
                         % (FLAP_INDEX, FLAP_INDEX, env.peer)),
                        ("r", "link set k3 up"), ("p", "link set pk3 up"),
                        ("p", "addr add 10.3.0.2/24 dev pk3")] + connected(3), force=False)
-        mac = sh("ip", "-n", env.peer, "-br", "link", "show", "pk3").split()[2]
+        mac = peer_mac(env, "pk3")
         env.run_lines([("r", "neigh replace 10.3.0.2 dev k3 lladdr %s nud permanent" % mac),
                        ("r", "nexthop add id 70 via 10.3.0.2 dev k3"),
                        ("r", "route add 203.0.113.0/24 nhid 70")], force=False)

@@ -19,13 +19,13 @@
 
 #include "sources/kernel/kernel_table.h"
 #include "sources/netlink/netlink_build.h"
+#include "tests/sources/kernel_messages.h"
 #include "tests/sources/recording_sink.h"
 #include "tests/support/netlink_bytes.h"
 
 namespace fibnic {
 namespace {
 
-constexpr unsigned kIffLowerUp = 0x10000;
 constexpr uint32_t kK0 = 10, kK1 = 11;
 
 std::vector<uint8_t> Bytes(nl_msg* m, uint16_t type) {
@@ -38,14 +38,7 @@ std::vector<uint8_t> Bytes(nl_msg* m, uint16_t type) {
 }
 
 std::vector<uint8_t> LinkMessage(uint32_t ifindex, const char* name) {
-  rtnl_link* l = rtnl_link_alloc();
-  rtnl_link_set_ifindex(l, static_cast<int>(ifindex));
-  rtnl_link_set_name(l, name);
-  rtnl_link_set_flags(l, IFF_UP | IFF_RUNNING | kIffLowerUp);
-  nl_msg* m = nullptr;
-  EXPECT_EQ(rtnl_link_build_add_request(l, NLM_F_CREATE, &m), 0);
-  rtnl_link_put(l);
-  return Bytes(m, RTM_NEWLINK);
+  return testing::LinkMessage(ifindex, name, 0, std::nullopt);
 }
 
 std::vector<uint8_t> NeighMessage(bool add, const char* addr, const char* mac, uint32_t ifindex) {
