@@ -102,7 +102,6 @@ void Pipeline::RunBatch() {
   if (!initial_ && !batch.updates.empty()) {
     batch_updates_ = batch.updates.size();
     last_batch_ = Clock::now();
-    last_batch_ns_.store(last_batch_.time_since_epoch().count(), std::memory_order_relaxed);
     Status st = PushCommit();
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.batch_size_last = batch.updates.size();
@@ -148,7 +147,8 @@ Status Pipeline::PushCommit() {
     pushed = device_.Push(deltas, fib_->image());
   }
   int64_t push_ns = NsSince(t1);
-  if (pushed.ok()) {
+  // A safe part that wrote nothing leaves it: the device was right already.
+  if (pushed.ok() && (resync || !AllEmpty(deltas))) {
     std::lock_guard<std::mutex> lock(metrics_mu_);
     m_.safe_generation = device_.generation();
   }

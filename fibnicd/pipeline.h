@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <functional>
 #include <future>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -184,19 +183,16 @@ class Pipeline {
   Status RepairDevice(const FibnicReadback& held);
 
   PipelineMetrics metrics() const;
-  // A routing daemon's burst is under way (any thread): updates wait to be
-  // taken, or a batch went out less than kBurstGap ago. Whole-table jobs on
+  // A routing daemon's burst is under way (on the strand, as every caller
+  // is): updates wait to be taken, or a batch went out less than kBurstGap
+  // ago. Whole-table jobs on
   // the strand (the status recount) then hold back
   // (web::FibView::Options::strand_busy): the queue drains between the
   // sources' reads many times a second in a burst, and a recount begun in
   // such a gap held the burst's next updates for its whole run (100-300 ms
   // for a full table on a loaded host: withdrawn prefixes still forwarded
   // that long in bench/frr).
-  bool busy() const {
-    return queue_.depth() > 0 ||
-           std::chrono::steady_clock::now().time_since_epoch().count() - last_batch_ns_.load(std::memory_order_relaxed) <
-               std::chrono::duration_cast<std::chrono::steady_clock::duration>(kBurstGap).count();
-  }
+  bool busy() const { return queue_.depth() > 0 || std::chrono::steady_clock::now() - last_batch_ < kBurstGap; }
 
  private:
   void Wake();           // from the queue: something arrived
@@ -243,10 +239,9 @@ class Pipeline {
   static constexpr std::chrono::milliseconds kChoicePace{100};
   static constexpr std::chrono::milliseconds kChoiceIdle{5};
   std::chrono::steady_clock::time_point choice_began_{}, last_batch_{};
-  // last_batch_ for busy() on other threads; a pause shorter than kBurstGap
-  // is within a burst (zebra's and BIRD's pauses between their batches).
+  // A pause shorter than this is within a burst (zebra's and BIRD's pauses
+  // between their batches).
   static constexpr std::chrono::milliseconds kBurstGap{100};
-  std::atomic<int64_t> last_batch_ns_{std::numeric_limits<int64_t>::min() / 2};
   boost::asio::steady_timer choice_timer_;
   bool choice_timer_armed_ = false;
   bool choice_held_ = false;  // the next choice to begin was held back
