@@ -178,7 +178,10 @@ class KernelTable {
   Status ApplyAddr(const nlmsghdr* msg);  // kernel_table_addr.cc
   void SweepAddrs();
   void EmitInside(const Prefix& outer);
-  void DropIpv4PathsVia(uint32_t ifindex, bool gone);
+  // How an interface lost IPv4 (kernel_table_link.cc): what the kernel's
+  // flush takes with it.
+  enum class Ipv4Loss { kLinkDown, kNoAddress, kGone };
+  void DropIpv4PathsVia(uint32_t ifindex, Ipv4Loss loss);
   void ReviveIpv4PathsVia(uint32_t ifindex);
   std::optional<int64_t> ReplaceFirstOfRankV4(Entries& entries, const Key& key);
   int64_t PlaceV4(const Entries& entries, const Key& key, uint16_t nlmsg_flags);

@@ -1,8 +1,8 @@
 // KernelTable's address half: which interfaces hold an IPv4 address. The
 // kernel disables IPv4 on an interface whose last IPv4 address goes
-// (fib_disable_ip, as for a link going down): the routes through it leave its
-// FIB and a multipath route's next-hops through it are marked dead — without
-// a route message. Adding an address to an interface that is up revives them
+// (fib_disable_ip, forced: even the routes of scope host a link going down
+// spares): the routes through it leave its FIB and a multipath route's
+// next-hops through it are marked dead — without a route message. Adding an address to an interface that is up revives them
 // (fib_sync_up), also silently (found by tests/kdiff).
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
@@ -48,7 +48,7 @@ Status KernelTable::ApplyAddr(const nlmsghdr* msg) {
     auto it = v4_addrs_.find(ifindex);
     if (it == v4_addrs_.end() || it->second.erase(*local) == 0 || !it->second.empty()) return OkStatus();
     v4_addrs_.erase(it);
-    DropIpv4PathsVia(ifindex, /*gone=*/false);
+    DropIpv4PathsVia(ifindex, Ipv4Loss::kNoAddress);
     return OkStatus();
   }
   auto& held = v4_addrs_[ifindex];

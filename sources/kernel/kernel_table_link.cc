@@ -36,30 +36,33 @@ void KernelTable::ForgetLinkStateFlags(NlRoute& r) const {
 
 // A link going down (or away) takes the IPv4 routes through it out of the
 // kernel's FIB without a single RTM_DELROUTE (IPv6 announces its
-// deletions). A multipath route that keeps a live next-hop stays:
-// its next-hops through a link going down are marked dead (RTNH_F_DEAD) and
-// come back when the link comes up again (fib_sync_up), also silently; a
-// link deleted takes every route through it (found by tests/kdiff). The
-// local table is left alone: punting the host's own
-// addresses is always right.
-void KernelTable::DropIpv4PathsVia(uint32_t ifindex, bool gone) {
+// deletions): fib_sync_down_dev, in three strengths. A link going down
+// spares the routes of scope host (the local table's, and any `scope host`
+// or `local` route in another table, a VRF's included): their next-hop has
+// scope nowhere, which only a forced flush kills. Its last IPv4 address
+// going forces the flush. A multipath route that keeps a live next-hop
+// stays in both: its next-hops through the link are marked dead
+// (RTNH_F_DEAD) and come back when the link comes up again (fib_sync_up),
+// also silently. A link deleted takes every route through it (found by
+// tests/kdiff).
+void KernelTable::DropIpv4PathsVia(uint32_t ifindex, Ipv4Loss loss) {
   auto via = [&](const NlPath& x) { return x.ifindex == ifindex; };
-  auto hit = [&](const KernelRoutes::Kind& k) {
-    return k.route.prefix.family() == Family::kV4 && k.rank != 0 &&
-           std::any_of(k.route.paths.begin(), k.route.paths.end(), via);
+  auto hit = [&](const NlRoute& r) {
+    return r.prefix.family() == Family::kV4 && (loss != Ipv4Loss::kLinkDown || r.scope != RT_SCOPE_HOST) &&
+           std::any_of(r.paths.begin(), r.paths.end(), via);
   };
-  for (const Prefix& p : routes_.PrefixesOf([&](uint32_t, const KernelRoutes::Kind& k) { return hit(k); })) {
+  for (const Prefix& p : routes_.PrefixesOf([&](uint32_t, const KernelRoutes::Kind& k) { return hit(k.route); })) {
     ChangeRoutes(p, [&](Entries& entries) {
       for (auto e = entries.begin(); e != entries.end();) {
         NlRoute& r = e->second.route;
-        if (std::get<0>(e->first) == 0 || std::none_of(r.paths.begin(), r.paths.end(), via)) {
+        if (!hit(r)) {
           ++e;
           continue;
         }
         const bool live_elsewhere = std::any_of(r.paths.begin(), r.paths.end(), [&](const NlPath& x) {
           return !via(x) && !(x.flags & RTNH_F_DEAD);
         });
-        if (gone || !live_elsewhere) {
+        if (loss == Ipv4Loss::kGone || !live_elsewhere) {
           e = entries.erase(e);
           continue;
         }
@@ -125,7 +128,7 @@ Status KernelTable::ApplyLink(const nlmsghdr* msg) {
   // The kernel has no next-hop object through it (kernel_table_nexthop.cc).
   if (gone || !objects_kept) DropObjectsVia(ifindex);
   const bool was_down = admin_down_.count(ifindex) != 0;
-  if (gone || !up) DropIpv4PathsVia(ifindex, gone);
+  if (gone || !up) DropIpv4PathsVia(ifindex, gone ? Ipv4Loss::kGone : Ipv4Loss::kLinkDown);
   if (gone || up) {
     admin_down_.erase(ifindex);
   } else {

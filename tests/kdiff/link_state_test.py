@@ -37,6 +37,7 @@ from kdiff_events import connected  # noqa: E402
 from kernel_oracle import acceptable, netns_listener, netns_socket  # noqa: E402
 
 V6_DEST, V4_DEST, OBJ_DEST = "2001:db8:100:1::9", "198.18.3.4", "203.0.113.9"
+HOST_LOCAL, HOST_UNICAST, HOST_OTHER = "198.51.100.7", "198.51.100.8", "198.51.101.9"  # the device punts a /24 with a longer route
 IFF_RUNNING, IFF_LOWER_UP = 0x40, 0x10000
 RTM_NEWLINK, RTM_SETLINK, IFLA_MTU, RTNLGRP_LINK = 16, 19, 4, 1
 FLAP_INDEX = 77  # k3 and its peer both: a veth's carrier change is then paced (not urgent to linkwatch)
@@ -79,10 +80,10 @@ class Test:
         out = answers(self.env, dests)
         print(name)
         for a, d, k, ok in out:
-            print("  %s: device %s, kernel %s%s" % (a, d or "punt", sorted(k) or "refused",
+            print("  %s: device %s, kernel %s%s" % (a, d or "punt", sorted(k) or "none (local or refused)",
                                                      "" if ok else "  <- not acceptable"))
             if not ok:
-                self.fail("%s: the device answered %s for %s, the kernel %s" % (name, d, a, sorted(k) or "refused"))
+                self.fail("%s: the device answered %s for %s, the kernel %s" % (name, d, a, sorted(k) or "none (local or refused)"))
             if forward_port is not None and (d is None or d == "drop" or d[0] != forward_port):
                 self.fail("%s: the device did not forward %s on port %d (%s)" % (name, a, forward_port, d or "punt"))
         return out
@@ -108,6 +109,41 @@ class Test:
                       "the test's premise does not hold here" % (V6_DEST, sorted(out[0][2])))
         env.run_lines([("r", "link set k0 state up")], force=False)
         self.phase("dormant 3. k0 let in (state up)", [V6_DEST, V4_DEST], forward_port=0)
+
+    def host_scope(self):
+        """Routes of scope host through k1 outlive k1 going down; its last address going takes them."""
+        env = self.env
+        mac = peer_mac(env, "pk0")
+        env.run_lines([("r", "neigh replace 10.0.0.2 dev k0 lladdr %s nud permanent" % mac),
+                       ("r", "route add 198.51.0.0/16 via 10.0.0.2 dev k0"),
+                       ("r", "route add local %s/32 dev k1 table main" % HOST_LOCAL),
+                       ("r", "route add %s/32 dev k1 scope host" % HOST_UNICAST)], force=False)
+        dests = [HOST_LOCAL, HOST_UNICAST, HOST_OTHER]
+        out = self.phase("host scope 1. k1 up", dests)
+        self.forwarded_on(out, HOST_OTHER, 0, "host scope 1")
+        env.run_lines([("r", "link set k1 down")], force=False)
+        out = self.phase("host scope 2. k1 down: the kernel keeps both routes of scope host", dests)
+        self.forwarded_on(out, HOST_OTHER, 0, "host scope 2")
+        routes = sh("ip", "-n", env.ns, "-4", "route", "show", "table", "main", "dev", "k1", check=False)
+        if HOST_LOCAL not in routes or HOST_UNICAST not in routes:
+            self.fail("host scope: this kernel flushed a route of scope host when k1 went down (%r); "
+                      "the test's premise does not hold here" % routes)
+        env.run_lines([("r", "link set k1 up")], force=False)
+        for a in sh("ip", "-n", env.ns, "-4", "-o", "addr", "show", "dev", "k1").split("\n"):
+            if a.strip():
+                env.run_lines([("r", "addr del %s dev k1" % a.split()[3])], force=False)
+        out = self.phase("host scope 3. k1's last IPv4 address gone: the kernel flushes both", dests)
+        for a in dests:
+            self.forwarded_on(out, a, 0, "host scope 3")
+        routes = sh("ip", "-n", env.ns, "-4", "route", "show", "table", "main", "dev", "k1", check=False)
+        if routes.strip():
+            self.fail("host scope: this kernel kept routes through k1 without an IPv4 address (%r); "
+                      "the test's premise does not hold here" % routes)
+
+    def forwarded_on(self, out, dest, port, name):
+        for a, d, _, _ in out:
+            if a == dest and (d is None or d == "drop" or d[0] != port):
+                self.fail("%s: the device did not forward %s on port %d (%s)" % (name, a, port, d or "punt"))
 
     def flap(self):
         """k3's carrier lost and back while linkwatch holds the change."""
@@ -204,6 +240,7 @@ def main():
     test = Test(env)
     try:
         test.dormant()
+        test.host_scope()
         test.flap()
     finally:
         env.close()
