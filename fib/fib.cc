@@ -10,6 +10,7 @@
 namespace fibnic {
 
 void Fib::Impl::UpsertRoute(const Route& route) {
+  ++edits;
   // Canonical paths (sorted, unique, never empty); copied only when the
   // caller's are not already canonical, the common case in a table load.
   const std::vector<NextHop>* paths = &route.paths;
@@ -34,6 +35,7 @@ void Fib::Impl::UpsertRoute(const Route& route) {
 }
 
 void Fib::Impl::DeleteRoute(const Prefix& prefix, RouteSource source) {
+  ++edits;
   if (prefix.family() == Family::kV4) {
     pending_v4.push_back({prefix.addr().v4(), static_cast<uint8_t>(prefix.len()), true, RibCand{source, 0, kNoGroup}});
     return;
@@ -114,23 +116,37 @@ void Fib::DeleteRoute(const Prefix& prefix, RouteSource source) { impl_->DeleteR
 void Fib::UpsertNeighbor(const Neighbor& n) { impl_->UpsertNeighbor(n); }
 void Fib::DeleteNeighbor(const IpAddr& addr, PortId port) { impl_->DeleteNeighbor(addr, port); }
 RibSink& Fib::sink() { return *impl_; }
-std::vector<DeviceDelta> Fib::Commit() { return impl_->Commit(); }
-std::vector<DeviceDelta> Fib::CommitSafe() { return impl_->CommitSafe(); }
-std::vector<DeviceDelta> Fib::CommitBest() { return impl_->CommitBest(); }
+std::vector<DeviceDelta> Fib::Commit() {
+  ++impl_->edits;
+  return impl_->Commit();
+}
+std::vector<DeviceDelta> Fib::CommitSafe() {
+  ++impl_->edits;
+  return impl_->CommitSafe();
+}
+std::vector<DeviceDelta> Fib::CommitBest() {
+  ++impl_->edits;
+  return impl_->CommitBest();
+}
 std::vector<DeviceDelta> Fib::CommitBest(std::chrono::steady_clock::time_point deadline) {
+  ++impl_->edits;
   return impl_->CommitBest(deadline);
 }
 bool Fib::best_pending() const { return !impl_->tcam6.compiler().settled(); }
 bool Fib::choosing() const { return impl_->tcam6.compiler().choosing(); }
 
 void Fib::CommitWhole() {
+  ++impl_->edits;
   impl_->sram.set_record(false);
   impl_->Commit();
   impl_->sram.set_record(true);
 }
 void Fib::TrimAfterChurn() { impl_->heap.Quiet(); }
 void Fib::TrimWhenIdle() { impl_->heap.Idle(); }
-DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) { return impl_->AdoptDevice(device); }
+DeviceAdoption Fib::AdoptDevice(const DeviceImage& device) {
+  ++impl_->edits;
+  return impl_->AdoptDevice(device);
+}
 const DeviceImage& Fib::image() const { return impl_->image; }
 uint64_t Fib::commits() const { return impl_->commits; }
 
@@ -141,6 +157,7 @@ std::optional<std::chrono::steady_clock::time_point> Fib::NextSlotReview() const
 void Fib::SetPortMac(PortId port, const MacAddr& mac) {
   auto& img = impl_->image;
   if (port >= img.port_macs.size() || img.port_macs[port] == mac) return;
+  ++impl_->edits;
   img.port_macs[port] = mac;
   impl_->port_macs_changed.push_back(port);
 }

@@ -195,6 +195,20 @@ class Fib {
   std::vector<Neighbor> Neighbors() const;
   std::vector<SlotInfo> Slots() const;
   FibCounts Counts() const;
+  // Counts() in steps, for a caller that must not hold its thread for a whole
+  // pass (tens of ms on a full table): each CountStep() works until
+  // `deadline` (always making some progress) and, once the pass is done,
+  // gives the counts. Any change to the Fib between steps (an edit, a
+  // commit, a choice step) voids the pass: counts are always of one state.
+  struct CountsPass;
+  struct CountsPassDelete {
+    void operator()(CountsPass* p) const;
+  };
+  using CountsPassPtr = std::unique_ptr<CountsPass, CountsPassDelete>;
+  enum class CountsProgress { kMore, kDone, kVoid };
+  CountsPassPtr StartCounts() const;
+  // kDone: *out holds the counts. kVoid: the Fib changed; start a new pass.
+  CountsProgress CountStep(CountsPass& pass, std::chrono::steady_clock::time_point deadline, FibCounts* out) const;
   // Commits so far (what Counts() reports, without its pass over the tables).
   uint64_t commits() const;
   // When a slot owner's held weight lapses: a Commit() then may move slots

@@ -33,8 +33,14 @@ struct Fib::Impl : public RibSink {
   // --- intake (fib.cc) ----------------------------------------------------------
   void UpsertRoute(const Route& route) override;
   void DeleteRoute(const Prefix& prefix, RouteSource source) override;
-  void UpsertNeighbor(const Neighbor& n) override { resolver.UpsertNeighbor(n); }
-  void DeleteNeighbor(const IpAddr& addr, PortId port) override { resolver.DeleteNeighbor(addr, port); }
+  void UpsertNeighbor(const Neighbor& n) override {
+    ++edits;
+    resolver.UpsertNeighbor(n);
+  }
+  void DeleteNeighbor(const IpAddr& addr, PortId port) override {
+    ++edits;
+    resolver.DeleteNeighbor(addr, port);
+  }
   // Applies the IPv4 queue (see pending_v4) to the RIB and the SRAM compiler.
   void Settle();
   void Apply(const Prefix& p, const RibChange& ch);
@@ -79,8 +85,10 @@ struct Fib::Impl : public RibSink {
   std::string WhyGroup(NhgId g, PuntReason reason) const;
   template <typename Key, typename ToKey, typename ToPrefix>
   void List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix, const std::function<bool(const RouteInfo&)>& fn) const;
-  // [OffloadState] of the best IPv4 routes, and how many of the punted are shadowed.
-  std::pair<std::array<uint64_t, 3>, uint64_t> CountV4() const;
+  // --- counts (fib_counts.cc) ----------------------------------------------------
+  // The IPv4 and IPv6 parts of a counting pass, each until `deadline`; true when done.
+  bool CountV4(CountsPass& pass, std::chrono::steady_clock::time_point deadline) const;
+  bool CountV6(CountsPass& pass, std::chrono::steady_clock::time_point deadline) const;
 
   // IPv4 upserts and deletes wait here until anything reads or commits
   // (Settle); a table load then goes into the RIB in one prefetched batch.
@@ -103,6 +111,9 @@ struct Fib::Impl : public RibSink {
   std::vector<uint8_t> moved;  // by clamped group id: its SRAM code moved this commit (kept to avoid reallocation)
   HeapTrim heap;
   uint64_t commits = 0;
+  // Every change to what the queries answer (an edit, a commit, a choice
+  // step): a counting pass in steps starts over when it moved.
+  uint64_t edits = 0;
 };
 
 }  // namespace fibnic

@@ -1,5 +1,6 @@
 // The Fib's queries: a route's offload state (RouteInfo), the RIB's answer
-// for a destination, listing in prefix order, counts, slots and neighbours.
+// for a destination, listing in prefix order, slots and neighbours (the
+// counts are fib_counts.cc's).
 // Each settles the IPv4 queue first (logically const: the answer is the same
 // as if every upsert had been applied when it arrived).
 #include <algorithm>
@@ -144,62 +145,6 @@ void Fib::Impl::List(const RouteQuery& q, ToKey to_key, ToPrefix to_prefix,
   }
 }
 
-// Offload states of the best IPv4 routes, as Info gives them. A <= /24
-// route's state follows from its own /24s (the cells at depth len + 1 in its
-// range), so one pass over all 2^24 cells tallies every route at once, where
-// Info would walk each route's whole range (a /8 alone is 65536 cells).
-std::pair<std::array<uint64_t, 3>, uint64_t> Fib::Impl::CountV4() const {
-  std::array<uint64_t, 3> n{};
-  auto count = [&](OffloadState s) { ++n[static_cast<int>(s)]; };
-  std::array<bool, 16> forwards{};
-  for (size_t code = 1; code < forwards.size() && code < image.nexthop.size(); ++code) {
-    forwards[code] = image.nexthop[code].valid();
-  }
-  // Routes nest, so at each length only one route's cells are open at a time:
-  // once a cell of another route of that length shows up, the open one is done.
-  struct Tally {
-    uint32_t first = ~0u;  // the route's first /24
-    uint32_t total = 0, punted = 0;
-  };
-  std::array<Tally, 25> open{};
-  uint64_t with_cells = 0, longer = 0;
-  auto close = [&](Tally& t) {
-    if (t.total == 0) return;
-    ++with_cells;
-    count(t.punted == 0 ? OffloadState::kOffloaded
-                        : t.punted == t.total ? OffloadState::kPunted : OffloadState::kPartial);
-    t = Tally{};
-  };
-  for (uint32_t i = 0; i < Sram4Compiler::kSlash24s; ++i) {
-    if ((i & 3) == 0 && sram.EmptyWord(i >> 2)) {  // unrouted space: nothing opens or closes
-      i += 3;
-      continue;
-    }
-    const auto cell = sram.cell(i);
-    if (cell.has_longer) {
-      // Routes longer than /24 are few; Info answers each from its /24's code.
-      for (const auto& l : *sram.LongerIn(i)) {
-        count(Info(Prefix::V4(i << 8 | l.offset, l.len), RibCand{RouteSource::kStatic, 0, l.group}, true).state);
-        ++longer;
-      }
-    }
-    if (cell.len_plus1 == 0) continue;
-    const int shift = 25 - cell.len_plus1;
-    Tally& t = open[cell.len_plus1 - 1u];
-    if (const uint32_t first = i >> shift << shift; first != t.first) {
-      close(t);
-      t.first = first;
-    }
-    ++t.total;
-    t.punted += !forwards[image.CodeOf24(i)];
-  }
-  for (Tally& t : open) close(t);
-  // Shadowed routes (more-specifics cover all their /24s) punt.
-  const uint64_t shadowed = rib.size(Family::kV4) - longer - with_cells;
-  n[static_cast<int>(OffloadState::kPunted)] += shadowed;
-  return {n, shadowed};
-}
-
 // --- Fib ------------------------------------------------------------------------
 
 RibAnswer Fib::Lookup(const IpAddr& dst) const {
@@ -325,47 +270,6 @@ std::vector<SlotInfo> Fib::Slots() const {
     out.push_back(s);
   }
   return out;
-}
-
-FibCounts Fib::Counts() const {
-  impl_->Settle();
-  const Impl& m = *impl_;
-  FibCounts c;
-  const auto [v4, v4_shadowed] = m.CountV4();
-  std::copy(v4.begin(), v4.end(), c.routes[0]);
-  c.shadowed[0] = v4_shadowed;
-  // IPv6 routes have no cells to walk: each one's state is a group and a
-  // TCAM trie probe, asked in prefix order so each walks from its neighbour.
-  // The sorted list is 24 bytes a route (a Prefix and its RibCand are 64:
-  // 10 MB allocated at each recount of a full table, a peak of its own).
-  struct V6Route {
-    uint64_t hi, lo;
-    NhgId nhg;
-    uint8_t len, distance;
-    RouteSource source;
-  };
-  std::vector<V6Route> v6;
-  v6.reserve(m.rib.size(Family::kV6));
-  m.rib.ForEach(Family::kV6, [&](const Prefix& p, const RibCand& cand) {
-    const U128 a = p.addr().v6();
-    v6.push_back({static_cast<uint64_t>(a >> 64), static_cast<uint64_t>(a), cand.nhg, static_cast<uint8_t>(p.len()),
-                  cand.distance, cand.source});
-  });
-  std::sort(v6.begin(), v6.end(), [](const V6Route& a, const V6Route& b) {
-    return std::tie(a.hi, a.lo, a.len) < std::tie(b.hi, b.lo, b.len);
-  });
-  std::vector<int> walk;
-  for (const V6Route& r : v6) {
-    const Prefix p = Prefix::V6((U128{r.hi} << 64) | r.lo, r.len);
-    const RouteInfo info = m.StateInfo(p, RibCand{r.source, r.distance, r.nhg}, true, &walk);
-    ++c.routes[1][static_cast<int>(info.state)];
-    c.shadowed[1] += info.reason == PuntReason::kShadowed;
-  }
-  c.candidates = m.rib.candidates();
-  c.neighbors = m.resolver.neighbors().size();
-  c.slots_used = m.resolver.slots_used();
-  c.commits = m.commits;
-  return c;
 }
 
 }  // namespace fibnic

@@ -44,16 +44,11 @@ Fibnicd::~Fibnicd() {
 }
 
 std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
-  // The counts walk every route on the pipeline thread (tens of ms at a full
-  // table): at start-up at once, then cost-bounded (more tightly while
-  // updates wait), so a heartbeat during a long churn never holds up the
-  // routes (it may show older counts).
-  const double factor = pipeline_->busy() ? kCountsBusyCostFactor : kCountsCostFactor;
-  if (!counts_commit_ || (counts_commit_ != fib.commits() && counts_cost_.Due(factor))) {
-    counts_cost_.Run([&] { counts_ = fib.Counts(); });
-    counts_commit_ = fib.commits();
-  }
-  const FibCounts& c = counts_;
+  // The web view's counts (on the strand, where this runs): made once at
+  // start-up, then following the commits within its cost bound, so a
+  // heartbeat during a long churn never holds up the routes (it may show
+  // older counts).
+  const FibCounts c = view_->CountsOnStrand();
   std::ostringstream out;
   for (int f = 0; f < 2; ++f) {
     uint64_t total = c.routes[f][0] + c.routes[f][1] + c.routes[f][2];

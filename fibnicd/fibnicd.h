@@ -22,7 +22,6 @@
 #include "fibnicd/fibnicd_config.h"
 #include "fibnicd/fpm_offload_oracle.h"
 #include "fibnicd/pipeline.h"
-#include "common/cost_bound.h"
 #include "common/sd_notifier.h"
 #include "sources/api/api_source.h"
 #include "sources/file/file_source.h"
@@ -109,13 +108,6 @@ class Fibnicd {
   std::thread web_thread_;
   int exit_code_ = 0;
   bool stopping_ = false;
-  // Summary's counts as of a commit: Counts() passes over every /24 (tens of
-  // ms on a full table) and the heartbeat must not stall updates that long.
-  FibCounts counts_;
-  std::optional<uint64_t> counts_commit_;
-  CostBound counts_cost_;
-  static constexpr double kCountsCostFactor = 20;       // as the web's (FibView::Options::cost_factor)
-  static constexpr double kCountsBusyCostFactor = 100;  // ... busy_cost_factor
 };
 
 }  // namespace fibnic

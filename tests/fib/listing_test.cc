@@ -2,7 +2,8 @@
 // update sequences from several sources. The references: the test's own
 // table of candidates (best = lowest distance, then lowest source), filtered
 // and ordered by a plain std::map; each route's RouteInfo from GetRoute(),
-// whose per-route /24 walk is also the oracle for Counts(). Seeds are
+// whose per-route /24 walk is also the oracle for Counts() and for a pass in
+// steps (CountStep). Seeds are
 // printed; FIBNIC_SEED replays one.
 #include <gtest/gtest.h>
 
@@ -219,11 +220,27 @@ FibCounts CheckAll(Fib& fib, const Table& table, std::mt19937_64& rng) {
       want.shadowed[f == Family::kV4 ? 0 : 1] += cands[0].reason == PuntReason::kShadowed;
     }
   }
-  const FibCounts c = fib.Counts();
-  for (int f = 0; f < 2; ++f) {
-    for (int s = 0; s < 3; ++s) EXPECT_EQ(c.routes[f][s], want.routes[f][s]) << "family " << f << " state " << s;
-    EXPECT_EQ(c.shadowed[f], want.shadowed[f]) << "family " << f << " shadowed";
+  auto expect_counts = [&](const FibCounts& c, const char* how) {
+    for (int f = 0; f < 2; ++f) {
+      for (int s = 0; s < 3; ++s) {
+        EXPECT_EQ(c.routes[f][s], want.routes[f][s]) << how << ": family " << f << " state " << s;
+      }
+      EXPECT_EQ(c.shadowed[f], want.shadowed[f]) << how << ": family " << f << " shadowed";
+    }
+  };
+  expect_counts(fib.Counts(), "Counts()");
+  // In steps as short as they come (each stops at its first look at the
+  // clock): a pass cut anywhere, resumed from its positions, counts the same.
+  Fib::CountsPassPtr pass = fib.StartCounts();
+  FibCounts stepped;
+  int steps = 1;
+  Fib::CountsProgress progress;
+  while ((progress = fib.CountStep(*pass, std::chrono::steady_clock::now(), &stepped)) == Fib::CountsProgress::kMore) {
+    ++steps;
   }
+  EXPECT_EQ(progress, Fib::CountsProgress::kDone);
+  EXPECT_GT(steps, 256) << "2^24 cells, a clock look every 2^16: a pass of one step was not cut";
+  expect_counts(stepped, "CountStep()");
   return want;
 }
 
@@ -306,6 +323,25 @@ TEST(ListingEdges, AfterAndFiltersOfTheOtherFamily) {
   EXPECT_TRUE(list(Family::kV4, v4, std::nullopt).empty());
   EXPECT_TRUE(list(Family::kV4, std::nullopt, v6).empty());
   EXPECT_EQ(list(Family::kV4, *Prefix::Parse("9.255.255.255/32"), v4), std::vector<Prefix>{v4});
+}
+
+// A pass in steps is of one state of the Fib: a change between two steps
+// (here a route whose /24 the pass has not reached yet, which would
+// otherwise be counted) voids it, and a new pass counts the change.
+TEST(CountSteps, AChangeBetweenStepsVoidsThePass) {
+  Fib fib{FibConfig{}};
+  fib.UpsertRoute(Route{*Prefix::Parse("10.0.0.0/8"), RouteSource::kStatic, 1, {NextHop::ToHost()}});
+  fib.Commit();
+  Fib::CountsPassPtr pass = fib.StartCounts();
+  FibCounts c;
+  ASSERT_EQ(fib.CountStep(*pass, std::chrono::steady_clock::now(), &c), Fib::CountsProgress::kMore);
+  fib.UpsertRoute(Route{*Prefix::Parse("203.0.113.0/24"), RouteSource::kStatic, 1, {NextHop::ToHost()}});
+  EXPECT_EQ(fib.CountStep(*pass, std::chrono::steady_clock::time_point::max(), &c), Fib::CountsProgress::kVoid);
+  fib.Commit();
+  pass = fib.StartCounts();
+  ASSERT_EQ(fib.CountStep(*pass, std::chrono::steady_clock::time_point::max(), &c), Fib::CountsProgress::kDone);
+  EXPECT_EQ(c.routes[0][0] + c.routes[0][1] + c.routes[0][2], 2u);
+  EXPECT_EQ(c.commits, fib.commits());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Listing, ::testing::Values(2, 4));

@@ -54,14 +54,19 @@ void FibView::ScheduleCounts() {
 }
 
 void FibView::RefreshCounts() {
+  bool first = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (snapshot_->counts && options_.strand_busy && options_.strand_busy()) {
+    first = !snapshot_->counts;
+    if (!pass_ && !first && options_.strand_busy && options_.strand_busy()) {
       const auto wait = counts_cost_.Wait(options_.busy_cost_factor);
       if (wait > Clock::duration::zero()) {
         // Still pending: the later run recounts for every commit until then.
+        // It looks again soon, as the burst may be one batch (a single
+        // change makes the strand busy for a moment).
         if (options_.post_after) {
-          options_.post_after(wait, [self = shared_from_this()] { self->RefreshCounts(); });
+          options_.post_after(std::min<Clock::duration>(wait, options_.busy_recheck),
+                              [self = shared_from_this()] { self->RefreshCounts(); });
         } else {
           counts_pending_ = false;
         }
@@ -72,21 +77,53 @@ void FibView::RefreshCounts() {
   }
   counts_cv_.notify_all();
   const auto t0 = Clock::now();
+  Fib::CountsProgress progress = Fib::CountsProgress::kDone;
   auto next = std::make_shared<FibSnapshot>(*snapshot());
   if (!next->counts || next->counts_commits != fib_->commits()) {
-    next->counts = fib_->Counts();
-    next->counts_commits = fib_->commits();
-    next->counts_at = Clock::now();
+    if (!pass_) {
+      pass_ = fib_->StartCounts();
+      pass_spent_ = Clock::duration::zero();
+    }
+    FibCounts counts;
+    progress = fib_->CountStep(*pass_, first ? Clock::time_point::max() : t0 + options_.count_step, &counts);
+    if (progress == Fib::CountsProgress::kDone) {
+      next->counts = counts;
+      next->counts_commits = fib_->commits();
+      next->counts_at = Clock::now();
+    }
   }
-  next->commits = fib_->commits();
-  Swap(std::move(next));
+  pass_spent_ += Clock::now() - t0;
+  if (progress == Fib::CountsProgress::kMore) {
+    // Behind whatever waits on the strand now: a batch goes first.
+    post_([self = shared_from_this()] { self->RefreshCounts(); });
+    return;
+  }
+  if (progress == Fib::CountsProgress::kDone) {
+    next->commits = fib_->commits();
+    Swap(std::move(next));
+  }
+  pass_.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    counts_cost_ = {Clock::now(), Clock::now() - t0};
+    counts_cost_ = {Clock::now(), pass_spent_};
     counts_pending_ = false;
     counts_running_ = false;
   }
   counts_cv_.notify_all();
+  // A voided pass: the change that voided it is counted by the next, within the cost bound.
+  if (progress == Fib::CountsProgress::kVoid) ScheduleCounts();
+}
+
+FibCounts FibView::CountsOnStrand() {
+  if (!snapshot()->counts) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      counts_pending_ = true;
+    }
+    pass_.reset();  // the first counts are made whole, here
+    RefreshCounts();
+  }
+  return *snapshot()->counts;
 }
 
 StatusOr<std::shared_ptr<const FibSnapshot>> FibView::SnapshotWithCounts() {

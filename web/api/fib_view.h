@@ -7,18 +7,23 @@
 //  - the device tables from the writer's shadow (what was written), copied
 //    on the strand; the live device only through Verify.
 //
-// Fib::Counts() passes over every /24 cell (~43 ms on a full table) and the
-// SRAM copy moves 4-8 MiB: both run on the strand at most once per commit,
-// and never sooner than 20x their own last cost after the previous run
-// (≤ 5% of the strand); in between, readers get the previous result with its
-// age. While a routing daemon's burst is under way (Options::strand_busy:
-// updates waiting, or a batch moments ago) a recount waits 100x its cost
-// instead (≤ 1%): the bound is of the strand's wall time, and in a burst
-// every bit of the strand is owed to the routes — a recount cannot be
-// interrupted, and the updates that come during it wait for its end. Once a reader has first asked for counts, they follow every commit by
-// themselves (Publish schedules the recount, delayed by that bound when
-// needed), so a status asked after a quiet spell is true — not the counts of
-// the previous request; the SRAM copy is made only when a client asks.
+// Fib::Counts() passes over every /24 cell and every IPv6 route (50-100 ms
+// on a full table) and the SRAM copy moves 4-8 MiB. The recount runs on the
+// strand in steps of a few ms (Fib::CountStep), each posted behind whatever
+// waits there, so a batch that arrives meanwhile waits one step, not a pass;
+// a change between steps voids the pass. A pass starts at most once per
+// commit, and never sooner than 20x the strand time of the previous one
+// (≤ 5% of the strand); in between, readers get the previous counts with
+// their age. While a routing daemon's burst is under way
+// (Options::strand_busy: updates waiting, or a batch moments ago) a pass
+// waits 100x instead (≤ 1%), or until the burst is over: in a burst every
+// bit of the strand is owed to the routes, and a pass started there would
+// be voided anyway. Once a reader
+// has first asked for counts, they follow every commit by themselves
+// (Publish schedules the recount, delayed by that bound when needed), so a
+// status asked after a quiet spell is true — not the counts of the previous
+// request; the SRAM copy is made only when a client asks. The very first
+// counts are made in one go: a reader waits for them.
 #pragma once
 
 #include <algorithm>
@@ -77,6 +82,8 @@ class FibView : public std::enable_shared_from_this<FibView> {
     // while it is, recounts wait busy_cost_factor x their cost instead.
     std::function<bool()> strand_busy;
     double busy_cost_factor = 100;
+    std::chrono::milliseconds busy_recheck{100};  // a waiting recount looks again whether the burst is over
+    std::chrono::microseconds count_step{5000};  // a recount step's length on the strand
   };
 
   // fib and writer (null = no device) are touched only on the strand and
@@ -98,6 +105,9 @@ class FibView : public std::enable_shared_from_this<FibView> {
   StatusOr<std::shared_ptr<const FibSnapshot>> SnapshotWithCounts();
   // The SRAM as of the latest commit (within the cost bound).
   StatusOr<std::shared_ptr<const SramCopy>> Sram();
+  // On the strand only: the latest counts, made now (in one go) when there
+  // are none yet; a first call makes them follow every commit after.
+  FibCounts CountsOnStrand();
   // Reads the device back and compares it with the compiled image (on the strand).
   StatusOr<VerifyReport> Verify();
   bool has_device() const { return writer_ != nullptr; }
@@ -119,7 +129,7 @@ class FibView : public std::enable_shared_from_this<FibView> {
  private:
   FibView(Post post, const Fib& fib, DeviceWriter* writer, Options options);
   void Swap(std::shared_ptr<const FibSnapshot> next);
-  void RefreshCounts();  // on the strand
+  void RefreshCounts();  // on the strand: one step of a recount (all of it the first time)
   void ScheduleCounts();  // on the strand: a recount now or when the cost bound allows
 
   Post post_;
@@ -134,6 +144,8 @@ class FibView : public std::enable_shared_from_this<FibView> {
   bool counts_running_ = false;  // it has started on the strand
   std::condition_variable counts_cv_;
   CostBound counts_cost_;
+  Fib::CountsPassPtr pass_;  // the recount under way (the strand's)
+  std::chrono::steady_clock::duration pass_spent_{0};  // its steps' time so far
   std::shared_ptr<const SramCopy> sram_;
   CostBound sram_cost_;
 };
