@@ -43,8 +43,9 @@ void FibView::ScheduleCounts() {
   std::chrono::steady_clock::duration wait;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Until a reader first asks there is no one to keep them for: no recounts.
-    if (counts_pending_ || !snapshot_->counts) return;
+    // Until a web reader first asks there is no one to keep them for: no
+    // recounts (the heartbeat asks for its own, CountsOnStrand).
+    if (counts_pending_ || !followed_ || !snapshot_->counts) return;
     counts_pending_ = true;
     wait = counts_cost_.Wait(options_.cost_factor);
   }
@@ -122,13 +123,21 @@ FibCounts FibView::CountsOnStrand() {
     }
     pass_.reset();  // the first counts are made whole, here
     RefreshCounts();
+    return *snapshot()->counts;
   }
-  return *snapshot()->counts;
+  const auto snap = snapshot();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (snap->counts_commits != fib_->commits() && !counts_pending_ && counts_cost_.Due(options_.cost_factor)) {
+    counts_pending_ = true;  // one recount, in steps, for the next call
+    post_([self = shared_from_this()] { self->RefreshCounts(); });
+  }
+  return *snap->counts;
 }
 
 StatusOr<std::shared_ptr<const FibSnapshot>> FibView::SnapshotWithCounts() {
   auto snap = snapshot();
   std::unique_lock<std::mutex> lock(mu_);
+  followed_ = true;
   if (!snap->counts) {
     // The very first counts: wait for a recount — the one a commit scheduled,
     // or ours — to start within the strand timeout, then for it to finish.

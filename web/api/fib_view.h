@@ -18,8 +18,8 @@
 // (Options::strand_busy: updates waiting, or a batch moments ago) a pass
 // waits 100x instead (≤ 1%), or until the burst is over: in a burst every
 // bit of the strand is owed to the routes, and a pass started there would
-// be voided anyway. Once a reader
-// has first asked for counts, they follow every commit by themselves
+// be voided anyway. Once a web reader (status, /metrics) has first asked
+// for counts, they follow every commit by themselves
 // (Publish schedules the recount, delayed by that bound when needed), so a
 // status asked after a quiet spell is true — not the counts of the previous
 // request; the SRAM copy is made only when a client asks. The very first
@@ -105,8 +105,11 @@ class FibView : public std::enable_shared_from_this<FibView> {
   StatusOr<std::shared_ptr<const FibSnapshot>> SnapshotWithCounts();
   // The SRAM as of the latest commit (within the cost bound).
   StatusOr<std::shared_ptr<const SramCopy>> Sram();
-  // On the strand only: the latest counts, made now (in one go) when there
-  // are none yet; a first call makes them follow every commit after.
+  // On the strand only (fibnicd's heartbeat): the latest counts, made now
+  // (in one go) when there are none yet; when they are older than the last
+  // commit, one recount is started (in steps, within the cost bound) for a
+  // later call. Unlike a web reader's first ask, it does not make the counts
+  // follow every commit: no one may be reading them.
   FibCounts CountsOnStrand();
   // Reads the device back and compares it with the compiled image (on the strand).
   StatusOr<VerifyReport> Verify();
@@ -141,6 +144,7 @@ class FibView : public std::enable_shared_from_this<FibView> {
   mutable std::mutex mu_;
   std::shared_ptr<const FibSnapshot> snapshot_;
   bool counts_pending_ = false;  // a recount is posted or running
+  bool followed_ = false;        // a web reader asked: recounts follow the commits
   bool counts_running_ = false;  // it has started on the strand
   std::condition_variable counts_cv_;
   CostBound counts_cost_;
