@@ -44,10 +44,10 @@ Fibnicd::~Fibnicd() {
 }
 
 std::string Fibnicd::Summary(const Fib& fib, const PipelineMetrics& m) {
-  // The web view's counts (on the strand, where this runs): made once at
-  // start-up, then following the commits within its cost bound, so a
-  // heartbeat during a long churn never holds up the routes (it may show
-  // older counts).
+  // The web view's counts (on the strand, where this runs): made whole at
+  // start-up, then recounted in steps within the view's cost bound when
+  // found older than the last commit, so a heartbeat during a long churn
+  // never holds up the routes (it may show older counts).
   const FibCounts c = view_->CountsOnStrand();
   std::ostringstream out;
   for (int f = 0; f < 2; ++f) {

@@ -2,8 +2,9 @@
 // kernel disables IPv4 on an interface whose last IPv4 address goes
 // (fib_disable_ip, forced: even the routes of scope host a link going down
 // spares): the routes through it leave its FIB and a multipath route's
-// next-hops through it are marked dead — without a route message. Adding an address to an interface that is up revives them
-// (fib_sync_up), also silently (found by tests/kdiff).
+// next-hops through it are marked dead — without a route message. Adding an
+// address to an interface that is up revives them (fib_sync_up), also
+// silently.
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>

@@ -79,19 +79,15 @@ void FibView::RefreshCounts() {
   counts_cv_.notify_all();
   const auto t0 = Clock::now();
   Fib::CountsProgress progress = Fib::CountsProgress::kDone;
-  auto next = std::make_shared<FibSnapshot>(*snapshot());
-  if (!next->counts || next->counts_commits != fib_->commits()) {
+  std::optional<FibCounts> counts;  // set: a pass finished
+  const auto before = snapshot();
+  if (!before->counts || before->counts_commits != fib_->commits()) {
     if (!pass_) {
       pass_ = fib_->StartCounts();
       pass_spent_ = Clock::duration::zero();
     }
-    FibCounts counts;
-    progress = fib_->CountStep(*pass_, first ? Clock::time_point::max() : t0 + options_.count_step, &counts);
-    if (progress == Fib::CountsProgress::kDone) {
-      next->counts = counts;
-      next->counts_commits = fib_->commits();
-      next->counts_at = Clock::now();
-    }
+    counts.emplace();
+    progress = fib_->CountStep(*pass_, first ? Clock::time_point::max() : t0 + options_.count_step, &*counts);
   }
   pass_spent_ += Clock::now() - t0;
   if (progress == Fib::CountsProgress::kMore) {
@@ -100,6 +96,12 @@ void FibView::RefreshCounts() {
     return;
   }
   if (progress == Fib::CountsProgress::kDone) {
+    auto next = std::make_shared<FibSnapshot>(*before);
+    if (counts) {
+      next->counts = *counts;
+      next->counts_commits = fib_->commits();
+      next->counts_at = Clock::now();
+    }
     next->commits = fib_->commits();
     Swap(std::move(next));
   }
