@@ -81,8 +81,8 @@ class EmuNic {
   // since the last call, or when all_peer_state (a PC ID entry may have been
   // rewritten to name another address: the caller asks now and then).
   // First, a DOWN bit this NIC showed that reads 0 now was cleared by the
-  // driver (a write of 1 over a file, ipnuma/nic_file_bar.h): that stream is
-  // reset, as the register's write of 1 does on the hardware.
+  // driver (a write of 1 over a file or a BPF map, ipnuma/nic_memory_bar.h):
+  // that stream is reset, as the register's write of 1 does on the hardware.
   void Publish(bool all_peer_state = true);
   const ipnuma_model::NicCounters& own_counters() const { return own_; }
 

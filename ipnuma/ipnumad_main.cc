@@ -23,7 +23,7 @@
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/kernel_neighbours.h"
-#include "ipnuma/nic_file_bar.h"
+#include "ipnuma/nic_memory_bar.h"
 #include "web/http/dashboard.h"
 #include "web/http/server.h"
 
@@ -41,14 +41,14 @@ StatusOr<std::unique_ptr<Bar>> OpenDevice(const DeviceConfig& d) {
     ASSIGN_OR_RETURN(auto bar, PciBar::Open(kSysfsPciDevices, bdf));
     return std::unique_ptr<Bar>(std::move(bar));
   }
-  // A file stands for the NIC: PEER_STATE's write-1-to-clear shows in it (NicFileBar).
+  // A file stands for the NIC: PEER_STATE's write-1-to-clear shows in it (NicMemoryBar).
   struct stat st {};
   if (::stat(d.path.c_str(), &st) == 0) {  // an existing NIC image: its own size, probed below
     ASSIGN_OR_RETURN(auto bar, FileBar::Open(d.path, static_cast<size_t>(st.st_size)));
-    return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
+    return std::unique_ptr<Bar>(std::make_unique<NicMemoryBar>(std::move(bar)));
   }
   ASSIGN_OR_RETURN(auto bar, FileBar::OpenOrCreate(d.path, d.model.bar0_bytes(), IdentityBlock(d.model)));
-  return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
+  return std::unique_ptr<Bar>(std::make_unique<NicMemoryBar>(std::move(bar)));
 }
 
 StatusOr<BufferPool> OpenPool(const PoolConfig& p) {
