@@ -72,7 +72,7 @@ StatusOr<std::unique_ptr<Bar>> OpenDevice(const DeviceConfig& d) {
 StatusOr<BufferPool> OpenPool(const PoolConfig& p) {
   switch (p.kind) {
     case PoolConfig::Kind::kUdmabuf: return BufferPool::FromUdmabuf(p.path);
-    case PoolConfig::Kind::kFile: return BufferPool::FromFile(p.path, p.base);
+    case PoolConfig::Kind::kFile: return BufferPool::FromFile(p.path, p.base, p.size);
     case PoolConfig::Kind::kReserved: break;
   }
   return BufferPool::Reserved(p.base, p.size);
