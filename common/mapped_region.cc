@@ -34,8 +34,14 @@ StatusOr<PinnedMap> OpenPinnedMap(const std::string& path) {
   attr.pathname = reinterpret_cast<uint64_t>(path.c_str());
   const long fd = ::syscall(__NR_bpf, BPF_OBJ_GET, &attr, sizeof attr);
   if (fd < 0) {
-    const std::string why = "cannot open the BPF map pinned at " + path + ": " + std::strerror(errno);
-    return errno == ENOENT ? NotFound(why) : IoError(why);
+    const int err = errno;
+    std::string why = "cannot open the BPF map pinned at " + path + ": " + std::strerror(err);
+    // A bpffs refuses every name with a dot (EPERM, even for root): say so,
+    // or "Operation not permitted" sends one looking at privileges.
+    if (err == EPERM && std::filesystem::path(path).filename().string().find('.') != std::string::npos) {
+      why += " (a bpffs refuses names with a '.')";
+    }
+    return err == ENOENT ? NotFound(why) : IoError(why);
   }
   bpf_map_info info{};
   bpf_attr q{};

@@ -173,7 +173,9 @@ StatusOr<IpnumadConfig> FromDocument(const YamlDocument& doc) {
     c.pool.path = pool.String("path", "");
   }
   if (c.pool.kind != PoolConfig::Kind::kUdmabuf) c.pool.base = AddressKey(pool, "base", true);
-  if (c.pool.kind == PoolConfig::Kind::kReserved) c.pool.size = AddressKey(pool, "size", true);
+  if (c.pool.kind != PoolConfig::Kind::kUdmabuf) {
+    c.pool.size = AddressKey(pool, "size", c.pool.kind == PoolConfig::Kind::kReserved);
+  }
   pool.Finish();
 
   YamlMap neigh = root.Map("neighbours");

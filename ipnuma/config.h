@@ -24,9 +24,9 @@ struct DeviceConfig {
 
 struct PoolConfig {
   enum class Kind { kUdmabuf, kReserved, kFile } kind = Kind::kReserved;
-  std::string path;      // udmabuf: the sysfs directory; file: the backing file
+  std::string path;      // udmabuf: the sysfs directory; file: the backing file or BPF map pin
   uint64_t base = 0;     // reserved/file: physical base
-  uint64_t size = 0;     // reserved
+  uint64_t size = 0;     // reserved; file (optional, 0 = absent): its size, that of a map created when none is pinned
 };
 
 struct ApiConfig {

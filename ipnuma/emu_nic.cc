@@ -1,6 +1,7 @@
 #include "ipnuma/emu_nic.h"
 
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/mapped_region.h"
 #include "device/ipnuma_wire.h"
 #include "ipnuma/emu_frames.h"
 
@@ -31,6 +33,10 @@ void StoreLe64(uint8_t* p, uint64_t v) { __atomic_store_n(reinterpret_cast<uint6
 void StoreLe32(uint8_t* p, uint32_t v) { __atomic_store_n(reinterpret_cast<uint32_t*>(p), v, __ATOMIC_RELAXED); }
 uint32_t LoadLe32(const uint8_t* p) { return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_SEQ_CST); }
 
+// A BPF map's value size that lays its values out as one mmapable region
+// (hwif/bpf_bar.h's kBpfBarPage; this library does not link hwif).
+constexpr uint32_t kMapValueBytes = 4096;
+
 std::string Hex(uint64_t v) {
   char b[24];
   std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -40,6 +46,7 @@ std::string Hex(uint64_t v) {
 }  // namespace
 
 StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, uint64_t create_size) {
+  if (IsBpfFsPath(path)) return OpenMap(path);
   const int flags = O_RDWR | O_CLOEXEC | (create_size > 0 ? O_CREAT : 0);
   const int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
@@ -65,10 +72,33 @@ StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, 
   const int err = errno;
   ::close(fd);
   if (map == MAP_FAILED) return IoError("cannot map " + path + ": " + std::strerror(err));
-  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size));
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size, -1));
 }
 
-MappedFile::~MappedFile() { ::munmap(data_, size_); }
+StatusOr<std::unique_ptr<MappedFile>> MappedFile::OpenMap(const std::string& path) {
+  ASSIGN_OR_RETURN(PinnedMap m, OpenPinnedMap(path));
+  // Only page-sized values of an mmapable array lie end to end in one
+  // region, the layout ipnumad and an XDP program address it by.
+  if (m.type != BPF_MAP_TYPE_ARRAY || m.key_size != 4 || m.value_size != kMapValueBytes ||
+      !(m.flags & BPF_F_MMAPABLE)) {
+    ::close(m.fd);
+    return FailedPrecondition("BPF map " + path + " is not an mmapable array of " + std::to_string(kMapValueBytes) +
+                              "-byte values");
+  }
+  const size_t size = size_t{m.value_size} * m.max_entries;
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
+  if (map == MAP_FAILED) {
+    const int err = errno;
+    ::close(m.fd);
+    return IoError("cannot map the BPF map " + path + ": " + std::strerror(err));
+  }
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size, m.fd));
+}
+
+MappedFile::~MappedFile() {
+  ::munmap(data_, size_);
+  if (map_fd_ >= 0) ::close(map_fd_);
+}
 
 EmuNic::EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pages, std::unique_ptr<MappedFile> pool,
                uint64_t pool_base, const regs::Caps& caps)
@@ -101,9 +131,12 @@ StatusOr<std::unique_ptr<EmuNic>> EmuNic::Open(const Files& f) {
   }
   const regs::Caps caps = regs::Caps::Decode(Le32(b + regs::kOffCaps0), Le32(b + regs::kOffCaps1));
   if (Status st = caps.Validate(); !st.ok()) return st.WithContext("BAR0 file " + f.bar0);
-  if (bar0->size() != caps.bar0_bytes()) {
+  // A map holds whole values: ipnumad rounds BAR0 up to them.
+  size_t bar0_bytes = caps.bar0_bytes();
+  if (bar0->map_fd() >= 0) bar0_bytes = (bar0_bytes + kMapValueBytes - 1) / kMapValueBytes * kMapValueBytes;
+  if (bar0->size() != bar0_bytes) {
     return FailedPrecondition("BAR0 file " + f.bar0 + " is " + std::to_string(bar0->size()) + " bytes, CAPS say " +
-                              std::to_string(caps.bar0_bytes()));
+                              std::to_string(bar0_bytes));
   }
   ASSIGN_OR_RETURN(auto pages, MappedFile::Open(f.pages, caps.bar2_bytes()));
   if (pages->size() != caps.bar2_bytes()) {

@@ -21,10 +21,14 @@
 namespace fibnic::ipnuma {
 
 // A file mapped shared, read-write: writes by other processes that map it
-// (ipnumad, the client library) are seen at once, and ours by them.
+// (ipnumad, the client library) are seen at once, and ours by them. A path on
+// a bpffs is a pinned BPF array map instead (mmapable, 4096-byte values, so
+// its values lie end to end as one region): the memory an XDP program reads
+// and writes too.
 class MappedFile {
  public:
-  // With create_size > 0 a missing file is created (sparse) with that size.
+  // With create_size > 0 a missing regular file is created (sparse) with that
+  // size; a map must already be pinned.
   static StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path, uint64_t create_size = 0);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -32,11 +36,16 @@ class MappedFile {
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   std::span<uint8_t> bytes() const { return {data_, size_}; }
+  // The pinned map's file descriptor, kept open for a BPF program that uses
+  // the map; -1 for a regular file.
+  int map_fd() const { return map_fd_; }
 
  private:
-  MappedFile(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  MappedFile(uint8_t* data, size_t size, int map_fd) : data_(data), size_(size), map_fd_(map_fd) {}
+  static StatusOr<std::unique_ptr<MappedFile>> OpenMap(const std::string& path);
   uint8_t* data_;
   size_t size_;
+  int map_fd_;
 };
 
 // A doorbell the NIC has not answered yet, and who waits for it.
@@ -59,10 +68,15 @@ class EmuNic {
     uint64_t pool_base = 0;
   };
   // Maps the three files; BAR0 must be an IP-NUMA NIC (ID, VERSION, CAPS) of
-  // the size its CAPS0 implies; the page region is created when missing.
+  // the size its CAPS0 implies (as a BPF map: rounded up to whole 4096-byte
+  // values); a page region file is created when missing.
   static StatusOr<std::unique_ptr<EmuNic>> Open(const Files& files);
 
   const ipnuma_regs::Caps& caps() const { return caps_; }
+  // The BPF maps BAR0 and the pool are in when their paths lie on a bpffs
+  // (for an XDP program that shares them); -1 for a regular file.
+  int bar0_map_fd() const { return bar0_->map_fd(); }
+  int pool_map_fd() const { return pool_->map_fd(); }
 
   // A frame from the wire at model time now_ns; frames to send are appended.
   void OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vector<std::vector<uint8_t>>& out);
@@ -81,8 +95,8 @@ class EmuNic {
   // since the last call, or when all_peer_state (a PC ID entry may have been
   // rewritten to name another address: the caller asks now and then).
   // First, a DOWN bit this NIC showed that reads 0 now was cleared by the
-  // driver (a write of 1 over a file, ipnuma/nic_file_bar.h): that stream is
-  // reset, as the register's write of 1 does on the hardware.
+  // driver (a write of 1 over a file or a BPF map, ipnuma/nic_memory_bar.h):
+  // that stream is reset, as the register's write of 1 does on the hardware.
   void Publish(bool all_peer_state = true);
   const ipnuma_model::NicCounters& own_counters() const { return own_; }
 

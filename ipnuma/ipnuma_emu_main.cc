@@ -14,6 +14,10 @@
 //
 // Programs ring its doorbell (ipnuma/client.h) on the unix socket PATH
 // (default BAR2_FILE.sock) after storing into BAR2_FILE.
+//
+// A --bar, --pool or --pages path on a bpffs names a pinned BPF array map
+// (what ipnumad makes there), mapped the same way: the memory an XDP
+// receive path can read and write.
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>

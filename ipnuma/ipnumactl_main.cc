@@ -1,13 +1,12 @@
 // ipnumactl: the operator's command line for ipnumad (its REST API), and an
 // offline decoder of IP-NUMA BAR images.
-#include <sys/stat.h>
-
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "common/http_client.h"
-#include "hwif/file_bar.h"
+#include "common/mapped_region.h"
+#include "hwif/memory_bar.h"
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/nic.h"
@@ -25,7 +24,7 @@ constexpr const char* kUsage =
     "  map NAME PEER EXPORT OFFSET FIRST_PAGE PAGES      map local pages onto a peer's export\n"
     "  unmap NAME                                        unmap a mapping\n"
     "  reconcile                                         retry pending work now\n"
-    "  decode BAR_FILE                                   decode an IP-NUMA BAR0 image (offline)\n"
+    "  decode BAR_FILE                                   decode an IP-NUMA BAR0 image or BPF map pin (offline)\n"
     "API default 127.0.0.1:7471; the token (for changes) from --token-file or $IPNUMA_TOKEN.\n";
 
 std::string Hex(uint64_t v) {
@@ -34,13 +33,13 @@ std::string Hex(uint64_t v) {
   return b;
 }
 
-// Valid entries and mapped page runs of a BAR image, as JSON.
+// Valid entries and mapped page runs of a BAR image (a file, or a BPF map
+// pinned on a bpffs), as JSON. Read only, from a copy of it.
 StatusOr<json> Decode(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return IoError(path + ": cannot stat");
-  ASSIGN_OR_RETURN(auto bar, FileBar::Open(path, static_cast<size_t>(st.st_size)));
-  ASSIGN_OR_RETURN(regs::Caps caps, ProbeNic(*bar));
-  NicTables t = DecodeNicTables(bar->data(), caps);
+  ASSIGN_OR_RETURN(MappedRegion image, MappedRegion::Open(path));
+  MemoryBar bar(std::vector<uint8_t>(image.data(), image.data() + image.size()));
+  ASSIGN_OR_RETURN(regs::Caps caps, ProbeNic(bar));
+  NicTables t = DecodeNicTables(bar.data(), caps);
   json j;
   j["caps"] = {{"pages", caps.pages}, {"pcid_entries", caps.pcid_entries}, {"region_entries", caps.region_entries}};
   j["local"] = {{"control", t.local.control},

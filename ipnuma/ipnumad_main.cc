@@ -16,14 +16,16 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/mapped_region.h"
 #include "common/sd_notifier.h"
+#include "hwif/bpf_bar.h"
 #include "hwif/file_bar.h"
 #include "hwif/pci_bar.h"
 #include "ipnuma/api.h"
 #include "ipnuma/config.h"
 #include "ipnuma/http_transport.h"
 #include "ipnuma/kernel_neighbours.h"
-#include "ipnuma/nic_file_bar.h"
+#include "ipnuma/nic_memory_bar.h"
 #include "web/http/dashboard.h"
 #include "web/http/server.h"
 
@@ -41,20 +43,36 @@ StatusOr<std::unique_ptr<Bar>> OpenDevice(const DeviceConfig& d) {
     ASSIGN_OR_RETURN(auto bar, PciBar::Open(kSysfsPciDevices, bdf));
     return std::unique_ptr<Bar>(std::move(bar));
   }
-  // A file stands for the NIC: PEER_STATE's write-1-to-clear shows in it (NicFileBar).
+  // Memory stands for the NIC, PEER_STATE's write-1-to-clear shown in it
+  // (NicMemoryBar): on a bpffs a pinned BPF map, which an XDP program can
+  // reach; anywhere else a regular file.
+  auto wrap = [](std::unique_ptr<MappedBar> m) {
+    return std::unique_ptr<Bar>(std::make_unique<NicMemoryBar>(std::move(m)));
+  };
+  if (IsBpfFsPath(d.path)) {
+    // A map holds whole 4 KiB values: a model whose BAR0 is not a multiple
+    // of them gets a larger map, the tail past PAGEMAP unused, as a PCI BAR
+    // (a power of two) is larger than its registers. ProbeNic accepts that.
+    const size_t size = (d.model.bar0_bytes() + kBpfBarPage - 1) / kBpfBarPage * kBpfBarPage;
+    auto existing = BpfBar::OpenAnySize(d.path);  // an existing NIC: its own size, probed below
+    if (existing.ok()) return wrap(std::move(*existing));
+    if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+    ASSIGN_OR_RETURN(auto map, BpfBar::OpenOrCreate(d.path, size, IdentityBlock(d.model)));
+    return wrap(std::move(map));
+  }
   struct stat st {};
   if (::stat(d.path.c_str(), &st) == 0) {  // an existing NIC image: its own size, probed below
     ASSIGN_OR_RETURN(auto bar, FileBar::Open(d.path, static_cast<size_t>(st.st_size)));
-    return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
+    return wrap(std::move(bar));
   }
   ASSIGN_OR_RETURN(auto bar, FileBar::OpenOrCreate(d.path, d.model.bar0_bytes(), IdentityBlock(d.model)));
-  return std::unique_ptr<Bar>(std::make_unique<NicFileBar>(std::move(bar)));
+  return wrap(std::move(bar));
 }
 
 StatusOr<BufferPool> OpenPool(const PoolConfig& p) {
   switch (p.kind) {
     case PoolConfig::Kind::kUdmabuf: return BufferPool::FromUdmabuf(p.path);
-    case PoolConfig::Kind::kFile: return BufferPool::FromFile(p.path, p.base);
+    case PoolConfig::Kind::kFile: return BufferPool::FromFile(p.path, p.base, p.size);
     case PoolConfig::Kind::kReserved: break;
   }
   return BufferPool::Reserved(p.base, p.size);

@@ -1,6 +1,8 @@
 #include "ipnuma/pool.h"
 
+#include <linux/bpf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -8,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/mapped_region.h"
 #include "device/ipnuma_regs.h"
+#include "hwif/bpf_bar.h"
 
 namespace fibnic::ipnuma {
 namespace {
@@ -52,6 +56,45 @@ Status CheckPool(const BufferPool& p) {
   return OkStatus();
 }
 
+// The pool as a BPF map pinned at path: the map's size (the values lie end to
+// end in its mmap), or a zeroed one of `size` bytes made when none is pinned.
+StatusOr<BufferPool> FromMap(const std::string& path, uint64_t phys_base, uint64_t size) {
+  auto pinned = OpenPinnedMap(path);
+  if (!pinned.ok() && pinned.status().code() != StatusCode::kNotFound) return pinned.status();
+  if (pinned.ok()) {
+    ::close(pinned->fd);
+    const PinnedMap& m = *pinned;
+    if (m.type != BPF_MAP_TYPE_ARRAY || m.key_size != 4 || m.value_size != kBpfBarPage ||
+        !(m.flags & BPF_F_MMAPABLE)) {
+      return FailedPrecondition("BPF map " + path + " cannot be the buffer pool: it is not an mmapable array of " +
+                                std::to_string(kBpfBarPage) + "-byte values");
+    }
+    const uint64_t have = uint64_t{m.value_size} * m.max_entries;
+    if (size != 0 && size != have) {
+      return InvalidArgument("pool.size " + Hex(size) + " differs from the size of the BPF map pinned at " + path +
+                             " (" + Hex(have) + "); leave it out or make them equal");
+    }
+    size = have;
+  } else {
+    if (size == 0) {
+      return NotFound("no BPF map is pinned at " + path + " and pool.size is not set: give pool.size to have one "
+                      "made there");
+    }
+    if (size % kBpfBarPage != 0) {
+      return InvalidArgument("pool.size " + Hex(size) + " for the BPF map at " + path + " is not a multiple of " +
+                             std::to_string(kBpfBarPage) + " (the map's value size)");
+    }
+    if (size / kBpfBarPage > UINT32_MAX) {
+      return InvalidArgument("pool.size " + Hex(size) + " for the BPF map at " + path + " is more than 2^32 values");
+    }
+    // A map's memory is zeroed when it is made; nothing to preset.
+    RETURN_IF_ERROR(BpfBar::OpenOrCreate(path, size, {}).status());
+  }
+  BufferPool p{phys_base, size, "BPF map " + path};
+  RETURN_IF_ERROR(CheckPool(p));
+  return p;
+}
+
 }  // namespace
 
 std::string BufferPool::Describe() const {
@@ -73,11 +116,16 @@ StatusOr<BufferPool> BufferPool::Reserved(uint64_t phys_base, uint64_t size) {
   return p;
 }
 
-StatusOr<BufferPool> BufferPool::FromFile(const std::string& path, uint64_t phys_base) {
+StatusOr<BufferPool> BufferPool::FromFile(const std::string& path, uint64_t phys_base, uint64_t size) {
+  if (IsBpfFsPath(path)) return FromMap(path, phys_base, size);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return IoError(path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
   BufferPool p{phys_base, static_cast<uint64_t>(st.st_size), "file " + path};
+  if (size != 0 && size != p.size) {
+    return InvalidArgument("pool.size " + Hex(size) + " differs from the size of " + path + " (" + Hex(p.size) +
+                           "); leave it out or make them equal");
+  }
   RETURN_IF_ERROR(CheckPool(p));
   return p;
 }

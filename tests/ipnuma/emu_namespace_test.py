@@ -2,14 +2,18 @@
 """ipnuma-emu moves bytes: two hosts in network namespaces, each with ipnumad
 (file backend) and ipnuma-emu on a veth, joined by a bridge in a third
 namespace (the wire). B exports a region, A maps pages to it through ipnumad's
-peer agreement, and a program on A writes through libipnuma; B's pool file
+peer agreement, and a program on A writes through libipnuma; B's pool
 must equal a plain byte array to which the same writes were applied. Then the
 same with 1 % and 10 % loss on the wire, an unreachable peer, and a revoke.
 
-  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR   (root; FIBNIC_SEED replays a run)
+  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR [file|bpf]   (root; FIBNIC_SEED replays a run)
+
+bpf: each host's BAR0 and pool are BPF maps pinned on a bpffs the test
+mounts (TwoHosts memory="bpf"), as an XDP receive path needs them.
 
 Everything is named after this process's pid and removed by that name only.
 """
+import json
 import os
 import random
 import shutil
@@ -22,13 +26,15 @@ from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORME
                           TX_WRITES, OFF_EPOCH_BASE, OFF_MAX_PAYLOAD, OFF_PEER_STATE, PEERS_DOWN, TwoHosts, counter, ext,
                           EmuWriter, check_export, in_ns, page_pcid, random_writes, run_test, sh, stop, u64,
                           wait_for)
+from pinned import is_bpffs
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
+MEMORY = sys.argv[3] if len(sys.argv) > 3 else "file"
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
 PAGES = 64
 EACCES, ENXIO, EHOSTDOWN = 13, 6, 112
 
-hosts = TwoHosts(BIN, "ipe", wire="bridge", pages=PAGES)
+hosts = TwoHosts(BIN, "ipe", wire="bridge", pages=PAGES, memory=MEMORY)
 work = hosts.work
 NS_A, NS_B = hosts.ns["a"], hosts.ns["b"]
 VA, VB = hosts.iface["a"], hosts.iface["b"]
@@ -74,7 +80,7 @@ for f in sys.argv[1:]:
 
 
 def check_pool(oracle, label):
-    check_export(os.path.join(work, "b.pool"), EXPORT_OFF, oracle, label)
+    check_export(hosts.pool("b"), EXPORT_OFF, oracle, label)
 
 
 def main():
@@ -87,7 +93,7 @@ def main():
             print(f"FAIL: needs {tool} (iproute2, nftables: scripts/install-deps.sh installs them)")
             return 1
     seed = int(os.environ.get("FIBNIC_SEED", "0"), 0) or random.randrange(1, 2**63)
-    print(f"seed {seed} (FIBNIC_SEED={seed} replays it)", flush=True)
+    print(f"seed {seed} (FIBNIC_SEED={seed} replays it); BAR0 and pool: {MEMORY}", flush=True)
     rng = random.Random(seed)
 
     hosts.setup_network()
@@ -103,6 +109,12 @@ def main():
     hosts.wait_api("a")
     hosts.wait_api("b")
     pcid = hosts.map("a", "to-b", "rx", 0, PAGES)
+    # What the test set up is what ran: pins on the bpffs, or files.
+    for path in (bar_a, bar_b, hosts.pool("a"), hosts.pool("b")):
+        assert is_bpffs(path) == (MEMORY == "bpf"), f"{path} is not on the memory asked for ({MEMORY})"
+    # The offline decoder reads A's BAR0, a file or a pin alike.
+    pages = json.loads(sh(os.path.join(BIN, "ipnumactl"), "decode", bar_a).stdout)["pages"]
+    assert pages == [{"first_page": 0, "pages": PAGES, "pcid": pcid, "remote_base": hex(POOL_B + EXPORT_OFF)}], pages
 
     writer = EmuWriter(hosts, TBIN, f"{work}/a.pages")
     oracle = bytearray(EXPORT_LEN)

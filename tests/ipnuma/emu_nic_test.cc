@@ -13,7 +13,7 @@
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/nic.h"
-#include "ipnuma/nic_file_bar.h"
+#include "ipnuma/nic_memory_bar.h"
 #include "tests/support/parse.h"
 #include "tests/support/test_seed.h"
 
@@ -233,7 +233,7 @@ TEST_F(EmuPair, SilentPeerGoesDownAndIsRefusedUntilReset) {
 }
 
 // ipnumad's reset through the BAR file: its write of 1 over DOWN clears the
-// bit in the file (NicFileBar), and the NIC resets the stream at its next
+// bit in the file (NicMemoryBar), and the NIC resets the stream at its next
 // publish, as a device takes the write; until then stores stay refused.
 TEST_F(EmuPair, DriversWriteOfOneThroughTheFileResetsTheStream) {
   const std::vector<uint8_t> data(64, 0x44);
@@ -247,7 +247,7 @@ TEST_F(EmuPair, DriversWriteOfOneThroughTheFileResetsTheStream) {
   ASSERT_EQ(state(), regs::kPeerStateDown);
   a_.nic->Publish();  // published again unchanged: still down, nothing reset
   EXPECT_EQ(Write(0, data).code(), StatusCode::kUnavailable);
-  NicFileBar driver(FileBar::Open((a_.dir / "bar0").string(), Model().bar0_bytes()).value());
+  NicMemoryBar driver(FileBar::Open((a_.dir / "bar0").string(), Model().bar0_bytes()).value());
   ASSERT_TRUE(driver.Write32(regs::PeerStateOffset(kPcidB), regs::kPeerStateDown).ok());
   EXPECT_EQ(state(), 0u);
   a_.nic->Publish();

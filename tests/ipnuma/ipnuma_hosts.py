@@ -2,7 +2,7 @@
 and ipnuma-emu on a veth: what the namespace test (emu_namespace_test.py) and
 the bench (bench/ipnuma) both run on.
 
-  hosts = TwoHosts(bin_dir, "ipe", wire="bridge")   # or wire="veth"
+  hosts = TwoHosts(bin_dir, "ipe", wire="bridge")   # or wire="veth"; memory="bpf"
   try:
       hosts.setup_network()
       hosts.write_config("a", exports="")           # then "b", with its exports
@@ -13,9 +13,18 @@ the bench (bench/ipnuma) both run on.
 
 wire="bridge" joins the hosts' veths in a bridge in a third namespace (the
 wire), whose ports take nftables loss rules (set_loss); wire="veth" joins the
-two hosts by one veth pair, nothing between them. Every namespace, interface
-and work folder is named after this process's pid and a prefix, recorded when
-made, and removed by that record only.
+two hosts by one veth pair, nothing between them.
+
+memory="file" keeps each host's BAR0 and pool in regular files in the work
+folder; memory="bpf" mounts a bpffs there (DIR/bpffs, seen inside `ip netns
+exec`, which remounts only /sys) and has ipnumad make BAR0 and the pool as
+BPF maps pinned in it (a_bar, a_pool, ...: a bpffs refuses names with a
+dot), the memory an XDP receive path reaches. Every reader here (u64,
+counter, ext, page_pcid, check_export) reads either (pinned.py).
+
+Every namespace, interface, mount and work folder is named after this
+process's pid and a prefix, recorded when made, and removed by that record
+only.
 """
 import os
 import shutil
@@ -25,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pinned import read_bytes  # noqa: E402
 
 PORT = 4790
 POOL_A, POOL_B = 0x100000000, 0x200000000
@@ -72,9 +84,8 @@ def wait_for(what, cond, timeout=20.0):
 
 
 def u64(path, off):
-    with open(path, "rb") as f:
-        f.seek(off)
-        return struct.unpack("<Q", f.read(8))[0]
+    """The little-endian u64 at off of a BAR0 file or pinned map."""
+    return struct.unpack("<Q", read_bytes(path, off, 8))[0]
 
 
 def counter(bar, k):
@@ -96,10 +107,14 @@ def secret(path, text):
 
 
 class TwoHosts:
-    def __init__(self, bin_dir, prefix, wire="bridge", pages=64, pool_bytes=1 << 20):
+    def __init__(self, bin_dir, prefix, wire="bridge", pages=64, pool_bytes=1 << 20, memory="file"):
         assert wire in ("bridge", "veth")
+        assert memory in ("file", "bpf")
+        assert pool_bytes % 4096 == 0 or memory == "file", "a pool map holds whole 4 KiB values"
         pid = os.getpid()
         self.bin, self.wire, self.pages, self.pool_bytes = bin_dir, wire, pages, pool_bytes
+        self.memory = memory
+        self.bpffs = None  # the bpffs this mounted (memory="bpf"), unmounted by close()
         self.ns = {"a": f"{prefix}{pid}a", "b": f"{prefix}{pid}b"}
         self.ns_wire = f"{prefix}{pid}w"
         self.iface = {"a": f"ia{pid}", "b": f"ib{pid}"}      # the hosts' ends
@@ -113,7 +128,12 @@ class TwoHosts:
         return os.path.join(self.work, name)
 
     def bar(self, h):
-        return self.path(f"{h}.bar")
+        """h's BAR0: a file, or the pin ipnumad makes."""
+        return os.path.join(self.work, "bpffs", f"{h}_bar") if self.memory == "bpf" else self.path(f"{h}.bar")
+
+    def pool(self, h):
+        """h's host memory: a file, or the pin ipnumad makes (from pool.size)."""
+        return os.path.join(self.work, "bpffs", f"{h}_pool") if self.memory == "bpf" else self.path(f"{h}.pool")
 
     def start(self, name, ns, *cmd, **popen):
         log = open(self.path(name + ".log"), "w")
@@ -164,11 +184,22 @@ class TwoHosts:
             raise RuntimeError("nft: " + r.stderr)
 
     def prepare_files(self):
-        """The peers' shared secret, each host's API token and pool file."""
+        """The peers' shared secret, each host's API token and pool file (with
+        memory="bpf": the bpffs where ipnumad makes the pool and BAR0 maps; a
+        bpffs that cannot be mounted fails the test)."""
         secret(self.path("ab.secret"), "0123456789abcdef0123456789abcdef-emu")
         for h in ("a", "b"):
             secret(self.path(f"{h}.token"), f"token-{h}")
-            with open(self.path(f"{h}.pool"), "wb") as f:
+        if self.memory == "bpf":
+            d = self.path("bpffs")
+            os.mkdir(d)
+            r = sh("mount", "-t", "bpf", "bpf", d, check=False)
+            if r.returncode != 0:
+                raise RuntimeError(f"cannot mount a bpffs at {d} (memory='bpf' needs one): {r.stderr.strip()}")
+            self.bpffs = d
+            return
+        for h in ("a", "b"):
+            with open(self.pool(h), "wb") as f:
                 f.truncate(self.pool_bytes)
 
     # Where each host's NIC stands on its network, and how its ipnumad learns
@@ -187,9 +218,11 @@ class TwoHosts:
         """exports: YAML list items under `exports:`; local_extra: more keys of
         `local:` (", max_payload: 1024" ...)."""
         p, d = PEER[h], self.work
-        text = f"""device: {{kind: file, path: {d}/{h}.bar, model: {{pages: {self.pages}, pcid_entries: 16, region_entries: 8}}}}
+        # A pool map is made by ipnumad, at the size given.
+        pool_size = f", size: {self.pool_bytes:#x}" if self.memory == "bpf" else ""
+        text = f"""device: {{kind: file, path: {self.bar(h)}, model: {{pages: {self.pages}, pcid_entries: 16, region_entries: 8}}}}
 local: {{address: {self.nic_ip[h]}, {self.local_net(h)}, mac: '{self.mac[h]}', udp_port: {PORT}, retransmit_timeout: 20us{local_extra}}}
-pool: {{kind: file, path: {d}/{h}.pool, base: {POOL_BASE[h]:#x}}}
+pool: {{kind: file, path: {self.pool(h)}, base: {POOL_BASE[h]:#x}{pool_size}}}
 neighbours: {self.neighbours_yaml(h)}
 api: {{listen: '127.0.0.1:7471', token_file: {d}/{h}.token}}
 peer_api: {{listen: '{self.mgmt_ip[h]}:7470', timeout: 1s}}
@@ -206,12 +239,13 @@ exports:
                           self.path(f"{h}.yaml"))
 
     def start_emus(self, *extra):
-        """ipnuma-emu on both hosts, once ipnumad wrote their BAR files; waits
-        for the doorbells."""
-        wait_for("both BAR files", lambda: os.path.exists(self.bar("a")) and os.path.exists(self.bar("b")))
+        """ipnuma-emu on both hosts, once ipnumad made their BAR0 (and pool)
+        files or maps; waits for the doorbells."""
+        wait_for("both BAR0 and pools", lambda: all(os.path.exists(p) for h in ("a", "b")
+                                                    for p in (self.bar(h), self.pool(h))))
         for h in ("a", "b"):
             self.start(f"emu-{h}", self.ns[h], os.path.join(self.bin, "ipnuma-emu"), "--bar", self.bar(h), "--pages",
-                       self.path(f"{h}.pages"), "--pool", self.path(f"{h}.pool"), "--pool-base", hex(POOL_BASE[h]),
+                       self.path(f"{h}.pages"), "--pool", self.pool(h), "--pool-base", hex(POOL_BASE[h]),
                        "--interface", self.iface[h], *extra)
         for h in ("a", "b"):
             wait_for(f"ipnuma-emu {h}'s doorbell", lambda h=h: os.path.exists(self.path(f"{h}.pages.sock")))
@@ -256,6 +290,8 @@ exports:
             stop(p)
         for ns in self.created_ns:
             sh("ip", "netns", "del", ns, check=False)
+        if self.bpffs:  # its pins, and the maps with them, go with it
+            sh("umount", self.bpffs, check=False)
         shutil.rmtree(self.work, ignore_errors=True)
 
 
@@ -321,11 +357,9 @@ def random_writes(rng, writer, oracle, n, label, size_bits=16, posted=False):
 
 
 def check_export(pool_file, off, oracle, label):
-    """B's memory (its pool file from off) against the oracle, a plain byte
-    array of what was written; names the first offset that differs."""
-    with open(pool_file, "rb") as f:
-        f.seek(off)
-        got = f.read(len(oracle))
+    """B's memory (its pool file or map from off) against the oracle, a plain
+    byte array of what was written; names the first offset that differs."""
+    got = read_bytes(pool_file, off, len(oracle))
     if got != bytes(oracle):
         first = next((i for i in range(len(oracle)) if i >= len(got) or got[i] != oracle[i]), len(got))
         raise AssertionError(f"{label}: B's memory differs from the oracle first at export offset {first:#x}")

@@ -5,8 +5,9 @@
 // after the entry is VALID and before pages are written. The NICs are in
 // memory behind RecordingBars (the RuleChecker checks every write); the
 // device's part (setting DOWN, clearing it when written 1) is played by the
-// test. NicFileBar, the file backend's view of that write, is checked here;
-// ipnuma-emu taking it as a reset is in emu_nic_test.
+// test. NicMemoryBar, the file backend's view of that write, is checked
+// here (over a BPF map in bpf_memory_test); ipnuma-emu taking it as a reset
+// is in emu_nic_test.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,7 +15,7 @@
 #include <fstream>
 
 #include "hwif/file_bar.h"
-#include "ipnuma/nic_file_bar.h"
+#include "ipnuma/nic_memory_bar.h"
 #include "tests/ipnuma/two_nics.h"
 
 namespace fibnic::ipnuma::testing {
@@ -133,13 +134,13 @@ TEST_F(PeerResetTest, NewMappingToADownPeerResetsBeforeItsPages) {
 
 // The file BAR: a write of 1 to PEER_STATE clears the bit in the file; every
 // other word is written as it is (and a write of 1 over 0 leaves 0).
-TEST(NicFileBar, WriteOfOneToPeerStateClearsItInTheFile) {
-  const fs::path path = fs::temp_directory_path() / ("ipnuma-nic-file-bar-" + std::to_string(::getpid()));
+TEST(NicMemoryBar, WriteOfOneToPeerStateClearsItInTheFile) {
+  const fs::path path = fs::temp_directory_path() / ("ipnuma-nic-memory-bar-" + std::to_string(::getpid()));
   regs::Caps caps = SmallCaps();
   {
     auto file = FileBar::OpenOrCreate(path.string(), caps.bar0_bytes(), IdentityBlock(caps));
     ASSERT_TRUE(file.ok()) << file.status().ToString();
-    NicFileBar bar(std::move(*file));
+    NicMemoryBar bar(std::move(*file));
     // Another mapping of the file plays the device and shows DOWN.
     auto device = FileBar::Open(path.string(), caps.bar0_bytes()).value();
     ASSERT_TRUE(device->Write32(regs::PeerStateOffset(2), regs::kPeerStateDown | 0x100).ok());
