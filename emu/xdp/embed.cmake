@@ -1,7 +1,0 @@
-# Writes the BPF object IN as a C++ header OUT (an array of its bytes), so
-# fibnic-emu carries the program it was built with and a compiler cache
-# keys the header's users on the object's contents.
-file(READ "${IN}" hex HEX)
-string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-file(WRITE "${OUT}.tmp" "// Generated from ${NAME} by emu/xdp/embed.cmake: do not edit.\n#pragma once\ninline constexpr unsigned char kFibnicXdpObject[] = {${bytes}};\n")
-file(RENAME "${OUT}.tmp" "${OUT}")
