@@ -305,6 +305,10 @@ std::vector<uint8_t> Receiver::Apply(uint32_t src_ip, const wire::Packet& p, con
                std::move(data));
 }
 
+std::vector<uint8_t> Receiver::Execute(uint32_t src_ip, const wire::Packet& p, uint16_t epoch, uint32_t ack_seq) {
+  return Apply(src_ip, p, Peer{epoch, ack_seq});
+}
+
 std::vector<uint8_t> Receiver::OnDatagram(uint32_t src_ip, std::span<const uint8_t> bytes) {
   auto decoded = wire::Decode(bytes);
   if (!decoded.ok()) {

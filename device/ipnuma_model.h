@@ -146,6 +146,12 @@ class Receiver {
   // dropped without reply (malformed, out of order, stale epoch, disabled).
   std::vector<uint8_t> OnDatagram(uint32_t src_ip, std::span<const uint8_t> bytes);
 
+  // A request that stream state kept elsewhere accepted (ipnuma-emu's kernel
+  // receive path keeps its own): applied and answered, and counted, as
+  // OnDatagram does once it accepts one; no stream state here changes. The
+  // answer carries epoch and ack_seq, that state's epoch and next sequence.
+  std::vector<uint8_t> Execute(uint32_t src_ip, const ipnuma_wire::Packet& p, uint16_t epoch, uint32_t ack_seq);
+
   const NicCounters& counters() const { return counters_; }
 
  private:

@@ -105,6 +105,7 @@ EmuNic::EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pag
     : bar0_(std::move(bar0)),
       pages_(std::move(pages)),
       pool_(std::move(pool)),
+      pool_base_(pool_base),
       caps_(caps),
       sender_(std::span<const uint8_t>(bar0_->data(), bar0_->size())),
       receiver_(std::span<const uint8_t>(bar0_->data(), bar0_->size()), pool_->bytes(), pool_base),
@@ -147,6 +148,9 @@ StatusOr<std::unique_ptr<EmuNic>> EmuNic::Open(const Files& f) {
   if (f.pool_base % regs::kBufferAlign != 0 || f.pool_base > regs::kPaMask - (pool->size() - 1)) {
     return InvalidArgument("pool base " + Hex(f.pool_base) + " is not 64-byte aligned or the pool passes 2^48");
   }
+  // A NIC counts from 0 at power-on; from here on Publish adds to the words.
+  for (int i = 0; i < regs::kCounterCount; ++i) StoreLe64(bar0->data() + regs::kOffCounters + 8 * i, 0);
+  for (int i = 0; i < regs::kExtCounterCount; ++i) StoreLe64(bar0->data() + regs::kOffExtCounters + 8 * i, 0);
   return std::unique_ptr<EmuNic>(new EmuNic(std::move(bar0), std::move(pages), std::move(pool), f.pool_base, caps));
 }
 
@@ -172,6 +176,18 @@ void EmuNic::OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vecto
     own_[regs::kRxMalformed]++;
     return;
   }
+  if (kernel_receive_) {
+    // The kernel took every request it found whole; what comes up is an
+    // answer (the sender half's) or something the codec refuses.
+    auto p = wire::Decode(f.payload);
+    if (!p.ok() || wire::IsRequest(p->type)) {
+      own_[regs::kRxMalformed]++;
+      return;
+    }
+    (void)sender_.OnDatagram(f.from.src_ip, f.payload, now_ns);
+    TakeEvents();
+    return;
+  }
   // The receiver half takes requests and counts what the codec refuses; an
   // answer it passes over (uncounted) is the sender half's. So every
   // datagram is decoded and counted by exactly one of them.
@@ -184,6 +200,16 @@ void EmuNic::OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vecto
     (void)sender_.OnDatagram(f.from.src_ip, f.payload, now_ns);  // refusals are counted by the model
   }
   TakeEvents();
+}
+
+void EmuNic::OnAcceptedRead(const AcceptedRead& read, std::vector<std::vector<uint8_t>>& out) {
+  auto p = wire::Decode(read.packet);
+  if (!p.ok() || p->type != wire::PacketType::kReadRequest) {
+    own_[regs::kRxMalformed]++;  // the kernel path checked it: not expected
+    return;
+  }
+  const std::vector<uint8_t> reply = receiver_.Execute(read.src_ip, *p, read.epoch, read.ack_seq);
+  if (!reply.empty()) Send(read.src_ip, read.src_mac, read.src_port, reply, out);
 }
 
 void EmuNic::Poll(uint64_t now_ns, std::vector<std::vector<uint8_t>>& out) {
@@ -317,15 +343,20 @@ void EmuNic::Publish(bool all_peer_state) {
   TakeDriverResets();
   uint8_t* b = bar0_->data();
   const model::NicCounters* parts[] = {&sender_.counters(), &receiver_.counters(), &own_};
+  auto add = [](uint8_t* word, uint64_t& published, uint64_t now) {
+    if (now == published) return;
+    __atomic_fetch_add(reinterpret_cast<uint64_t*>(word), now - published, __ATOMIC_SEQ_CST);
+    published = now;
+  };
   for (int i = 0; i < regs::kCounterCount; ++i) {
     uint64_t sum = 0;
     for (const auto* c : parts) sum += c->base.v[i];
-    StoreLe64(b + regs::kOffCounters + 8 * i, sum);
+    add(b + regs::kOffCounters + 8 * i, published_.base.v[i], sum);
   }
   for (int i = 0; i < regs::kExtCounterCount; ++i) {
     uint64_t sum = 0;
     for (const auto* c : parts) sum += c->ext.v[i];
-    StoreLe64(b + regs::kOffExtCounters + 8 * i, sum);
+    add(b + regs::kOffExtCounters + 8 * i, published_.ext.v[i], sum);
   }
   // Up to 4095 table lookups: not for every frame, only when a stream's state moved.
   const uint64_t changes = peer_state_changes_ + sender_.counters()[regs::kPeersDown];

@@ -17,6 +17,7 @@
 #include "device/ipnuma_model.h"
 #include "device/ipnuma_regs.h"
 #include "ipnuma/emu_doorbell.h"
+#include "ipnuma/xdp_receive.h"
 
 namespace fibnic::ipnuma {
 
@@ -77,9 +78,18 @@ class EmuNic {
   // (for an XDP program that shares them); -1 for a regular file.
   int bar0_map_fd() const { return bar0_->map_fd(); }
   int pool_map_fd() const { return pool_->map_fd(); }
+  // Where host memory (the pool) starts on the bus, and its size.
+  uint64_t pool_base() const { return pool_base_; }
+  uint64_t pool_bytes() const { return pool_->size(); }
 
   // A frame from the wire at model time now_ns; frames to send are appended.
   void OnFrame(std::span<const uint8_t> frame, uint64_t now_ns, std::vector<std::vector<uint8_t>>& out);
+  // From now on requests are the kernel receive path's (ipnuma/xdp_receive.h):
+  // it keeps the receive streams, applies WRITEs and counts into BAR0 itself.
+  // A request that still reaches OnFrame is one that path found broken.
+  void SetKernelReceive() { kernel_receive_ = true; }
+  // A READ_REQUEST the kernel receive path accepted: read and answered here.
+  void OnAcceptedRead(const AcceptedRead& read, std::vector<std::vector<uint8_t>>& out);
   // Retransmissions and new packets due at now_ns.
   void Poll(uint64_t now_ns, std::vector<std::vector<uint8_t>>& out);
   // A doorbell from `client`. Refused at once (bad range) or queued; answered
@@ -91,7 +101,8 @@ class EmuNic {
   void Forget(int client);
   bool Busy() const { return sender_.Outstanding() > 0 || !waiting_.empty(); }
 
-  // Counters into BAR0, and PEER_STATE when a stream went down or was reset
+  // Counters into BAR0 (added as the change since the last call: the kernel
+  // receive path adds its own to the same words), and PEER_STATE when a stream went down or was reset
   // since the last call, or when all_peer_state (a PC ID entry may have been
   // rewritten to name another address: the caller asks now and then).
   // First, a DOWN bit this NIC showed that reads 0 now was cleared by the
@@ -110,6 +121,7 @@ class EmuNic {
   void FoldPosted(int client, Status status);
 
   std::unique_ptr<MappedFile> bar0_, pages_, pool_;
+  uint64_t pool_base_ = 0;
   ipnuma_regs::Caps caps_;
   ipnuma_model::Sender sender_;
   ipnuma_model::Receiver receiver_;
@@ -118,6 +130,9 @@ class EmuNic {
   std::vector<DoorbellDone> done_;
   std::vector<DoorbellDone> posted_;  // per client: the first refusal of its posted writes since its last flush
   uint16_t ip_id_ = 0;
+  bool kernel_receive_ = false;
+  // What Publish has added to each BAR0 counter so far.
+  ipnuma_model::NicCounters published_;
   // Resets the streams whose DOWN the driver cleared in the file.
   void TakeDriverResets();
 

@@ -5,12 +5,18 @@
 //
 //   ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR
 //              --interface IFACE [--socket PATH] [--time-scale N] [--busy-poll]
+//              [--xdp | --xdp-native]
 //
 // --busy-poll: the loop never sleeps in poll; it looks at the wire and the
 // doorbells again at once, giving the core away (sched_yield) after a round
 // that found nothing. A frame or a doorbell is then taken without a wake-up
 // (tens of microseconds on a busy host), at the price of a core the
 // scheduler sees as always runnable.
+//
+// --xdp: requests are taken in the kernel (ipnuma/xdp/ipnuma_rx.bpf.c, skb
+// mode; --xdp-native in the driver): a WRITE lands in host memory and is
+// answered before any process runs. BAR0 and the pool must then be BPF maps
+// pinned on a bpffs (--bar, --pool), the only memory an XDP program reaches.
 //
 // Programs ring its doorbell (ipnuma/client.h) on the unix socket PATH
 // (default BAR2_FILE.sock) after storing into BAR2_FILE.
@@ -35,6 +41,7 @@
 
 #include "common/packet_socket.h"
 #include "ipnuma/emu_nic.h"
+#include "ipnuma/xdp_receive.h"
 
 namespace fibnic::ipnuma {
 namespace {
@@ -48,12 +55,13 @@ struct Options {
   bool pool_base_set = false;
   uint64_t time_scale = 1000;
   bool busy_poll = false;
+  bool xdp = false, xdp_native = false;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "ipnuma-emu: %s\nusage: ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR "
-               "--interface IFACE [--socket PATH] [--time-scale N] [--busy-poll]\n",
+               "--interface IFACE [--socket PATH] [--time-scale N] [--busy-poll] [--xdp | --xdp-native]\n",
                why.c_str());
   std::exit(2);
 }
@@ -73,6 +81,12 @@ Options ParseArgs(int argc, char** argv) {
     if (a == "-h" || a == "--help") Usage("a software IP-NUMA NIC (docs/ipnuma.md)");
     if (a == "--busy-poll") {
       o.busy_poll = true;
+      continue;
+    }
+    if (a == "--xdp" || a == "--xdp-native") {
+      if (o.xdp) Usage("--xdp and --xdp-native are one choice");
+      o.xdp = true;
+      o.xdp_native = a == "--xdp-native";
       continue;
     }
     if (i + 1 >= argc) Usage("missing value after " + a);
@@ -125,7 +139,27 @@ int Run(const Options& opt) {
   if (!port.ok()) return Fail(port.status());
   auto listener = ListenDoorbell(opt.socket);
   if (!listener.ok()) return Fail(listener.status());
-  (*nic)->Publish();  // a NIC starts counting from 0 at power-on
+  std::unique_ptr<XdpReceive> kernel_rx;
+  if (opt.xdp) {
+    EmuNic& n = **nic;
+    if (n.bar0_map_fd() < 0 || n.pool_map_fd() < 0) {
+      return Fail(InvalidArgument("--xdp needs --bar and --pool on a bpffs (pinned BPF maps): an XDP program "
+                                  "reaches no other memory"));
+    }
+    n.SetKernelReceive();
+    XdpReceive::Config c;
+    c.bar0_map_fd = n.bar0_map_fd();
+    c.pool_map_fd = n.pool_map_fd();
+    c.pool_base = n.pool_base();
+    c.pool_bytes = n.pool_bytes();
+    c.pcid_entries = n.caps().pcid_entries;
+    c.region_entries = n.caps().region_entries;
+    c.interface = opt.interface;
+    c.native = opt.xdp_native;
+    auto x = XdpReceive::Attach(c);
+    if (!x.ok()) return Fail(x.status());
+    kernel_rx = std::move(x).value();
+  }
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns at once
@@ -133,7 +167,8 @@ int Run(const Options& opt) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that went away is noticed by send's error
 
-  std::printf("ipnuma-emu: NIC %s on %s, pages %s, pool %s, doorbell %s\n", opt.bar.c_str(), opt.interface.c_str(),
+  std::printf("ipnuma-emu: NIC %s on %s%s, pages %s, pool %s, doorbell %s\n", opt.bar.c_str(), opt.interface.c_str(),
+              !opt.xdp ? "" : opt.xdp_native ? " (receive in the kernel: XDP, native)" : " (receive in the kernel: XDP, skb)",
               opt.pages.c_str(), opt.pool.c_str(), opt.socket.c_str());
   std::fflush(stdout);
 
@@ -158,6 +193,8 @@ int Run(const Options& opt) {
   while (!g_stop && failed.ok()) {
     fds.assign({{wire.fd(), POLLIN, 0}, {*listener, POLLIN, 0}});
     for (int c : clients) fds.push_back({c, POLLIN, 0});
+    const size_t clients_end = fds.size();
+    if (kernel_rx) fds.push_back({kernel_rx->fd(), POLLIN, 0});
     // While packets are unacknowledged the timers need the clock often.
     const int timeout = opt.busy_poll ? 0 : n.Busy() ? 1 : 200;
     const int ready = ::poll(fds.data(), fds.size(), timeout);
@@ -187,7 +224,11 @@ int Run(const Options& opt) {
     if (fds[1].revents & POLLIN) {
       for (int c; (c = ::accept4(*listener, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) clients.push_back(c);
     }
-    for (size_t i = 2; i < fds.size(); ++i) {
+    if (kernel_rx && fds[clients_end].revents != 0) {  // reads the kernel accepted
+      auto taken = kernel_rx->Drain([&](const AcceptedRead& r) { n.OnAcceptedRead(r, out); });
+      if (!taken.ok()) failed = taken.status();
+    }
+    for (size_t i = 2; i < clients_end; ++i) {
       if (fds[i].revents == 0) continue;
       const int c = fds[i].fd;
       DoorbellRequest req;

@@ -6,10 +6,12 @@ peer agreement, and a program on A writes through libipnuma; B's pool
 must equal a plain byte array to which the same writes were applied. Then the
 same with 1 % and 10 % loss on the wire, an unreachable peer, and a revoke.
 
-  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR [file|bpf]   (root; FIBNIC_SEED replays a run)
+  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR [file|bpf|xdp]   (root; FIBNIC_SEED replays a run)
 
 bpf: each host's BAR0 and pool are BPF maps pinned on a bpffs the test
 mounts (TwoHosts memory="bpf"), as an XDP receive path needs them.
+xdp: the same, and the emulators take requests in the kernel (ipnuma-emu
+--xdp): every write below lands in B's memory through the XDP program.
 
 Everything is named after this process's pid and removed by that name only.
 """
@@ -29,7 +31,11 @@ from ipnuma_hosts import (MAC, PORT, POOL_B, RETRANSMITS, RX_DENIED, RX_MALFORME
 from pinned import is_bpffs
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
-MEMORY = sys.argv[3] if len(sys.argv) > 3 else "file"
+MODE = sys.argv[3] if len(sys.argv) > 3 else "file"
+if MODE not in ("file", "bpf", "xdp"):
+    sys.exit(f"emu_namespace_test.py: mode {MODE!r} is not file, bpf or xdp")
+MEMORY = "file" if MODE == "file" else "bpf"
+EMU_ARGS = ["--xdp"] if MODE == "xdp" else []
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
 PAGES = 64
 EACCES, ENXIO, EHOSTDOWN = 13, 6, 112
@@ -93,7 +99,7 @@ def main():
             print(f"FAIL: needs {tool} (iproute2, nftables: scripts/install-deps.sh installs them)")
             return 1
     seed = int(os.environ.get("FIBNIC_SEED", "0"), 0) or random.randrange(1, 2**63)
-    print(f"seed {seed} (FIBNIC_SEED={seed} replays it); BAR0 and pool: {MEMORY}", flush=True)
+    print(f"seed {seed} (FIBNIC_SEED={seed} replays it); BAR0 and pool: {MEMORY}, receive: {'kernel (XDP)' if MODE == 'xdp' else 'ipnuma-emu'}", flush=True)
     rng = random.Random(seed)
 
     hosts.setup_network()
@@ -104,7 +110,7 @@ def main():
     bar_a, bar_b = hosts.bar("a"), hosts.bar("b")
     ipnumad_a = hosts.start_ipnumad("a")
     hosts.start_ipnumad("b")
-    hosts.start_emus()
+    hosts.start_emus(*EMU_ARGS)
     ctl_b = hosts.ctl("b")
     hosts.wait_api("a")
     hosts.wait_api("b")
