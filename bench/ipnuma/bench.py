@@ -83,7 +83,9 @@ def main():
         print("bench/ipnuma: needs root (network namespaces, AF_PACKET)", file=sys.stderr)
         return 1
     signal.signal(signal.SIGTERM, sigterm)
-    hosts = TwoHosts(os.path.join(BUILD, "bin"), "ipb", wire="veth", pages=PAGES)
+    # BAR0 and the pools in BPF maps, so the same hosts can also run with the
+    # kernel receive path (ipnuma-emu --xdp), which reaches only maps.
+    hosts = TwoHosts(os.path.join(BUILD, "bin"), "ipb", wire="veth", pages=PAGES, memory="bpf")
     try:
         setup(hosts)
         return measure(hosts)
@@ -98,8 +100,8 @@ def main():
 def ping_pong(hosts, opts, pin=False):
     """The thesis's ping-pong through IP-NUMA: A stores into B's memory, B
     polls its own and stores back into A's, A polls its own."""
-    a = ["ipnuma-ping", hosts.path("a.pages"), "0", hosts.path("a.pool"), str(EXPORT_OFF), str(N), *opts]
-    b = ["ipnuma-pong", hosts.path("b.pages"), "0", hosts.path("b.pool"), str(EXPORT_OFF), str(N), *opts]
+    a = ["ipnuma-ping", hosts.path("a.pages"), "0", hosts.pool("a"), str(EXPORT_OFF), str(N), *opts]
+    b = ["ipnuma-pong", hosts.path("b.pages"), "0", hosts.pool("b"), str(EXPORT_OFF), str(N), *opts]
     return pair(hosts, b, a, pin)
 
 
@@ -115,7 +117,7 @@ def measure(hosts):
     print(f"bench/ipnuma: {os.cpu_count()} cores, load {load}, commit {commit.stdout.strip() or '?'}; namespaces "
           f"{hosts.ns['a']} {hosts.ns['b']} on one veth; N = {N} round trips, {WRITES} writes per rate; "
           f"IP-NUMA packets up to 1 KiB", flush=True)
-    retx0 = retransmits(hosts)
+    retx = 0  # summed over the emulators' runs: each starts counting from 0
     rtt = {}
     # The emulators as they run by default: asleep in poll until a frame or
     # a doorbell comes. The pollers spin on their memory.
@@ -128,14 +130,29 @@ def measure(hosts):
     # Then nothing waits for a wake-up: the emulators busy-poll, and the
     # pollers give the core away between looks (four busy processes on two
     # cores); each host's emulator and program share one core.
-    hosts.stop_emus()
-    hosts.start_emus("--busy-poll", *EMU_ARGS)
     pin = (os.cpu_count() or 1) >= 2
-    if pin:
-        for h, cpu in (("a", "0"), ("b", "1")):
-            sh("taskset", "-p", "-c", cpu, str(hosts.emu_pid(h)))
+
+    def restart_emus(*args):
+        nonlocal retx
+        retx += retransmits(hosts)
+        hosts.stop_emus()
+        hosts.start_emus(*args)
+        if pin and "--busy-poll" in args:
+            for h, cpu in (("a", "0"), ("b", "1")):
+                sh("taskset", "-p", "-c", cpu, str(hosts.emu_pid(h)))
+
+    restart_emus("--busy-poll", *EMU_ARGS)
     rtt["IP-NUMA posted, busy-poll"] = ping_pong(hosts, ["posted", "yield"], pin)
-    retx = retransmits(hosts) - retx0
+    # The kernel takes the requests (ipnuma-emu --xdp): a write lands in the
+    # peer's memory, and is answered, inside the sender's send; no process on
+    # the receiving host runs for it. Emulators asleep, then busy-polling.
+    restart_emus("--xdp")
+    rtt["IP-NUMA posted, XDP receive"] = ping_pong(hosts, ["posted", "spin"])
+    for size, rows in write_rates(hosts, tcp=False).items():
+        rates[size].update({f"{name}, XDP receive": r for name, r in rows.items()})
+    restart_emus("--xdp", "--busy-poll", *EMU_ARGS)
+    rtt["IP-NUMA posted, XDP rx, busy-poll"] = ping_pong(hosts, ["posted", "yield"], pin)
+    retx += retransmits(hosts)
 
     late = [n for n, r in rtt.items() if r is None]
     rtt = {n: r for n, r in rtt.items() if r is not None}
@@ -143,20 +160,20 @@ def measure(hosts):
         raise RuntimeError("the UDP ping-pong ran out of time: the machine is too busy to measure")
     udp = rtt["UDP sockets"]["median_us"]
     print("\n4-byte ping-pong round trip, µs (store: the median time of the pinger's store call)")
-    print(f"  {'path':<28} {'median':>8} {'mean':>8} {'p99':>9} {'min':>7} {'store':>6} {'median/UDP':>10}")
+    print(f"  {'path':<38} {'median':>8} {'mean':>8} {'p99':>9} {'min':>7} {'store':>6} {'median/UDP':>10}")
     for name, r in rtt.items():
         store = f"{r['store_median_us']:.2f}" if name.startswith("IP-NUMA") else "-"
-        print(f"  {name:<28} {r['median_us']:>8.2f} {r['mean_us']:>8.2f} {r['p99_us']:>9.2f} {r['min_us']:>7.2f} "
+        print(f"  {name:<38} {r['median_us']:>8.2f} {r['mean_us']:>8.2f} {r['p99_us']:>9.2f} {r['min_us']:>7.2f} "
               f"{store:>6} {r['median_us'] / udp:>10.2f}")
     for name in late:
-        print(f"  {name:<28} not done within {TIME_LIMIT:.0f} s: the machine runs something else")
+        print(f"  {name:<38} not done within {TIME_LIMIT:.0f} s: the machine runs something else")
     best = min(((r["median_us"], n) for n, r in rtt.items() if n.startswith("IP-NUMA")), default=(float("inf"), "-"))
     ratio = best[0] / udp
     print(f"  goal: IP-NUMA ≤ 0.5 × UDP sockets (the thesis's FPGA: 0.1×): best {best[1]}, {ratio:.2f}× — "
           f"{'met' if ratio <= 0.5 else 'missed'}")
 
     print("\nwrite rate, one writer; every write is in the peer's memory when the rate ends")
-    print(f"  {'size':>6} {'path':<28} {'MB/s':>8} {'writes/s':>10} {'/TCP':>6}")
+    print(f"  {'size':>6} {'path':<38} {'MB/s':>8} {'writes/s':>10} {'/TCP':>6}")
     for size, rows in rates.items():
         if rows["TCP stream"] is None:
             print(f"  {size:>6} TCP stream not done within {TIME_LIMIT:.0f} s")
@@ -164,9 +181,9 @@ def measure(hosts):
         tcp = rows["TCP stream"]["mb_per_s"]
         for name, r in rows.items():
             if r is None:
-                print(f"  {size:>6} {name:<28} not done within {TIME_LIMIT:.0f} s")
+                print(f"  {size:>6} {name:<38} not done within {TIME_LIMIT:.0f} s")
                 continue
-            print(f"  {size:>6} {name:<28} {r['mb_per_s']:>8.1f} {r['writes_per_s']:>10.0f} {r['mb_per_s'] / tcp:>6.2f}")
+            print(f"  {size:>6} {name:<38} {r['mb_per_s']:>8.1f} {r['writes_per_s']:>10.0f} {r['mb_per_s'] / tcp:>6.2f}")
     print(f"\nIP-NUMA retransmissions during the run: {retx}")
     if RDMA:
         rdma_peer()
@@ -192,24 +209,25 @@ def rdma_peer():
     # perftest prints half the round trip: doubled here.
     t_min, typical, avg, p99 = (2 * float(x) for x in got["rdma"].split())
     udp = json.loads(got["udp"])
-    print(f"  {'path (guest)':<28} {'median':>8} {'mean':>8} {'p99':>9} {'min':>7} {'median/UDP':>10}")
-    print(f"  {'RDMA WRITE (ib_write_lat)':<28} {typical:>8.2f} {avg:>8.2f} {p99:>9.2f} {t_min:>7.2f} "
+    print(f"  {'path (guest)':<38} {'median':>8} {'mean':>8} {'p99':>9} {'min':>7} {'median/UDP':>10}")
+    print(f"  {'RDMA WRITE (ib_write_lat)':<38} {typical:>8.2f} {avg:>8.2f} {p99:>9.2f} {t_min:>7.2f} "
           f"{typical / udp['median_us']:>10.2f}")
-    print(f"  {'UDP sockets':<28} {udp['median_us']:>8.2f} {udp['mean_us']:>8.2f} {udp['p99_us']:>9.2f} "
+    print(f"  {'UDP sockets':<38} {udp['median_us']:>8.2f} {udp['mean_us']:>8.2f} {udp['p99_us']:>9.2f} "
           f"{udp['min_us']:>7.2f} {1:>10.2f}")
     print(f"  {RDMA_N} round trips each; RoCE packets received on the veth: {got.get('rdma_packets_on_veth', '?')}")
 
 
-def write_rates(hosts):
+def write_rates(hosts, tcp=True):
     rates = {}
     for size in (64, 4096) if WRITES else ():
         stream = ["ipnuma-stream", hosts.path("a.pages"), "0", str(EXPORT_LEN), str(size), str(size * WRITES)]
         rates[size] = {
             "IP-NUMA write (acked)": run_in_a(hosts, stream),
             "IP-NUMA posted + flush": run_in_a(hosts, stream + ["posted"]),
-            "TCP stream": pair(hosts, ["tcp-sink", str(SOCK_PORT)],
-                               ["tcp-stream", MGMT_IP["b"], str(SOCK_PORT), str(size), str(size * WRITES)]),
         }
+        if tcp:
+            rates[size]["TCP stream"] = pair(hosts, ["tcp-sink", str(SOCK_PORT)],
+                                             ["tcp-stream", MGMT_IP["b"], str(SOCK_PORT), str(size), str(size * WRITES)])
     return rates
 
 

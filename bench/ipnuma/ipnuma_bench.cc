@@ -50,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "ipnuma/emu_nic.h"
+
 #include "ipnuma/client.h"
 
 namespace {
@@ -106,19 +108,17 @@ struct Mapped {
   volatile uint32_t* word = nullptr;
 };
 
-// The 4-byte word at `offset` of this host's memory (the pool file the NIC
-// writes received stores into), mapped shared so the NIC's writes show.
-Mapped MapWord(const char* pool_file, uint64_t offset) {
-  const int fd = ::open(pool_file, O_RDWR | O_CLOEXEC);
-  if (fd < 0) DieErrno(std::string("open ") + pool_file);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || offset + 4 > static_cast<uint64_t>(st.st_size) || offset % 4 != 0) {
-    Die(std::string(pool_file) + ": offset outside the file or not 4-byte aligned");
-  }
-  void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) DieErrno(std::string("mmap ") + pool_file);
-  ::close(fd);
-  return {reinterpret_cast<volatile uint32_t*>(static_cast<uint8_t*>(m) + offset)};
+// The 4-byte word at `offset` of this host's memory (the pool the NIC writes
+// received stores into: a file, or a BPF map pinned on a bpffs when the
+// kernel receive path writes it), mapped shared so the NIC's writes show.
+Mapped MapWord(const char* pool, uint64_t offset) {
+  auto r = fibnic::ipnuma::MappedFile::Open(pool);
+  if (!r.ok()) Die(r.status().ToString());
+  if (offset + 4 > (*r)->size() || offset % 4 != 0) Die(std::string(pool) + ": offset outside the pool or not 4-byte aligned");
+  // The mapping lives as long as the process.
+  static std::vector<std::unique_ptr<fibnic::ipnuma::MappedFile>> regions;
+  regions.push_back(std::move(r).value());
+  return {reinterpret_cast<volatile uint32_t*>(regions.back()->data() + offset)};
 }
 
 struct PingOptions {
