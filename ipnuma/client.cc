@@ -1,6 +1,8 @@
 #include "ipnuma/client.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,6 +22,9 @@ struct ipnuma_client {
   uint8_t* pages = nullptr;
   size_t pages_size = 0;
   bool busy_poll = false;
+  // The ring posted writes go through (none with an emulator that has no
+  // rings: then every doorbell is a message).
+  fibnic::ipnuma::DoorbellRing* ring = nullptr;
   std::string error;
 };
 
@@ -29,6 +34,8 @@ using fibnic::StatusCode;
 using fibnic::ipnuma::DoorbellAnswer;
 using fibnic::ipnuma::DoorbellOp;
 using fibnic::ipnuma::DoorbellRequest;
+using fibnic::ipnuma::DoorbellRing;
+using fibnic::ipnuma::kDoorbellRingSlots;
 
 int ErrnoOf(StatusCode code) {
   switch (code) {
@@ -81,6 +88,67 @@ int CheckRange(ipnuma_client* c, uint64_t offset, size_t len) {
   return 0;
 }
 
+// A posted write's doorbell into the ring: no system call unless the ring is
+// full or the emulator sleeps.
+int Post(ipnuma_client* c, uint64_t offset, uint32_t length) {
+  DoorbellRing* r = c->ring;
+  const uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);  // written here only
+  for (uint32_t spins = 1; tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) >= kDoorbellRingSlots; ++spins) {
+    // Full: the emulator is behind, or asleep (then told), or gone.
+    if (__atomic_load_n(&r->asleep, __ATOMIC_SEQ_CST) != 0 && Send(c, DoorbellOp::kKick, 0, 0) != 0) return -EIO;
+    if (spins % 1024 == 0) {
+      pollfd p{c->sock, 0, 0};
+      if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+        return Fail(c, -EIO, "doorbell: ipnuma-emu went away with the ring full");
+    }
+    sched_yield();
+  }
+  DoorbellRequest req;
+  req.op = static_cast<uint32_t>(DoorbellOp::kWritePosted);
+  req.offset = offset;
+  req.length = length;
+  std::memcpy(&r->slot[tail % kDoorbellRingSlots], &req, sizeof req);
+  __atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
+  // Against the emulator's store of asleep and load of tail (DoorbellRing).
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&r->asleep, __ATOMIC_RELAXED) != 0) return Send(c, DoorbellOp::kKick, 0, 0);
+  return 0;
+}
+
+// Hands the emulator a ring for posted writes; without one (an emulator that
+// refuses it) posted doorbells stay messages.
+void AttachRing(ipnuma_client* c) {
+  const int fd = ::memfd_create("ipnuma-doorbells", MFD_CLOEXEC);
+  if (fd < 0) return;
+  void* m = MAP_FAILED;
+  if (::ftruncate(fd, sizeof(DoorbellRing)) == 0) {
+    m = ::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  DoorbellRequest req;
+  req.op = static_cast<uint32_t>(DoorbellOp::kAttachRing);
+  req.length = sizeof(DoorbellRing);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&req, sizeof req};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* h = CMSG_FIRSTHDR(&msg);
+  h->cmsg_level = SOL_SOCKET;
+  h->cmsg_type = SCM_RIGHTS;
+  h->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
+  DoorbellAnswer ans;
+  const bool sent = m != MAP_FAILED && ::sendmsg(c->sock, &msg, MSG_NOSIGNAL) == sizeof req;
+  ::close(fd);
+  if (sent && ::recv(c->sock, &ans, sizeof ans, 0) == sizeof ans && ans.code == 0) {
+    c->ring = static_cast<DoorbellRing*>(m);
+    return;
+  }
+  if (m != MAP_FAILED) ::munmap(m, sizeof(DoorbellRing));
+}
+
 // Copies into BAR2 and rings, in pieces the emulator queues at once; a
 // posted write's doorbell is not answered.
 int StoreAndRing(ipnuma_client* c, DoorbellOp op, uint64_t page_offset, const void* data, size_t len) {
@@ -89,8 +157,9 @@ int StoreAndRing(ipnuma_client* c, DoorbellOp op, uint64_t page_offset, const vo
   for (size_t done = 0; done < len;) {
     const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
     std::memcpy(c->pages + page_offset + done, bytes + done, n);
-    const int rc = op == DoorbellOp::kWritePosted ? Send(c, op, page_offset + done, n)
-                                                   : Ring(c, op, page_offset + done, n);
+    const int rc = op != DoorbellOp::kWritePosted ? Ring(c, op, page_offset + done, n)
+                   : c->ring != nullptr           ? Post(c, page_offset + done, n)
+                                                  : Send(c, op, page_offset + done, n);
     if (rc != 0) return rc;
     done += n;
   }
@@ -133,12 +202,14 @@ ipnuma_client* ipnuma_open(const char* pages_file, const char* socket_path) {
     errno = err;
     return nullptr;
   }
+  AttachRing(c);
   return c;
 }
 
 void ipnuma_close(ipnuma_client* c) {
   if (c == nullptr) return;
   if (c->sock >= 0) ::close(c->sock);
+  if (c->ring != nullptr) ::munmap(c->ring, sizeof(DoorbellRing));
   if (c->pages != nullptr) ::munmap(c->pages, c->pages_size);
   delete c;
 }

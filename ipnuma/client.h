@@ -5,7 +5,10 @@
  * (one message on a unix SOCK_SEQPACKET socket) with the range; the answer
  * comes once every packet of it is acknowledged by the peer, refused or
  * discarded. So unlike a posted PCIe write, the call learns how the write
- * went. Calls on one handle must not overlap (one doorbell at a time).
+ * went. A posted write's doorbell goes into a ring in memory shared with the
+ * emulator instead (ipnuma/emu_doorbell.h): no system call unless the
+ * emulator sleeps. Calls on one handle must not overlap (one doorbell at a
+ * time).
  *
  * Return values: 0, or a negative errno:
  *   -EACCES     the peer's NIC refused the range (no valid REGION admits it).
@@ -39,8 +42,8 @@ void ipnuma_close(ipnuma_client* c);
 int ipnuma_write(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len);
 int ipnuma_read(ipnuma_client* c, uint64_t page_offset, void* data, size_t len);
 /* A posted write, as a CPU store to BAR2 is: the bytes go out in order with
- * c's other writes, and the call returns once the emulator has the doorbell,
- * not waiting for the peer. Returns -EINVAL or -EIO only; how the write went
+ * c's other writes, and the call returns once the doorbell is in c's ring
+ * (or, with an emulator that takes no ring, sent), not waiting for the peer. Returns -EINVAL or -EIO only; how the write went
  * is told by the next ipnuma_flush (and, as for the hardware, PEER_STATE and
  * the counters). */
 int ipnuma_write_posted(ipnuma_client* c, uint64_t page_offset, const void* data, size_t len);

@@ -21,6 +21,11 @@ enum class DoorbellOp : uint32_t {
   // Answered once every packet queued so far is acknowledged, refused or
   // discarded, with the first refusal of the posted writes before it.
   kFlush = 5,
+  // Hands the emulator this connection's ring of posted writes (a memfd,
+  // SCM_RIGHTS; length: its size). Answered: 0 once mapped.
+  kAttachRing = 6,
+  // Wakes an emulator that sleeps while the ring has entries; never answered.
+  kKick = 7,
 };
 
 struct DoorbellRequest {
@@ -38,5 +43,27 @@ struct DoorbellAnswer {
 // A store larger than this is split by the caller: the emulator queues a
 // whole request at once, and its packets wait in the model's stream.
 inline constexpr uint32_t kDoorbellMaxLength = 1u << 20;
+
+// Posted writes without a system call: a ring of doorbells in memory the
+// program and its emulator share, as a NIC's send queue is. One producer
+// (the connection's program), one consumer (the emulator); each index only
+// grows and is written by one side. The emulator drains a connection's ring
+// before every message of that connection, so a posted write is never
+// overtaken by a later doorbell on the socket.
+//
+// Wake-ups: an emulator about to sleep sets `asleep`, then looks at the ring
+// once more; a program, after publishing an entry, looks at `asleep` and
+// sends kKick if it is set. With a full fence on both sides between the
+// store and the load, one of them always sees the other: no entry waits
+// for a sleeping emulator. A busy-polling emulator never sets it, so its
+// programs never make a system call to store.
+inline constexpr uint32_t kDoorbellRingSlots = 256;
+
+struct DoorbellRing {
+  alignas(64) uint32_t tail;    // program: entries published (release)
+  alignas(64) uint32_t head;    // emulator: entries taken (release)
+  alignas(64) uint32_t asleep;  // emulator: 1 while it may sleep
+  alignas(64) DoorbellRequest slot[kDoorbellRingSlots];
+};
 
 }  // namespace fibnic::ipnuma

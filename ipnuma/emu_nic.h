@@ -97,6 +97,9 @@ class EmuNic {
   // discarded.
   void Ring(int client, const DoorbellRequest& request);
   std::vector<DoorbellDone> TakeDone();
+  // A posted write refused before it reached the NIC (a broken ring entry):
+  // kept for the connection's next flush, as the NIC's own refusals are.
+  void RefusePosted(int client, Status status) { FoldPosted(client, std::move(status)); }
   // Forgets a client's waiting doorbells and posted refusals (its connection closed).
   void Forget(int client);
   bool Busy() const { return sender_.Outstanding() > 0 || !waiting_.empty(); }

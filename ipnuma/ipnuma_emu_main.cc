@@ -41,6 +41,7 @@
 
 #include "common/packet_socket.h"
 #include "ipnuma/emu_nic.h"
+#include "ipnuma/emu_rings.h"
 #include "ipnuma/xdp_receive.h"
 
 namespace fibnic::ipnuma {
@@ -186,25 +187,50 @@ int Run(const Options& opt) {
   EmuNic& n = **nic;
   PacketSocket& wire = **port;
   std::vector<int> clients;
+  DoorbellRings rings;
   std::vector<std::vector<uint8_t>> out;
+  auto answer = [](int c, const Status& st) {
+    DoorbellAnswer ans;
+    ans.code = static_cast<int32_t>(st.code());
+    std::snprintf(ans.message, sizeof ans.message, "%s", st.message().c_str());
+    (void)::send(c, &ans, sizeof ans, MSG_NOSIGNAL);
+  };
   auto last_peer_state = start;
   Status failed;
   std::vector<pollfd> fds;
+  auto transmit = [&] {
+    for (const auto& f : out) {
+      if (Status st = wire.Queue(f); !st.ok()) failed = st;
+    }
+    out.clear();
+    if (Status st = wire.Flush(); !st.ok() && failed.ok()) failed = st;
+  };
   while (!g_stop && failed.ok()) {
     fds.assign({{wire.fd(), POLLIN, 0}, {*listener, POLLIN, 0}});
     for (int c : clients) fds.push_back({c, POLLIN, 0});
     const size_t clients_end = fds.size();
     if (kernel_rx) fds.push_back({kernel_rx->fd(), POLLIN, 0});
+    // Posted stores first: they are in memory, no system call to take them.
+    const bool stored = rings.DrainAll(n);
+    if (stored && opt.busy_poll) {
+      // Busy polling, a store leaves before anything else is looked at:
+      // between the program's store and the wire, no system call but the send.
+      n.Poll(model_now(), out);
+      n.Publish(false);
+      transmit();
+    }
     // While packets are unacknowledged the timers need the clock often.
-    const int timeout = opt.busy_poll ? 0 : n.Busy() ? 1 : 200;
+    int timeout = opt.busy_poll || stored ? 0 : n.Busy() ? 1 : 200;
+    if (timeout > 0 && rings.Sleep()) timeout = 0;  // a store came as we went to sleep
     const int ready = ::poll(fds.data(), fds.size(), timeout);
+    if (timeout > 0) rings.Awake();
     if (ready < 0 && errno != EINTR) {
       failed = IoError(std::string("poll: ") + std::strerror(errno));
       break;
     }
     // Busy polling, a round with nothing to take and no timer running costs
     // only the poll: the core goes to whoever else wants it.
-    if (ready == 0 && opt.busy_poll && !n.Busy() &&
+    if (ready == 0 && opt.busy_poll && !stored && !n.Busy() &&
         std::chrono::steady_clock::now() - last_peer_state < std::chrono::milliseconds(100)) {
       sched_yield();
       continue;
@@ -232,19 +258,38 @@ int Run(const Options& opt) {
       if (fds[i].revents == 0) continue;
       const int c = fds[i].fd;
       DoorbellRequest req;
-      const ssize_t got = ::recv(c, &req, sizeof req, MSG_DONTWAIT);
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+      iovec iov{&req, sizeof req};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t got = ::recvmsg(c, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      int passed_fd = -1;  // a ring's memory file (kAttachRing)
+      for (cmsghdr* h = got > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(&passed_fd, CMSG_DATA(h), sizeof(int));
+      }
       if (got == sizeof req) {
-        n.Ring(c, req);
+        // What the connection posted before this message goes first.
+        rings.Drain(c, n);
+        if (req.op == static_cast<uint32_t>(DoorbellOp::kAttachRing)) {
+          answer(c, passed_fd >= 0 ? rings.Attach(c, passed_fd)
+                                   : InvalidArgument("a doorbell ring without its memory file"));
+          passed_fd = -1;
+        } else if (req.op != static_cast<uint32_t>(DoorbellOp::kKick)) {
+          n.Ring(c, req);
+        }
       } else if (got > 0) {
-        DoorbellAnswer ans;
-        ans.code = static_cast<int32_t>(StatusCode::kInvalidArgument);
-        std::snprintf(ans.message, sizeof ans.message, "doorbell of %zd bytes, expected %zu", got, sizeof req);
-        (void)::send(c, &ans, sizeof ans, MSG_NOSIGNAL);
+        answer(c, InvalidArgument("doorbell of " + std::to_string(got) + " bytes, expected " +
+                                  std::to_string(sizeof req)));
       } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
         n.Forget(c);
+        rings.Detach(c);
         ::close(c);
         std::erase(clients, c);
       }
+      if (passed_fd >= 0) ::close(passed_fd);
     }
     n.Poll(model_now(), out);
     // Counters first: whoever sees a frame or an answer of this round must
@@ -253,22 +298,13 @@ int Run(const Options& opt) {
     const bool all_peer_state = now - last_peer_state >= std::chrono::milliseconds(100);
     if (all_peer_state) last_peer_state = now;
     n.Publish(all_peer_state);
-    for (const auto& f : out) {
-      if (Status st = wire.Queue(f); !st.ok()) failed = st;
-    }
-    out.clear();
-    if (Status st = wire.Flush(); !st.ok() && failed.ok()) failed = st;
+    transmit();
     // Frames the ring or the interface lost are lost on the wire: the
     // protocol's retransmission covers them. (The kernel's count is a
     // system call: asked now and then, only to reset it.)
     (void)wire.TakeTxDrops();
     if (all_peer_state) (void)wire.TakeRingDrops();
-    for (const DoorbellDone& d : n.TakeDone()) {
-      DoorbellAnswer ans;
-      ans.code = static_cast<int32_t>(d.status.code());
-      std::snprintf(ans.message, sizeof ans.message, "%s", d.status.message().c_str());
-      (void)::send(d.client, &ans, sizeof ans, MSG_NOSIGNAL);
-    }
+    for (const DoorbellDone& d : n.TakeDone()) answer(d.client, d.status);
   }
   n.Publish();
   for (int c : clients) ::close(c);

@@ -3,6 +3,9 @@
 // held to a plain byte array to which the same writes were applied.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include "hwif/file_bar.h"
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
+#include "ipnuma/emu_rings.h"
 #include "ipnuma/nic.h"
 #include "ipnuma/nic_memory_bar.h"
 #include "tests/support/parse.h"
@@ -287,6 +291,64 @@ TEST_F(EmuPair, PostedWritesAreNotAnsweredAndTheFlushTellsTheirFirstRefusal) {
   a_.nic->Forget(1);
   a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
   EXPECT_TRUE(Run(0).ok());
+}
+
+TEST_F(EmuPair, PostedWritesThroughTheRingGoInOrderAndBrokenEntriesAreRefusedAtTheFlush) {
+  // The program's side of a ring, as libipnuma makes it.
+  const int fd = ::memfd_create("ring-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, sizeof(DoorbellRing)), 0);
+  auto* ring = static_cast<DoorbellRing*>(::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(ring, MAP_FAILED);
+  DoorbellRings rings;
+  ASSERT_TRUE(rings.Attach(1, ::dup(fd)).ok());
+  EXPECT_FALSE(rings.Attach(1, ::dup(fd)).ok()) << "one ring per connection";
+  ::close(fd);
+  auto post = [&](uint32_t op, uint64_t off, std::span<const uint8_t> data) {
+    std::memcpy(a_.pages->data() + off, data.data(), data.size());
+    ring->slot[ring->tail % kDoorbellRingSlots] = DoorbellRequest{op, static_cast<uint32_t>(data.size()), off};
+    __atomic_store_n(&ring->tail, ring->tail + 1, __ATOMIC_RELEASE);
+  };
+  const auto posted = static_cast<uint32_t>(DoorbellOp::kWritePosted);
+  auto flush = [&] {
+    a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+    return Run(0.10);
+  };
+
+  // An emulator going to sleep tells the program to kick, unless a store is waiting.
+  EXPECT_FALSE(rings.Sleep());
+  EXPECT_EQ(ring->asleep, 1u);
+  rings.Awake();
+  EXPECT_EQ(ring->asleep, 0u);
+  // More stores than the ring holds, drained as they come: they land in order.
+  const uint8_t* rx = b_.pool->data() + (kExportBase - kPoolBase);
+  std::vector<uint8_t> oracle(4096, 0);
+  for (uint32_t i = 0; i < 3 * kDoorbellRingSlots; ++i) {
+    const std::vector<uint8_t> v(8, static_cast<uint8_t>(i));
+    post(posted, 4 * (i % 64), v);  // overlapping: the later store wins each byte
+    std::memcpy(oracle.data() + 4 * (i % 64), v.data(), v.size());
+    if (ring->tail - ring->head == kDoorbellRingSlots) {
+      EXPECT_TRUE(rings.Sleep()) << "a waiting store keeps the emulator awake";
+      rings.Awake();
+      EXPECT_TRUE(rings.Drain(1, *a_.nic));
+      EXPECT_EQ(ring->head, ring->tail);
+    }
+  }
+  EXPECT_FALSE(rings.Drain(1, *a_.nic)) << "nothing left";
+  EXPECT_TRUE(flush().ok());
+  EXPECT_EQ(std::vector<uint8_t>(rx, rx + oracle.size()), oracle);
+  // Only posted writes ride the ring; anything else is refused at the next flush.
+  post(static_cast<uint32_t>(DoorbellOp::kWrite), 0, std::vector<uint8_t>(4, 1));
+  EXPECT_TRUE(rings.Drain(1, *a_.nic));
+  EXPECT_EQ(flush().code(), StatusCode::kInvalidArgument);
+  // A tail past the ring's slots: nothing of it is taken, and the flush says why.
+  __atomic_store_n(&ring->tail, ring->head + kDoorbellRingSlots + 1, __ATOMIC_RELEASE);
+  EXPECT_TRUE(rings.Drain(1, *a_.nic));
+  EXPECT_EQ(ring->head, ring->tail);
+  EXPECT_EQ(flush().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(flush().ok());
+  rings.Detach(1);
+  ::munmap(ring, sizeof(DoorbellRing));
 }
 
 }  // namespace
