@@ -25,6 +25,9 @@ WRITES = int(os.environ.get("IPNUMA_BENCH_WRITES", "100000"))
 EMU_ARGS = os.environ.get("IPNUMA_BENCH_EMU_ARGS", "").split()
 RDMA = os.environ.get("IPNUMA_BENCH_RDMA", "0") == "1"
 RDMA_N = int(os.environ.get("IPNUMA_BENCH_RDMA_N", "10000"))
+ROUNDS = max(1, int(os.environ.get("IPNUMA_BENCH_ROUNDS", "1")))
+ROW_ORDER = ["IP-NUMA write (acked)", "IP-NUMA posted", "UDP sockets", "UDP sockets, busy-poll", "TCP sockets (NODELAY)",
+             "IP-NUMA posted, busy-poll", "IP-NUMA posted, XDP receive", "IP-NUMA posted, XDP rx, busy-poll"]
 PAGES = 64
 EXPORT_OFF, EXPORT_LEN = 0x10000, PAGES * 4096  # each host's receive buffer inside its pool
 SOCK_PORT = 5201
@@ -116,44 +119,77 @@ def measure(hosts):
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     print(f"bench/ipnuma: {os.cpu_count()} cores, load {load}, commit {commit.stdout.strip() or '?'}; namespaces "
           f"{hosts.ns['a']} {hosts.ns['b']} on one veth; N = {N} round trips, {WRITES} writes per rate; "
-          f"IP-NUMA packets up to 1 KiB", flush=True)
+          f"IP-NUMA packets up to 1 KiB; {ROUNDS} round(s), each row the round with the median result", flush=True)
     retx = 0  # summed over the emulators' runs: each starts counting from 0
-    rtt = {}
-    # The emulators as they run by default: asleep in poll until a frame or
-    # a doorbell comes. The pollers spin on their memory.
-    rtt["IP-NUMA write (acked)"] = ping_pong(hosts, ["spin"])
-    rtt["IP-NUMA posted"] = ping_pong(hosts, ["posted", "spin"])
-    rtt["UDP sockets"] = sockets(hosts, "udp")
-    rtt["UDP sockets, busy-poll"] = sockets(hosts, "udp", "spin")
-    rtt["TCP sockets (NODELAY)"] = sockets(hosts, "tcp")
-    rates = write_rates(hosts)
-    # Then nothing waits for a wake-up: the emulators busy-poll, and the
-    # pollers give the core away between looks (four busy processes on two
-    # cores); each host's emulator and program share one core.
     pin = (os.cpu_count() or 1) >= 2
+    runs, rate_runs = {}, {}  # every round's result per row
+
+    emus_on = True  # setup() started them
 
     def restart_emus(*args):
-        nonlocal retx
-        retx += retransmits(hosts)
+        nonlocal retx, emus_on
+        if emus_on:
+            retx += retransmits(hosts)
         hosts.stop_emus()
-        hosts.start_emus(*args)
+        emus_on = args != ("off",)
+        if emus_on:
+            hosts.start_emus(*args)
         if pin and "--busy-poll" in args:
             for h, cpu in (("a", "0"), ("b", "1")):
                 sh("taskset", "-p", "-c", cpu, str(hosts.emu_pid(h)))
 
-    restart_emus("--busy-poll", *EMU_ARGS)
-    rtt["IP-NUMA posted, busy-poll"] = ping_pong(hosts, ["posted", "yield"], pin)
-    # The kernel takes the requests (ipnuma-emu --xdp): a write lands in the
-    # peer's memory, and is answered, inside the sender's send; no process on
-    # the receiving host runs for it. Emulators asleep, then busy-polling.
-    restart_emus("--xdp")
-    rtt["IP-NUMA posted, XDP receive"] = ping_pong(hosts, ["posted", "spin"])
-    for size, rows in write_rates(hosts, tcp=False).items():
-        rates[size].update({f"{name}, XDP receive": r for name, r in rows.items()})
-    restart_emus("--xdp", "--busy-poll", *EMU_ARGS)
-    rtt["IP-NUMA posted, XDP rx, busy-poll"] = ping_pong(hosts, ["posted", "yield"], pin)
-    retx += retransmits(hosts)
+    def keep(name, r):
+        runs.setdefault(name, []).append(r)
 
+    def keep_rates(rows, suffix=""):
+        for size, by_name in rows.items():
+            for name, r in by_name.items():
+                rate_runs.setdefault(size, {}).setdefault(name + suffix, []).append(r)
+
+    for rnd in range(ROUNDS):
+        if ROUNDS > 1:
+            print(f"round {rnd + 1} of {ROUNDS}", file=sys.stderr, flush=True)
+        # Sockets with no emulator on the interface: an emulator takes every
+        # frame of its interface from the kernel (other traffic too), and its
+        # wake-ups would slow the sockets it is compared with.
+        restart_emus("off")
+        keep("UDP sockets", sockets(hosts, "udp"))
+        keep("UDP sockets, busy-poll", sockets(hosts, "udp", "spin"))
+        keep("TCP sockets (NODELAY)", sockets(hosts, "tcp"))
+        keep_rates(tcp_rates(hosts))
+        # The emulators as they run by default: asleep in poll until a frame
+        # or a doorbell comes. The pollers spin on their memory.
+        restart_emus()
+        keep("IP-NUMA write (acked)", ping_pong(hosts, ["spin"]))
+        keep("IP-NUMA posted", ping_pong(hosts, ["posted", "spin"]))
+        keep_rates(write_rates(hosts))
+        # Then nothing waits for a wake-up: the emulators busy-poll, and the
+        # pollers give the core away between looks (four busy processes on two
+        # cores); each host's emulator and program share one core.
+        restart_emus("--busy-poll", *EMU_ARGS)
+        keep("IP-NUMA posted, busy-poll", ping_pong(hosts, ["posted", "yield"], pin))
+        # The kernel takes the requests (ipnuma-emu --xdp): a write lands in
+        # the peer's memory, and is answered, inside the sender's send; no
+        # process on the receiving host runs for it. Asleep, then busy-polling.
+        restart_emus("--xdp")
+        keep("IP-NUMA posted, XDP receive", ping_pong(hosts, ["posted", "spin"]))
+        keep_rates(write_rates(hosts), ", XDP receive")
+        restart_emus("--xdp", "--busy-poll", *EMU_ARGS)
+        keep("IP-NUMA posted, XDP rx, busy-poll", ping_pong(hosts, ["posted", "yield"], pin))
+    restart_emus("off")
+
+    # Each row: the round whose median is the median of the rounds' (a
+    # round that ran out of time counts as slowest).
+    def middle(rs, key, slow):
+        done = sorted((r for r in rs if r is not None), key=lambda r: r[key])
+        late_n = len(rs) - len(done)
+        order = done + [None] * late_n if not slow else [None] * late_n + done
+        return order[len(order) // 2]
+
+    rtt = {name: middle(rs, "median_us", False) for name, rs in runs.items()}
+    rtt = {name: rtt[name] for name in ROW_ORDER if name in rtt}
+    rates = {size: {name: middle(rs, "mb_per_s", True) for name, rs in rows.items()}
+             for size, rows in rate_runs.items()}
     late = [n for n, r in rtt.items() if r is None]
     rtt = {n: r for n, r in rtt.items() if r is not None}
     if "UDP sockets" not in rtt:
@@ -175,6 +211,7 @@ def measure(hosts):
     print("\nwrite rate, one writer; every write is in the peer's memory when the rate ends")
     print(f"  {'size':>6} {'path':<38} {'MB/s':>8} {'writes/s':>10} {'/TCP':>6}")
     for size, rows in rates.items():
+        rows = {"TCP stream": rows.pop("TCP stream", None), **rows}
         if rows["TCP stream"] is None:
             print(f"  {size:>6} TCP stream not done within {TIME_LIMIT:.0f} s")
             continue
@@ -217,7 +254,7 @@ def rdma_peer():
     print(f"  {RDMA_N} round trips each; RoCE packets received on the veth: {got.get('rdma_packets_on_veth', '?')}")
 
 
-def write_rates(hosts, tcp=True):
+def write_rates(hosts):
     rates = {}
     for size in (64, 4096) if WRITES else ():
         stream = ["ipnuma-stream", hosts.path("a.pages"), "0", str(EXPORT_LEN), str(size), str(size * WRITES)]
@@ -225,10 +262,13 @@ def write_rates(hosts, tcp=True):
             "IP-NUMA write (acked)": run_in_a(hosts, stream),
             "IP-NUMA posted + flush": run_in_a(hosts, stream + ["posted"]),
         }
-        if tcp:
-            rates[size]["TCP stream"] = pair(hosts, ["tcp-sink", str(SOCK_PORT)],
-                                             ["tcp-stream", MGMT_IP["b"], str(SOCK_PORT), str(size), str(size * WRITES)])
     return rates
+
+
+def tcp_rates(hosts):
+    return {size: {"TCP stream": pair(hosts, ["tcp-sink", str(SOCK_PORT)],
+                                      ["tcp-stream", MGMT_IP["b"], str(SOCK_PORT), str(size), str(size * WRITES)])}
+            for size in ((64, 4096) if WRITES else ())}
 
 
 def retransmits(hosts):
