@@ -26,7 +26,8 @@ EMU_ARGS = os.environ.get("IPNUMA_BENCH_EMU_ARGS", "").split()
 RDMA = os.environ.get("IPNUMA_BENCH_RDMA", "0") == "1"
 RDMA_N = int(os.environ.get("IPNUMA_BENCH_RDMA_N", "10000"))
 ROUNDS = max(1, int(os.environ.get("IPNUMA_BENCH_ROUNDS", "1")))
-ROW_ORDER = ["IP-NUMA write (acked)", "IP-NUMA posted", "UDP sockets", "UDP sockets, busy-poll", "TCP sockets (NODELAY)",
+ROW_ORDER = ["IP-NUMA write (acked)", "IP-NUMA posted", "UDP sockets", "UDP sockets, CPUs kept awake",
+             "UDP sockets, busy-poll", "TCP sockets (NODELAY)",
              "IP-NUMA posted, busy-poll", "IP-NUMA posted, XDP receive", "IP-NUMA posted, XDP rx, busy-poll"]
 PAGES = 64
 EXPORT_OFF, EXPORT_LEN = 0x10000, PAGES * 4096  # each host's receive buffer inside its pool
@@ -113,6 +114,23 @@ def sockets(hosts, proto, *opts):
                 [f"{proto}-ping", MGMT_IP["b"], str(SOCK_PORT), str(N), *opts])
 
 
+def sockets_cpus_awake(hosts, proto):
+    """The blocking ping-pong with every CPU kept from idling by a spinner at
+    the lowest priority: on a virtual machine an idle CPU halts, and waking
+    it costs the blocking path tens of microseconds a bare-metal host does
+    not pay (the thesis measured on one)."""
+    spinners = [subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"])
+                for _ in range(os.cpu_count() or 1)]
+    for p in spinners:
+        hosts.track("spinner", p)
+    try:
+        return sockets(hosts, proto)
+    finally:
+        for p in spinners:
+            stop(p)
+            hosts.procs.remove(("spinner", p))
+
+
 def measure(hosts):
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
@@ -154,6 +172,7 @@ def measure(hosts):
         # wake-ups would slow the sockets it is compared with.
         restart_emus("off")
         keep("UDP sockets", sockets(hosts, "udp"))
+        keep("UDP sockets, CPUs kept awake", sockets_cpus_awake(hosts, "udp"))
         keep("UDP sockets, busy-poll", sockets(hosts, "udp", "spin"))
         keep("TCP sockets (NODELAY)", sockets(hosts, "tcp"))
         keep_rates(tcp_rates(hosts))
@@ -204,9 +223,12 @@ def measure(hosts):
     for name in late:
         print(f"  {name:<38} not done within {TIME_LIMIT:.0f} s: the machine runs something else")
     best = min(((r["median_us"], n) for n, r in rtt.items() if n.startswith("IP-NUMA")), default=(float("inf"), "-"))
-    ratio = best[0] / udp
-    print(f"  goal: IP-NUMA ≤ 0.5 × UDP sockets (the thesis's FPGA: 0.1×): best {best[1]}, {ratio:.2f}× — "
-          f"{'met' if ratio <= 0.5 else 'missed'}")
+    # Held to the faster blocking UDP row: a baseline slowed by waking idle
+    # virtual CPUs would flatter IP-NUMA's busy-polling rows.
+    base = min(((r["median_us"], n) for n, r in rtt.items() if n in ("UDP sockets", "UDP sockets, CPUs kept awake")))
+    ratio = best[0] / base[0]
+    print(f"  goal: IP-NUMA ≤ 0.5 × UDP sockets (the thesis's FPGA: 0.1×): best {best[1]} against {base[1]}, "
+          f"{ratio:.2f}× — {'met' if ratio <= 0.5 else 'missed'}")
 
     print("\nwrite rate, one writer; every write is in the peer's memory when the rate ends")
     print(f"  {'size':>6} {'path':<38} {'MB/s':>8} {'writes/s':>10} {'/TCP':>6}")
