@@ -124,23 +124,16 @@ void AttachRing(ipnuma_client* c) {
   if (::ftruncate(fd, sizeof(DoorbellRing)) == 0) {
     m = ::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
-  DoorbellRequest req;
-  req.op = static_cast<uint32_t>(DoorbellOp::kAttachRing);
-  req.length = sizeof(DoorbellRing);
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{&req, sizeof req};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* h = CMSG_FIRSTHDR(&msg);
+  fibnic::ipnuma::DoorbellMessage m_out;
+  m_out.req.op = static_cast<uint32_t>(DoorbellOp::kAttachRing);
+  m_out.req.length = sizeof(DoorbellRing);
+  cmsghdr* h = CMSG_FIRSTHDR(&m_out.msg);
   h->cmsg_level = SOL_SOCKET;
   h->cmsg_type = SCM_RIGHTS;
   h->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
   DoorbellAnswer ans;
-  const bool sent = m != MAP_FAILED && ::sendmsg(c->sock, &msg, MSG_NOSIGNAL) == sizeof req;
+  const bool sent = m != MAP_FAILED && ::sendmsg(c->sock, &m_out.msg, MSG_NOSIGNAL) == sizeof m_out.req;
   ::close(fd);
   if (sent && ::recv(c->sock, &ans, sizeof ans, 0) == sizeof ans && ans.code == 0) {
     c->ring = static_cast<DoorbellRing*>(m);

@@ -6,6 +6,8 @@
 // side parses a stream.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 
 namespace fibnic::ipnuma {
@@ -38,6 +40,23 @@ struct DoorbellAnswer {
   int32_t code = 0;       // fibnic::StatusCode: 0 done; else the first refusal
   uint32_t reserved = 0;
   char message[248] = {};  // NUL-terminated reason when code != 0
+};
+
+// One doorbell as a message with room for one file descriptor beside it
+// (kAttachRing's ring), for sendmsg and recvmsg alike.
+struct DoorbellMessage {
+  DoorbellRequest req;
+  iovec iov{&req, sizeof req};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  DoorbellMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  DoorbellMessage(const DoorbellMessage&) = delete;
+  DoorbellMessage& operator=(const DoorbellMessage&) = delete;
 };
 
 // A store larger than this is split by the caller: the emulator queues a

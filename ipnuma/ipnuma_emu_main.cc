@@ -257,17 +257,11 @@ int Run(const Options& opt) {
     for (size_t i = 2; i < clients_end; ++i) {
       if (fds[i].revents == 0) continue;
       const int c = fds[i].fd;
-      DoorbellRequest req;
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-      iovec iov{&req, sizeof req};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      const ssize_t got = ::recvmsg(c, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      DoorbellMessage m;
+      const DoorbellRequest& req = m.req;
+      const ssize_t got = ::recvmsg(c, &m.msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       int passed_fd = -1;  // a ring's memory file (kAttachRing)
-      for (cmsghdr* h = got > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
+      for (cmsghdr* h = got > 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr; h != nullptr; h = CMSG_NXTHDR(&m.msg, h)) {
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(&passed_fd, CMSG_DATA(h), sizeof(int));
       }
       if (got == sizeof req) {

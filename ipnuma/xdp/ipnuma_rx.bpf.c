@@ -79,21 +79,16 @@ struct page {
 
 // BAR0 and host memory: replaced at load time by the maps ipnumad and the
 // emulator share (page-sized values laid end to end, hwif/bpf_bar.h).
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(map_flags, BPF_F_MMAPABLE);
-  __type(key, __u32);
-  __type(value, struct page);
-  __uint(max_entries, 1);
-} bar SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(map_flags, BPF_F_MMAPABLE);
-  __type(key, __u32);
-  __type(value, struct page);
-  __uint(max_entries, 1);
-} pool SEC(".maps");
+#define PAGE_MAP(name)                  \
+  struct {                              \
+    __uint(type, BPF_MAP_TYPE_ARRAY);   \
+    __uint(map_flags, BPF_F_MMAPABLE);  \
+    __type(key, __u32);                 \
+    __type(value, struct page);         \
+    __uint(max_entries, 1);             \
+  } name SEC(".maps")
+PAGE_MAP(bar);
+PAGE_MAP(pool);
 
 // One receive stream per source IPv4 (network order); sized to CAPS1's PC ID
 // entries at load time, as the model bounds its table. One word, changed

@@ -19,6 +19,7 @@
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/nic.h"
 #include "ipnuma/nic_memory_bar.h"
+#include "tests/ipnuma/peer_state_write.h"
 #include "ipnuma/pool.h"
 #include "tests/support/temp_dir.h"
 
@@ -85,15 +86,9 @@ TEST_F(BpfMemoryTest, NicMemoryBarOverAMapClearsPeerStateOnWriteOfOne) {
   auto caps = ProbeNic(bar);  // a map larger than the registers is still the NIC
   ASSERT_TRUE(caps.ok()) << caps.status().ToString();
   EXPECT_EQ(*caps, Model());
-  // Another mapping of the map plays the device and shows DOWN.
+  // Another mapping of the map plays the device.
   auto device = BpfBar::Open(pin, MapBar0Bytes()).value();
-  ASSERT_TRUE(device->Write32(regs::PeerStateOffset(2), regs::kPeerStateDown | 0x100).ok());
-  ASSERT_TRUE(bar.Write32(regs::PeerStateOffset(2), regs::kPeerStateDown).ok());
-  EXPECT_EQ(device->Read32(regs::PeerStateOffset(2)).value(), 0x100u);
-  ASSERT_TRUE(bar.Write32(regs::PeerStateOffset(3), regs::kPeerStateDown).ok());
-  EXPECT_EQ(device->Read32(regs::PeerStateOffset(3)).value(), 0u);
-  ASSERT_TRUE(bar.Write32(regs::kOffRetryLimit, 3).ok());
-  EXPECT_EQ(device->Read32(regs::kOffRetryLimit).value(), 3u);
+  ExpectWriteOfOneClearsPeerState(bar, *device);
 }
 
 TEST_F(BpfMemoryTest, PoolIsThePinnedMapsSize) {
