@@ -21,8 +21,8 @@ std::string Errno(const std::string& what, const std::string& path) {
 // before it is mapped.
 StatusOr<size_t> CheckMap(const PinnedMap& m, const std::string& path) {
   if (m.type != BPF_MAP_TYPE_ARRAY || m.value_size != kBpfBarPage || !(m.flags & BPF_F_MMAPABLE) || m.key_size != 4) {
-    return FailedPrecondition("BPF map " + path + " is not a BAR map (an mmapable array of " +
-                              std::to_string(kBpfBarPage) + "-byte values)");
+    return FailedPrecondition("BPF map " + path + " is not an mmapable array of " + std::to_string(kBpfBarPage) +
+                              "-byte values, so it is not a BAR map");
   }
   return size_t{m.max_entries} * kBpfBarPage;
 }

@@ -1,7 +1,6 @@
 #include "ipnuma/emu_nic.h"
 
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,10 +31,6 @@ uint32_t Le32(const uint8_t* p) {
 void StoreLe64(uint8_t* p, uint64_t v) { __atomic_store_n(reinterpret_cast<uint64_t*>(p), v, __ATOMIC_RELAXED); }
 void StoreLe32(uint8_t* p, uint32_t v) { __atomic_store_n(reinterpret_cast<uint32_t*>(p), v, __ATOMIC_RELAXED); }
 uint32_t LoadLe32(const uint8_t* p) { return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_SEQ_CST); }
-
-// A BPF map's value size that lays its values out as one mmapable region
-// (hwif/bpf_bar.h's kBpfBarPage; this library does not link hwif).
-constexpr uint32_t kMapValueBytes = 4096;
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -72,32 +67,21 @@ StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, 
   const int err = errno;
   ::close(fd);
   if (map == MAP_FAILED) return IoError("cannot map " + path + ": " + std::strerror(err));
-  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size, -1));
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size));
 }
 
 StatusOr<std::unique_ptr<MappedFile>> MappedFile::OpenMap(const std::string& path) {
-  ASSIGN_OR_RETURN(PinnedMap m, OpenPinnedMap(path));
   // Only page-sized values of an mmapable array lie end to end in one
-  // region, the layout ipnumad and an XDP program address it by.
-  if (m.type != BPF_MAP_TYPE_ARRAY || m.key_size != 4 || m.value_size != kMapValueBytes ||
-      !(m.flags & BPF_F_MMAPABLE)) {
-    ::close(m.fd);
-    return FailedPrecondition("BPF map " + path + " is not an mmapable array of " + std::to_string(kMapValueBytes) +
-                              "-byte values");
-  }
-  const size_t size = size_t{m.value_size} * m.max_entries;
-  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
-  if (map == MAP_FAILED) {
-    const int err = errno;
-    ::close(m.fd);
-    return IoError("cannot map the BPF map " + path + ": " + std::strerror(err));
-  }
-  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<uint8_t*>(map), size, m.fd));
+  // region, the layout ipnumad and an XDP program address it by: BpfBar's.
+  ASSIGN_OR_RETURN(auto bar, BpfBar::OpenAnySize(path));
+  // BpfBar maps it read-write; it hands the bytes out read-only for decoders.
+  std::unique_ptr<MappedFile> f(new MappedFile(const_cast<uint8_t*>(bar->data()), bar->size()));
+  f->map_ = std::move(bar);
+  return f;
 }
 
 MappedFile::~MappedFile() {
-  ::munmap(data_, size_);
-  if (map_fd_ >= 0) ::close(map_fd_);
+  if (!map_) ::munmap(data_, size_);
 }
 
 EmuNic::EmuNic(std::unique_ptr<MappedFile> bar0, std::unique_ptr<MappedFile> pages, std::unique_ptr<MappedFile> pool,
@@ -134,7 +118,7 @@ StatusOr<std::unique_ptr<EmuNic>> EmuNic::Open(const Files& f) {
   if (Status st = caps.Validate(); !st.ok()) return st.WithContext("BAR0 file " + f.bar0);
   // A map holds whole values: ipnumad rounds BAR0 up to them.
   size_t bar0_bytes = caps.bar0_bytes();
-  if (bar0->map_fd() >= 0) bar0_bytes = (bar0_bytes + kMapValueBytes - 1) / kMapValueBytes * kMapValueBytes;
+  if (bar0->map_fd() >= 0) bar0_bytes = (bar0_bytes + kBpfBarPage - 1) / kBpfBarPage * kBpfBarPage;
   if (bar0->size() != bar0_bytes) {
     return FailedPrecondition("BAR0 file " + f.bar0 + " is " + std::to_string(bar0->size()) + " bytes, CAPS say " +
                               std::to_string(bar0_bytes));

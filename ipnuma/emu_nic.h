@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "device/ipnuma_model.h"
 #include "device/ipnuma_regs.h"
+#include "hwif/bpf_bar.h"
 #include "ipnuma/emu_doorbell.h"
 #include "ipnuma/xdp_receive.h"
 
@@ -39,14 +40,14 @@ class MappedFile {
   std::span<uint8_t> bytes() const { return {data_, size_}; }
   // The pinned map's file descriptor, kept open for a BPF program that uses
   // the map; -1 for a regular file.
-  int map_fd() const { return map_fd_; }
+  int map_fd() const { return map_ ? map_->map_fd() : -1; }
 
  private:
-  MappedFile(uint8_t* data, size_t size, int map_fd) : data_(data), size_(size), map_fd_(map_fd) {}
+  MappedFile(uint8_t* data, size_t size) : data_(data), size_(size) {}
   static StatusOr<std::unique_ptr<MappedFile>> OpenMap(const std::string& path);
+  std::unique_ptr<BpfBar> map_;  // a pinned map's mapping (owns it), or none for a file
   uint8_t* data_;
   size_t size_;
-  int map_fd_;
 };
 
 // A doorbell the NIC has not answered yet, and who waits for it.

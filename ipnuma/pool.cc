@@ -1,6 +1,5 @@
 #include "ipnuma/pool.h"
 
-#include <linux/bpf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,17 +58,14 @@ Status CheckPool(const BufferPool& p) {
 // The pool as a BPF map pinned at path: the map's size (the values lie end to
 // end in its mmap), or a zeroed one of `size` bytes made when none is pinned.
 StatusOr<BufferPool> FromMap(const std::string& path, uint64_t phys_base, uint64_t size) {
-  auto pinned = OpenPinnedMap(path);
+  auto pinned = BpfBar::OpenAnySize(path);  // a map's shape checked as for a BAR
+  if (pinned.status().code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("BPF map " + path + " cannot be the buffer pool: it is not an mmapable array of " +
+                              std::to_string(kBpfBarPage) + "-byte values");
+  }
   if (!pinned.ok() && pinned.status().code() != StatusCode::kNotFound) return pinned.status();
   if (pinned.ok()) {
-    ::close(pinned->fd);
-    const PinnedMap& m = *pinned;
-    if (m.type != BPF_MAP_TYPE_ARRAY || m.key_size != 4 || m.value_size != kBpfBarPage ||
-        !(m.flags & BPF_F_MMAPABLE)) {
-      return FailedPrecondition("BPF map " + path + " cannot be the buffer pool: it is not an mmapable array of " +
-                                std::to_string(kBpfBarPage) + "-byte values");
-    }
-    const uint64_t have = uint64_t{m.value_size} * m.max_entries;
+    const uint64_t have = (*pinned)->size();
     if (size != 0 && size != have) {
       return InvalidArgument("pool.size " + Hex(size) + " differs from the size of the BPF map pinned at " + path +
                              " (" + Hex(have) + "); leave it out or make them equal");
