@@ -118,10 +118,12 @@ int Post(ipnuma_client* c, uint64_t offset, uint32_t length) {
 // Hands the emulator a ring for posted writes; without one (an emulator that
 // refuses it) posted doorbells stay messages.
 void AttachRing(ipnuma_client* c) {
-  const int fd = ::memfd_create("ipnuma-doorbells", MFD_CLOEXEC);
+  const int fd = ::memfd_create("ipnuma-doorbells", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return;
   void* m = MAP_FAILED;
-  if (::ftruncate(fd, sizeof(DoorbellRing)) == 0) {
+  // Sealed at its size: the emulator maps only a ring that cannot shrink under it.
+  if (::ftruncate(fd, sizeof(DoorbellRing)) == 0 &&
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0) {
     m = ::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
   fibnic::ipnuma::DoorbellMessage m_out;

@@ -1,5 +1,6 @@
 #include "ipnuma/emu_rings.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +23,10 @@ Status DoorbellRings::Attach(int client, int fd) {
   } else if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < sizeof(DoorbellRing)) {
     st_out = InvalidArgument("the doorbell ring is not a memory file of at least " +
                              std::to_string(sizeof(DoorbellRing)) + " bytes");
+  } else if ((::fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK) == 0) {
+    // A file the program could still shrink would fault the emulator (SIGBUS)
+    // on its next look at the ring.
+    st_out = InvalidArgument("the doorbell ring's memory file is not sealed against shrinking (F_SEAL_SHRINK)");
   } else {
     void* m = ::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) st_out = IoError(std::string("cannot map the doorbell ring: ") + std::strerror(errno));

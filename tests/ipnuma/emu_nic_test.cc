@@ -3,6 +3,7 @@
 // held to a plain byte array to which the same writes were applied.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -295,12 +296,15 @@ TEST_F(EmuPair, PostedWritesAreNotAnsweredAndTheFlushTellsTheirFirstRefusal) {
 
 TEST_F(EmuPair, PostedWritesThroughTheRingGoInOrderAndBrokenEntriesAreRefusedAtTheFlush) {
   // The program's side of a ring, as libipnuma makes it.
-  const int fd = ::memfd_create("ring-test", MFD_CLOEXEC);
+  DoorbellRings rings;
+  const int fd = ::memfd_create("ring-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::ftruncate(fd, sizeof(DoorbellRing)), 0);
+  // Unsealed, the program could shrink it under the emulator: refused.
+  EXPECT_EQ(rings.Attach(1, ::dup(fd)).code(), StatusCode::kInvalidArgument);
+  ASSERT_EQ(::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
   auto* ring = static_cast<DoorbellRing*>(::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   ASSERT_NE(ring, MAP_FAILED);
-  DoorbellRings rings;
   ASSERT_TRUE(rings.Attach(1, ::dup(fd)).ok());
   EXPECT_FALSE(rings.Attach(1, ::dup(fd)).ok()) << "one ring per connection";
   ::close(fd);
