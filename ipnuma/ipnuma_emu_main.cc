@@ -140,6 +140,9 @@ int Run(const Options& opt) {
   if (!port.ok()) return Fail(port.status());
   auto listener = ListenDoorbell(opt.socket);
   if (!listener.ok()) return Fail(listener.status());
+  // PEER_STATE as a NIC that just came up shows it, before anyone rings
+  // (its counters were zeroed when it opened BAR0).
+  (*nic)->Publish();
   std::unique_ptr<XdpReceive> kernel_rx;
   if (opt.xdp) {
     EmuNic& n = **nic;
