@@ -9,7 +9,8 @@ if(NOT FIBNIC_BPF_CLANG OR NOT FIBNIC_LIBBPF_INCLUDE OR NOT FIBNIC_LIBBPF)
   message(FATAL_ERROR "the emulators' XDP paths need clang and libbpf (Debian: clang libbpf-dev, scripts/deps/emu.txt)")
 endif()
 
-# xdp/NAME.bpf.c of the calling folder -> xdp/NAME.bpf.o in its build folder.
+# xdp/NAME.bpf.c of the calling folder -> xdp/NAME.bpf.o in its build folder;
+# further arguments: the headers it includes (xdp/...), so a change rebuilds it.
 function(fibnic_bpf_object name)
   add_custom_command(
     OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/xdp/${name}.bpf.o
@@ -17,7 +18,7 @@ function(fibnic_bpf_object name)
     COMMAND ${FIBNIC_BPF_CLANG} -target bpf -O2 -g -Wall -Wextra -Werror
             -I${FIBNIC_LIBBPF_INCLUDE} -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
             -c ${CMAKE_CURRENT_SOURCE_DIR}/xdp/${name}.bpf.c -o ${CMAKE_CURRENT_BINARY_DIR}/xdp/${name}.bpf.o
-    DEPENDS xdp/${name}.bpf.c
+    DEPENDS xdp/${name}.bpf.c ${ARGN}
     COMMENT "clang -target bpf: xdp/${name}.bpf.c")
 endfunction()
 

@@ -22,6 +22,11 @@
 // the one passed up. The emulator hands a slot back (sets KERNEL) only when
 // its own queue for that stream is empty, no read is in flight, and it has
 // taken every frame the program passed up for that slot.
+//
+// Frames of another EtherType pass up uncounted: they are not doorbells.
+// The library splits stores on page boundaries: the program resolves a store
+// by its first byte's page, so only that page's stream keeps its order
+// against a store that reaches into the next page.
 #pragma once
 
 #ifdef __cplusplus
@@ -67,6 +72,14 @@ struct ipnuma_doorbell {
 #define IPNUMA_TX_SEQ_MASK 0xffffffffULL  // word [31:0]: next sequence to assign
 #define IPNUMA_TX_EPOCH_SHIFT 32          // word [47:32]: the stream's epoch
 #define IPNUMA_TX_KERNEL (1ULL << 48)     // the program may assign sequences
+// word [63:49]: frames passed up for this slot, modulo 2^15. The program
+// advances it (after `punted`, before it clears KERNEL) for every frame it
+// passes up for the slot, so the emulator's hand-back, a compare-and-swap
+// from the word it read before it read `punted`, fails when a frame was
+// passed up in between (it would else hand back a stream with that frame
+// still on its way up). The emulator keeps these bits as it read them.
+#define IPNUMA_TX_PUNTS_SHIFT 49
+#define IPNUMA_TX_PUNTS_ONE (1ULL << IPNUMA_TX_PUNTS_SHIFT)
 
 struct ipnuma_tx_stream {
   IPNUMA_TX_U64 word;    // changed only by compare-and-swap, by either side
@@ -76,10 +89,15 @@ struct ipnuma_tx_stream {
   IPNUMA_TX_U64 reserved;
 };
 
-// One packet the program sent, in the ring buffer `tx_sent`, in the order
-// the sequences were assigned per stream. The emulator adopts it into its
-// sender (ipnuma_model::Sender::Adopt) before it reads any answer, so an ACK
-// never names a packet the sender has not heard of.
+// One packet the program sent, in the ring buffer `tx_sent`. The program
+// reserves the record before it takes the sequence (so no sequence is ever
+// taken that cannot be recorded); one stream's records are therefore in
+// sequence order unless two CPUs send on that stream at once, when a record
+// may precede one with a lower sequence: the emulator adopts by sequence.
+// It adopts a record into its sender (ipnuma_model::Sender::Adopt) before it
+// reads any answer, so an ACK names a packet the sender has not heard of only
+// while another CPU is between taking that packet's sequence and submitting
+// its record (the packet leaves after its record is submitted).
 #define IPNUMA_TX_MAX_PACKET (40 + 4 * 1024)
 struct ipnuma_tx_record {
   IPNUMA_TX_U32 client;     // the doorbell's tag
