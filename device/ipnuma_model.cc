@@ -249,6 +249,55 @@ size_t Sender::Outstanding() const {
   return n;
 }
 
+std::vector<Sender::StreamInfo> Sender::Streams(uint64_t now_ns) const {
+  std::vector<StreamInfo> out;
+  out.reserve(streams_.size());
+  for (const auto& [ip, s] : streams_) {
+    StreamInfo i;
+    i.ip = ip;
+    i.epoch = s.epoch;
+    i.base = s.base;
+    i.next = s.next;
+    i.unsent = s.q.size() - s.sent;
+    i.read_in_flight = std::any_of(s.q.begin(), s.q.begin() + static_cast<long>(s.sent),
+                                   [](const Pending& p) { return p.is_read; });
+    i.down = s.down;
+    i.retransmit_due = !s.down && s.sent > 0 && now_ns >= s.deadline;
+    out.push_back(i);
+  }
+  return out;
+}
+
+Status Sender::Adopt(uint32_t ip, const MacAddr& mac, uint16_t pcid, uint64_t bar2_offset, uint32_t bytes,
+                     std::span<const uint8_t> bytes_on_wire, uint64_t now_ns) {
+  auto it = streams_.find(ip);
+  if (it == streams_.end()) return NotFound("no stream to " + regs::Ipv4String(ip) + " to adopt a packet into");
+  Stream& s = it->second;
+  auto decoded = wire::Decode(bytes_on_wire);
+  if (!decoded.ok()) return decoded.status().WithContext("adopting a packet to " + regs::Ipv4String(ip));
+  const wire::Packet& p = *decoded;
+  if (p.type != wire::PacketType::kWrite || p.epoch != s.epoch || p.seq != s.next || s.down ||
+      s.sent != s.q.size()) {
+    return FailedPrecondition("packet to " + regs::Ipv4String(ip) + " (" + wire::PacketTypeName(p.type) + ", epoch " +
+                              std::to_string(p.epoch) + ", seq " + std::to_string(p.seq) +
+                              ") is not the stream's next (epoch " + std::to_string(s.epoch) + ", seq " +
+                              std::to_string(s.next) + (s.down ? ", down" : "") +
+                              (s.sent != s.q.size() ? ", packets queued" : "") + ")");
+  }
+  s.mac = mac;
+  Pending q;
+  q.seq = s.next++;
+  q.pcid = pcid;
+  q.bar2_offset = bar2_offset;
+  q.bytes = bytes;
+  q.tlp = p.tlp;
+  q.wire.assign(bytes_on_wire.begin(), bytes_on_wire.end());
+  if (s.sent == 0) s.deadline = now_ns + regs::DecodeWireParams(bar0_.data()).retx_timeout_ns;
+  s.q.push_back(std::move(q));
+  s.sent++;
+  return OkStatus();
+}
+
 // ---------------------------------------------------------------- Receiver
 
 bool Receiver::Admitted(uint32_t src_ip, uint64_t first, uint64_t end) const {

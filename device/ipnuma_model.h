@@ -90,6 +90,28 @@ class Sender {
   // Packets queued or unacked for any peer.
   size_t Outstanding() const;
 
+  // A stream as another transmitter of this NIC sees it (the emulator's
+  // kernel transmit path, which sends a stream's WRITEs while the model has
+  // nothing of it to send).
+  struct StreamInfo {
+    uint32_t ip = 0;  // destination, host order
+    uint16_t epoch = 0;
+    uint32_t base = 0;       // oldest unacked sequence
+    uint32_t next = 0;       // next sequence to assign
+    size_t unsent = 0;       // packets queued but never sent
+    bool read_in_flight = false;  // a sent read fences what follows it
+    bool down = false;
+    bool retransmit_due = false;  // at the time asked: Poll would retransmit or go down
+  };
+  std::vector<StreamInfo> Streams(uint64_t now_ns) const;
+  // A WRITE another transmitter of this NIC already sent on stream `ip`:
+  // taken as that stream's next packet, then retransmitted and acknowledged
+  // like the model's own (and not counted again: its sender counted it).
+  // Refused, changing nothing, unless it is a WRITE of the stream's epoch and
+  // next sequence and nothing of the stream waits unsent or is down.
+  Status Adopt(uint32_t ip, const MacAddr& mac, uint16_t pcid, uint64_t bar2_offset, uint32_t bytes,
+               std::span<const uint8_t> wire, uint64_t now_ns);
+
   std::vector<WriterEvent> TakeEvents() { return std::exchange(events_, {}); }
   const NicCounters& counters() const { return counters_; }
 

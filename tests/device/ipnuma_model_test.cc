@@ -506,5 +506,81 @@ TEST(IpnumaModel, MalformedAndDisabledAreDroppedWithoutReply) {
   EXPECT_EQ(p.mem[0], 0);
 }
 
+// A WRITE another transmitter of the NIC sent (the emulator's kernel path),
+// encoded here from the wire format alone.
+std::vector<uint8_t> ForeignWrite(uint16_t epoch, uint32_t seq, uint64_t remote, const std::vector<uint8_t>& data,
+                                  wire::PacketType type = wire::PacketType::kWrite) {
+  wire::Packet pkt;
+  pkt.type = type;
+  pkt.epoch = epoch;
+  pkt.seq = seq;
+  pkt.tlp = wire::TlpHeader::ForBytes(type == wire::PacketType::kWrite ? wire::kFmtTypeMWr64 : wire::kFmtTypeMRd64,
+                                      remote, static_cast<uint32_t>(data.size()));
+  if (type == wire::PacketType::kWrite) {
+    pkt.payload.assign(4u * pkt.tlp.length_dw, 0);
+    std::memcpy(pkt.payload.data() + (remote & 3), data.data(), data.size());
+  }
+  return wire::Encode(pkt).value();
+}
+
+TEST(IpnumaModel, AdoptedWritesAreRetransmittedAndAckedLikeOwnAndOnlyTheNextIsTaken) {
+  Pair p(/*retry=*/3, /*max_payload=*/0, /*timeout_ns=*/5'000);
+  uint64_t now = 0;
+  const MacAddr mac{{2, 0, 0, 0, 0, 1}};
+  ASSERT_TRUE(p.tx.Store(0, Bytes(64, 0x11)).ok());
+  p.Pump(&now);
+  auto streams = p.tx.Streams(now);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].ip, kIpB);
+  EXPECT_EQ(streams[0].base, 1u);
+  EXPECT_EQ(streams[0].next, 1u);
+  EXPECT_EQ(streams[0].unsent, 0u);
+  const uint16_t epoch = streams[0].epoch;
+
+  // Only the stream's next sequence, of its epoch, as a WRITE, is taken.
+  const auto data = Bytes(5, 0x22);
+  EXPECT_FALSE(p.tx.Adopt(kIpB, mac, 1, 130, 5, ForeignWrite(epoch, 0, kMemBase + 130, data), now).ok());
+  EXPECT_FALSE(p.tx.Adopt(kIpB, mac, 1, 130, 5, ForeignWrite(epoch, 2, kMemBase + 130, data), now).ok());
+  EXPECT_FALSE(p.tx.Adopt(kIpB, mac, 1, 130, 5, ForeignWrite(epoch + 1, 1, kMemBase + 130, data), now).ok());
+  EXPECT_FALSE(
+      p.tx.Adopt(kIpB, mac, 1, 130, 5, ForeignWrite(epoch, 1, kMemBase + 128, Bytes(8, 0), wire::PacketType::kReadRequest), now)
+          .ok());
+  EXPECT_FALSE(p.tx.Adopt(kIpC, mac, 1, 130, 5, ForeignWrite(epoch, 1, kMemBase + 130, data), now).ok());
+  EXPECT_EQ(p.tx.Outstanding(), 0u);
+  const auto adopted = ForeignWrite(epoch, 1, kMemBase + 130, data);
+  ASSERT_TRUE(p.tx.Adopt(kIpB, mac, 1, 130, 5, adopted, now).ok());
+  EXPECT_EQ(p.tx.Streams(now)[0].next, 2u);
+  EXPECT_EQ(p.tx.Outstanding(), 1u);
+  EXPECT_TRUE(p.tx.Poll(now).empty()) << "an adopted packet was sent already";
+
+  // It was lost: at the deadline it goes again, byte for byte, and is acked.
+  EXPECT_TRUE(p.tx.Streams(now + 4'999)[0].retransmit_due == false);
+  EXPECT_TRUE(p.tx.Streams(now + 5'000)[0].retransmit_due);
+  now += 5'000;
+  auto out = p.tx.Poll(now);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].bytes, adopted);
+  EXPECT_EQ(out[0].dst_mac, mac);
+  const auto reply = p.rx.OnDatagram(kIpA, out[0].bytes);
+  ASSERT_TRUE(p.tx.OnDatagram(kIpB, reply, now).ok());
+  EXPECT_EQ(p.tx.Outstanding(), 0u);
+  EXPECT_EQ(p.mem[130], 0x22);
+  EXPECT_EQ(p.mem[134], 0x22);
+  EXPECT_EQ(p.mem[135], 0) << "byte enables kept the neighbour";
+  EXPECT_EQ(p.tx.counters()[regs::kTxWrites], 1u) << "the adopted packet was counted by its own sender";
+  EXPECT_EQ(p.tx.counters()[regs::kRetransmits], 1u);
+
+  // Not while one of the stream's own packets waits unsent, nor behind a read in flight (shown), nor when down.
+  ASSERT_TRUE(p.tx.Load(0, 4).ok());
+  EXPECT_EQ(p.tx.Streams(now)[0].unsent, 1u);
+  EXPECT_FALSE(p.tx.Adopt(kIpB, mac, 1, 0, 4, ForeignWrite(epoch, 3, kMemBase, Bytes(4, 1)), now).ok());
+  ASSERT_EQ(p.tx.Poll(now).size(), 1u);
+  EXPECT_TRUE(p.tx.Streams(now)[0].read_in_flight);
+  for (now += 1000; now < 1'000'000; now += 1000) p.tx.Poll(now);
+  ASSERT_TRUE(p.tx.Streams(now)[0].down);
+  EXPECT_FALSE(p.tx.Streams(now)[0].retransmit_due);
+  EXPECT_FALSE(p.tx.Adopt(kIpB, mac, 1, 0, 4, ForeignWrite(epoch, 3, kMemBase, Bytes(4, 1)), now).ok());
+}
+
 }  // namespace
 }  // namespace fibnic::ipnuma_model
