@@ -1,8 +1,11 @@
 #include "ipnuma/client.h"
 
 #include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,9 +16,11 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "ipnuma/emu_doorbell.h"
+#include "ipnuma/xdp/ipnuma_tx_shared.h"
 
 struct ipnuma_client {
   int sock = -1;
@@ -25,6 +30,13 @@ struct ipnuma_client {
   // The ring posted writes go through (none with an emulator that has no
   // rings: then every doorbell is a message).
   fibnic::ipnuma::DoorbellRing* ring = nullptr;
+  // The host link posted writes go through instead (an emulator whose
+  // transmit path is in the kernel): one frame per store, no emulator woken.
+  int link = -1;
+  uint32_t link_tag = 0;
+  uint32_t link_sent = 0;  // frames sent, told with every message
+  size_t link_max_data = 0;
+  std::vector<uint8_t> frame;
   std::string error;
 };
 
@@ -60,6 +72,7 @@ int Send(ipnuma_client* c, DoorbellOp op, uint64_t offset, uint32_t length) {
   req.op = static_cast<uint32_t>(op);
   req.offset = offset;
   req.length = length;
+  req.link_sent = c->link_sent;
   if (::send(c->sock, &req, sizeof req, MSG_NOSIGNAL) != sizeof req) {
     return Fail(c, -EIO, std::string("doorbell: ") + std::strerror(errno));
   }
@@ -144,6 +157,76 @@ void AttachRing(ipnuma_client* c) {
   if (m != MAP_FAILED) ::munmap(m, sizeof(DoorbellRing));
 }
 
+// Asks for the host link; without one (an emulator whose transmit path is
+// not in the kernel, or that refuses) posted writes keep the ring.
+void OpenLink(ipnuma_client* c) {
+  if (Send(c, DoorbellOp::kOpenLink, 0, 0) != 0) return;
+  DoorbellAnswer ans;
+  fibnic::ipnuma::DoorbellMessage m;  // only its control buffer is used
+  iovec iov{&ans, sizeof ans};
+  m.msg.msg_iov = &iov;
+  const ssize_t got = ::recvmsg(c->sock, &m.msg, MSG_CMSG_CLOEXEC);
+  int fd = -1;
+  for (cmsghdr* h = got > 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr; h != nullptr; h = CMSG_NXTHDR(&m.msg, h)) {
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(h), sizeof(int));
+  }
+  if (got != sizeof ans || ans.code != 0 || fd < 0) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  // A frame holds the link's MTU beyond its Ethernet header.
+  ifreq ifr{};
+  sockaddr_ll sa{};
+  socklen_t sl = sizeof sa;
+  int mtu = 1500;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &sl) == 0 &&
+      ::if_indextoname(static_cast<unsigned>(sa.sll_ifindex), ifr.ifr_name) != nullptr &&
+      ::ioctl(fd, SIOCGIFMTU, &ifr) == 0) {
+    mtu = ifr.ifr_mtu;
+  }
+  if (mtu <= static_cast<int>(sizeof(ipnuma_doorbell))) {
+    ::close(fd);
+    return;
+  }
+  c->link = fd;
+  c->link_tag = ans.value;
+  c->link_max_data = std::min<size_t>(IPNUMA_DOORBELL_MAX_DATA, static_cast<size_t>(mtu) - sizeof(ipnuma_doorbell));
+}
+
+// A posted write as doorbell frames, none crossing a page (the NIC sends a
+// frame within one MAX_PAYLOAD line at once, and splits the others itself).
+int PostOnLink(ipnuma_client* c, uint64_t offset, const uint8_t* data, size_t len) {
+  constexpr size_t kEth = 14;
+  for (size_t done = 0; done < len;) {
+    const uint64_t at = offset + done;
+    const size_t n = std::min({len - done, c->link_max_data, size_t{4096} - static_cast<size_t>(at % 4096)});
+    c->frame.assign(kEth + sizeof(ipnuma_doorbell) + n, 0);
+    uint8_t* f = c->frame.data();
+    std::memset(f, 0xff, 6);  // the NIC's end takes any destination
+    f[6] = 0x02;              // locally administered source
+    f[12] = IPNUMA_DOORBELL_ETHERTYPE >> 8;
+    f[13] = IPNUMA_DOORBELL_ETHERTYPE & 0xff;
+    ipnuma_doorbell h{};
+    h.magic = IPNUMA_DOORBELL_MAGIC;
+    h.op = IPNUMA_DOORBELL_POSTED_WRITE;
+    h.length = static_cast<uint16_t>(n);
+    h.client = c->link_tag;
+    h.offset = at;
+    std::memcpy(f + kEth, &h, sizeof h);
+    std::memcpy(f + kEth + sizeof h, data + done, n);
+    ssize_t sent;
+    do {
+      sent = ::send(c->link, f, c->frame.size(), 0);
+    } while (sent < 0 && errno == EINTR);
+    if (sent != static_cast<ssize_t>(c->frame.size())) {
+      return Fail(c, -EIO, std::string("host link: ") + std::strerror(errno));
+    }
+    c->link_sent++;
+    done += n;
+  }
+  return 0;
+}
+
 // Copies into BAR2 and rings, in pieces the emulator queues at once; a
 // posted write's doorbell is not answered.
 int StoreAndRing(ipnuma_client* c, DoorbellOp op, uint64_t page_offset, const void* data, size_t len) {
@@ -153,6 +236,7 @@ int StoreAndRing(ipnuma_client* c, DoorbellOp op, uint64_t page_offset, const vo
     const uint32_t n = static_cast<uint32_t>(std::min<size_t>(len - done, fibnic::ipnuma::kDoorbellMaxLength));
     std::memcpy(c->pages + page_offset + done, bytes + done, n);
     const int rc = op != DoorbellOp::kWritePosted ? Ring(c, op, page_offset + done, n)
+                   : c->link >= 0                 ? PostOnLink(c, page_offset + done, bytes + done, n)
                    : c->ring != nullptr           ? Post(c, page_offset + done, n)
                                                   : Send(c, op, page_offset + done, n);
     if (rc != 0) return rc;
@@ -198,12 +282,14 @@ ipnuma_client* ipnuma_open(const char* pages_file, const char* socket_path) {
     return nullptr;
   }
   AttachRing(c);
+  OpenLink(c);
   return c;
 }
 
 void ipnuma_close(ipnuma_client* c) {
   if (c == nullptr) return;
   if (c->sock >= 0) ::close(c->sock);
+  if (c->link >= 0) ::close(c->link);
   if (c->ring != nullptr) ::munmap(c->ring, sizeof(DoorbellRing));
   if (c->pages != nullptr) ::munmap(c->pages, c->pages_size);
   delete c;

@@ -28,17 +28,27 @@ enum class DoorbellOp : uint32_t {
   kAttachRing = 6,
   // Wakes an emulator that sleeps while the ring has entries; never answered.
   kKick = 7,
+  // Asks for this connection's host link (an emulator whose transmit path
+  // runs in the kernel, ipnuma/xdp/ipnuma_tx_shared.h): answered 0 with an
+  // AF_PACKET socket (SCM_RIGHTS) to send doorbell frames on, and the tag
+  // they carry in `value`. From then on posted writes go there.
+  kOpenLink = 8,
 };
 
 struct DoorbellRequest {
   uint32_t op = 0;      // DoorbellOp
   uint32_t length = 0;  // bytes, at most kDoorbellMaxLength
   uint64_t offset = 0;  // BAR2 offset (or PC ID for kResetPeer)
+  // Doorbell frames this connection sent on its host link so far (wrapping):
+  // the emulator takes them all before this message, so a message never
+  // overtakes a posted write sent before it.
+  uint32_t link_sent = 0;
+  uint32_t reserved = 0;
 };
 
 struct DoorbellAnswer {
   int32_t code = 0;       // fibnic::StatusCode: 0 done; else the first refusal
-  uint32_t reserved = 0;
+  uint32_t value = 0;     // kOpenLink: the tag
   char message[248] = {};  // NUL-terminated reason when code != 0
 };
 

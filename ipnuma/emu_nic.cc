@@ -267,6 +267,33 @@ void EmuNic::Ring(int client, const DoorbellRequest& r) {
   waiting_.push_back(std::move(w));
 }
 
+void EmuNic::StorePosted(int client, uint64_t bar2_offset, std::span<const uint8_t> data) {
+  DoorbellWaiter w{client, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kWritePosted),
+                                           static_cast<uint32_t>(data.size()), bar2_offset},
+                   {}, true};
+  if (data.empty() || bar2_offset > pages_->size() || data.size() > pages_->size() - bar2_offset) {
+    FoldPosted(client, InvalidArgument("posted store at BAR2 " + Hex(bar2_offset) + " +" +
+                                       std::to_string(data.size()) + " is outside the page region"));
+    return;
+  }
+  const size_t before = sender_.Outstanding();
+  w.status = sender_.Store(bar2_offset, data);
+  if (sender_.Outstanding() == before) {
+    FoldPosted(client, std::move(w.status));
+    return;
+  }
+  waiting_.push_back(std::move(w));
+}
+
+Status EmuNic::Adopt(int client, const SentPacket& sent, uint64_t now_ns) {
+  RETURN_IF_ERROR(sender_.Adopt(sent.dst_ip, sent.dst_mac, sent.pcid, sent.bar2_offset, sent.bytes, sent.packet, now_ns));
+  // Waits like a posted write the sender queued: an ERROR for it is folded
+  // into the client's next flush.
+  waiting_.push_back(DoorbellWaiter{
+      client, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kWritePosted), sent.bytes, sent.bar2_offset}, {}, true});
+  return OkStatus();
+}
+
 void EmuNic::FoldPosted(int client, Status status) {
   if (status.ok()) return;
   for (const DoorbellDone& p : posted_) {

@@ -19,6 +19,7 @@
 #include "hwif/bpf_bar.h"
 #include "ipnuma/emu_doorbell.h"
 #include "ipnuma/xdp_receive.h"
+#include "ipnuma/xdp_transmit.h"
 
 namespace fibnic::ipnuma {
 
@@ -98,6 +99,16 @@ class EmuNic {
   // discarded.
   void Ring(int client, const DoorbellRequest& request);
   std::vector<DoorbellDone> TakeDone();
+  // A posted write whose bytes came with its doorbell (a doorbell frame the
+  // kernel transmit path passed up): queued like kWritePosted over BAR2.
+  // client -1: nobody to tell of a refusal (counted all the same).
+  void StorePosted(int client, uint64_t bar2_offset, std::span<const uint8_t> data);
+  // A WRITE the kernel transmit path already sent (ipnuma/xdp_transmit.h):
+  // the sender adopts it, to retransmit it and take its answer, and its
+  // refusal goes to `client`'s next flush as a posted write's does.
+  Status Adopt(int client, const SentPacket& sent, uint64_t now_ns);
+  std::vector<ipnuma_model::Sender::StreamInfo> Streams(uint64_t now_ns) const { return sender_.Streams(now_ns); }
+  ipnuma_regs::WireParams wire_params() const { return ipnuma_regs::DecodeWireParams(bar0_->data()); }
   // A posted write refused before it reached the NIC (a broken ring entry):
   // kept for the connection's next flush, as the NIC's own refusals are.
   void RefusePosted(int client, Status status) { FoldPosted(client, std::move(status)); }

@@ -77,6 +77,13 @@ bool DoorbellRings::DrainAll(EmuNic& nic) {
   return any;
 }
 
+bool DoorbellRings::Waiting() const {
+  for (const auto& [client, r] : rings_) {
+    if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED)) return true;
+  }
+  return false;
+}
+
 bool DoorbellRings::Sleep() {
   bool waiting = false;
   for (auto& [client, r] : rings_) {

@@ -26,6 +26,8 @@ class DoorbellRings {
   // Hands the connection's waiting entries to the NIC; whether there were any.
   bool Drain(int client, EmuNic& nic);
   bool DrainAll(EmuNic& nic);
+  // Whether any ring has entries (without taking them).
+  bool Waiting() const;
   // Before sleeping: tells the programs to kick, then says whether an entry
   // came meanwhile (then do not sleep). After waking: Awake().
   bool Sleep();

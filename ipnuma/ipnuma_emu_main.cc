@@ -5,7 +5,7 @@
 //
 //   ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR
 //              --interface IFACE [--socket PATH] [--time-scale N] [--busy-poll]
-//              [--xdp | --xdp-native]
+//              [--xdp | --xdp-native] [--host-link NIC_END:HOST_END]
 //
 // --busy-poll: the loop never sleeps in poll; it looks at the wire and the
 // doorbells again at once, giving the core away (sched_yield) after a round
@@ -17,6 +17,14 @@
 // mode; --xdp-native in the driver): a WRITE lands in host memory and is
 // answered before any process runs. BAR0 and the pool must then be BPF maps
 // pinned on a bpffs (--bar, --pool), the only memory an XDP program reaches.
+//
+// --host-link NIC_END:HOST_END (with --xdp or --xdp-native): a veth pair in
+// the emulator's namespace is the NIC's host link, and the transmit half runs
+// in the kernel too (ipnuma/xdp/ipnuma_tx.bpf.c on NIC_END): a program's
+// posted store is a doorbell frame into HOST_END that leaves as a WRITE on
+// the wire within the program's own send, with no process woken. The
+// emulator adopts those packets, retransmits them and takes their ACKs
+// (ipnuma/emu_kernel_tx.h). Frames over 1500 bytes need the pair's MTU raised.
 //
 // Programs ring its doorbell (ipnuma/client.h) on the unix socket PATH
 // (default BAR2_FILE.sock) after storing into BAR2_FILE.
@@ -40,6 +48,7 @@
 #include <vector>
 
 #include "common/packet_socket.h"
+#include "ipnuma/emu_kernel_tx.h"
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/emu_rings.h"
 #include "ipnuma/xdp_receive.h"
@@ -57,12 +66,14 @@ struct Options {
   uint64_t time_scale = 1000;
   bool busy_poll = false;
   bool xdp = false, xdp_native = false;
+  std::string link_nic, link_host;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "ipnuma-emu: %s\nusage: ipnuma-emu --bar BAR0_FILE --pages BAR2_FILE --pool POOL_FILE --pool-base ADDR "
-               "--interface IFACE [--socket PATH] [--time-scale N] [--busy-poll] [--xdp | --xdp-native]\n",
+               "--interface IFACE [--socket PATH] [--time-scale N] [--busy-poll] [--xdp | --xdp-native] "
+               "[--host-link NIC_END:HOST_END]\n",
                why.c_str());
   std::exit(2);
 }
@@ -99,6 +110,12 @@ Options ParseArgs(int argc, char** argv) {
     else if (a == "--interface") o.interface = v;
     else if (a == "--socket") o.socket = v;
     else if (a == "--time-scale") o.time_scale = Number(a, v);
+    else if (a == "--host-link") {
+      const size_t colon = v.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) Usage("--host-link wants NIC_END:HOST_END");
+      o.link_nic = v.substr(0, colon);
+      o.link_host = v.substr(colon + 1);
+    }
     else Usage("unknown argument '" + a + "'");
   }
   if (o.bar.empty()) Usage("--bar BAR0_FILE is required");
@@ -107,6 +124,7 @@ Options ParseArgs(int argc, char** argv) {
   if (o.interface.empty()) Usage("--interface IFACE is required");
   if (o.time_scale == 0 || o.time_scale > 1'000'000) Usage("--time-scale must be 1..1000000");
   if (o.socket.empty()) o.socket = o.pages + ".sock";
+  if (!o.link_nic.empty() && !o.xdp) Usage("--host-link needs --xdp or --xdp-native (the transmit path in the kernel)");
   return o;
 }
 
@@ -164,6 +182,12 @@ int Run(const Options& opt) {
     if (!x.ok()) return Fail(x.status());
     kernel_rx = std::move(x).value();
   }
+  std::unique_ptr<KernelTransmit> kernel_tx;
+  if (!opt.link_nic.empty()) {
+    auto k = KernelTransmit::Open(**nic, {opt.link_nic, opt.link_host, opt.interface, opt.xdp_native});
+    if (!k.ok()) return Fail(k.status());
+    kernel_tx = std::move(k).value();
+  }
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns at once
@@ -171,8 +195,9 @@ int Run(const Options& opt) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that went away is noticed by send's error
 
-  std::printf("ipnuma-emu: NIC %s on %s%s, pages %s, pool %s, doorbell %s\n", opt.bar.c_str(), opt.interface.c_str(),
+  std::printf("ipnuma-emu: NIC %s on %s%s%s, pages %s, pool %s, doorbell %s\n", opt.bar.c_str(), opt.interface.c_str(),
               !opt.xdp ? "" : opt.xdp_native ? " (receive in the kernel: XDP, native)" : " (receive in the kernel: XDP, skb)",
+              kernel_tx ? (", transmit in the kernel from host link " + opt.link_host).c_str() : "",
               opt.pages.c_str(), opt.pool.c_str(), opt.socket.c_str());
   std::fflush(stdout);
 
@@ -198,6 +223,28 @@ int Run(const Options& opt) {
     std::snprintf(ans.message, sizeof ans.message, "%s", st.message().c_str());
     (void)::send(c, &ans, sizeof ans, MSG_NOSIGNAL);
   };
+  // An answer with a file descriptor beside it (kOpenLink's socket).
+  auto answer_with_fd = [](int c, const Status& st, int fd, uint32_t value) {
+    DoorbellAnswer ans;
+    ans.code = static_cast<int32_t>(st.code());
+    ans.value = value;
+    std::snprintf(ans.message, sizeof ans.message, "%s", st.message().c_str());
+    iovec iov{&ans, sizeof ans};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (fd >= 0) {
+      m.msg_control = control;
+      m.msg_controllen = sizeof control;
+      cmsghdr* h = CMSG_FIRSTHDR(&m);
+      h->cmsg_level = SOL_SOCKET;
+      h->cmsg_type = SCM_RIGHTS;
+      h->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    }
+    (void)::sendmsg(c, &m, MSG_NOSIGNAL);
+  };
   auto last_peer_state = start;
   Status failed;
   std::vector<pollfd> fds;
@@ -213,12 +260,29 @@ int Run(const Options& opt) {
     for (int c : clients) fds.push_back({c, POLLIN, 0});
     const size_t clients_end = fds.size();
     if (kernel_rx) fds.push_back({kernel_rx->fd(), POLLIN, 0});
+    const size_t kernel_tx_at = fds.size();
+    if (kernel_tx) {
+      fds.push_back({kernel_tx->sent_fd(), POLLIN, 0});
+      fds.push_back({kernel_tx->punt_fd(), POLLIN, 0});
+    }
+    // The sender alone assigns sequences from here to the round's end
+    // (ipnuma/emu_kernel_tx.h) whenever it may queue or retransmit.
+    auto own_streams = [&] {
+      if (kernel_tx && failed.ok()) {
+        if (Status st = kernel_tx->TakeAll(model_now()); !st.ok()) failed = st;
+      }
+    };
+    auto poll_sender = [&] {
+      if (kernel_tx && kernel_tx->RetransmitDue(model_now())) own_streams();
+      n.Poll(model_now(), out);
+    };
     // Posted stores first: they are in memory, no system call to take them.
+    if (kernel_tx && rings.Waiting()) own_streams();
     const bool stored = rings.DrainAll(n);
     if (stored && opt.busy_poll) {
       // Busy polling, a store leaves before anything else is looked at:
       // between the program's store and the wire, no system call but the send.
-      n.Poll(model_now(), out);
+      poll_sender();
       n.Publish(false);
       transmit();
     }
@@ -237,6 +301,10 @@ int Run(const Options& opt) {
         std::chrono::steady_clock::now() - last_peer_state < std::chrono::milliseconds(100)) {
       sched_yield();
       continue;
+    }
+    // What the kernel sent is adopted before any answer to it is read.
+    if (kernel_tx && (fds[kernel_tx_at].revents != 0 || fds[kernel_tx_at + 1].revents != 0 || (fds[0].revents & POLLIN))) {
+      if (Status st = kernel_tx->Drain(model_now()); !st.ok()) failed = st;
     }
     // Each system call counts in a round trip of microseconds: none where
     // poll saw nothing.
@@ -268,9 +336,21 @@ int Run(const Options& opt) {
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(&passed_fd, CMSG_DATA(h), sizeof(int));
       }
       if (got == sizeof req) {
-        // What the connection posted before this message goes first.
+        // What the connection posted before this message goes first: on its
+        // host link, then in its ring.
+        if (kernel_tx && req.op != static_cast<uint32_t>(DoorbellOp::kKick)) {
+          if (Status st = kernel_tx->CatchUp(c, req.link_sent, model_now()); !st.ok()) failed = st;
+          own_streams();
+        }
         rings.Drain(c, n);
-        if (req.op == static_cast<uint32_t>(DoorbellOp::kAttachRing)) {
+        if (req.op == static_cast<uint32_t>(DoorbellOp::kOpenLink)) {
+          uint32_t tag = 0;
+          auto link = kernel_tx ? kernel_tx->OpenLink(c, &tag)
+                                : StatusOr<int>(InvalidArgument("this NIC's transmit path is not in the kernel "
+                                                                "(ipnuma-emu --host-link)"));
+          answer_with_fd(c, link.status(), link.ok() ? *link : -1, tag);
+          if (link.ok()) ::close(*link);
+        } else if (req.op == static_cast<uint32_t>(DoorbellOp::kAttachRing)) {
           answer(c, passed_fd >= 0 ? rings.Attach(c, passed_fd)
                                    : InvalidArgument("a doorbell ring without its memory file"));
           passed_fd = -1;
@@ -283,12 +363,13 @@ int Run(const Options& opt) {
       } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
         n.Forget(c);
         rings.Detach(c);
+        if (kernel_tx) kernel_tx->Forget(c);
         ::close(c);
         std::erase(clients, c);
       }
       if (passed_fd >= 0) ::close(passed_fd);
     }
-    n.Poll(model_now(), out);
+    poll_sender();
     // Counters first: whoever sees a frame or an answer of this round must
     // find it counted (a test reads B's rx_denied once A's writer has its ERROR).
     const auto now = std::chrono::steady_clock::now();
@@ -302,8 +383,19 @@ int Run(const Options& opt) {
     (void)wire.TakeTxDrops();
     if (all_peer_state) (void)wire.TakeRingDrops();
     for (const DoorbellDone& d : n.TakeDone()) answer(d.client, d.status);
+    if (kernel_tx && failed.ok()) {
+      if (Status st = kernel_tx->HandBack(model_now()); !st.ok()) failed = st;
+    }
   }
   n.Publish();
+  if (kernel_tx) {
+    const auto& k = kernel_tx->stats();
+    std::printf("ipnuma-emu: kernel transmit: %llu sent in the kernel, %llu passed up, %llu lost on the host link, "
+                "%llu streams handed to the kernel, %llu taken back\n",
+                static_cast<unsigned long long>(k.adopted), static_cast<unsigned long long>(k.punted),
+                static_cast<unsigned long long>(k.lost), static_cast<unsigned long long>(k.handed_back),
+                static_cast<unsigned long long>(k.taken));
+  }
   for (int c : clients) ::close(c);
   ::close(*listener);
   ::unlink(opt.socket.c_str());

@@ -28,7 +28,8 @@ RDMA_N = int(os.environ.get("IPNUMA_BENCH_RDMA_N", "10000"))
 ROUNDS = max(1, int(os.environ.get("IPNUMA_BENCH_ROUNDS", "1")))
 ROW_ORDER = ["IP-NUMA write (acked)", "IP-NUMA posted", "UDP sockets", "UDP sockets, CPUs kept awake",
              "UDP sockets, busy-poll", "TCP sockets (NODELAY)",
-             "IP-NUMA posted, busy-poll", "IP-NUMA posted, XDP receive", "IP-NUMA posted, XDP rx, busy-poll"]
+             "IP-NUMA posted, busy-poll", "IP-NUMA posted, XDP receive", "IP-NUMA posted, XDP rx, busy-poll",
+             "IP-NUMA posted, XDP rx + tx"]
 PAGES = 64
 EXPORT_OFF, EXPORT_LEN = 0x10000, PAGES * 4096  # each host's receive buffer inside its pool
 SOCK_PORT = 5201
@@ -75,7 +76,7 @@ def setup(hosts):
         hosts.write_config(h, f"  - {{name: rx, base: {POOL_BASE[h] + EXPORT_OFF:#x}, length: {EXPORT_LEN:#x}, "
                               f"allow: {NIC_IP[peer]}/32}}\n", local_extra=", max_payload: 1024")
         hosts.start_ipnumad(h)
-    hosts.start_emus()
+    hosts.start_emus(link=False)
     for h in ("a", "b"):
         hosts.wait_api(h)
     for h in ("a", "b"):
@@ -89,7 +90,7 @@ def main():
     signal.signal(signal.SIGTERM, sigterm)
     # BAR0 and the pools in BPF maps, so the same hosts can also run with the
     # kernel receive path (ipnuma-emu --xdp), which reaches only maps.
-    hosts = TwoHosts(os.path.join(BUILD, "bin"), "ipb", wire="veth", pages=PAGES, memory="bpf")
+    hosts = TwoHosts(os.path.join(BUILD, "bin"), "ipb", wire="veth", pages=PAGES, memory="bpf", host_link=True)
     try:
         setup(hosts)
         return measure(hosts)
@@ -144,14 +145,14 @@ def measure(hosts):
 
     emus_on = True  # setup() started them
 
-    def restart_emus(*args):
+    def restart_emus(*args, link=False):
         nonlocal retx, emus_on
         if emus_on:
             retx += retransmits(hosts)
         hosts.stop_emus()
         emus_on = args != ("off",)
         if emus_on:
-            hosts.start_emus(*args)
+            hosts.start_emus(*args, link=link)
         if pin and "--busy-poll" in args:
             for h, cpu in (("a", "0"), ("b", "1")):
                 sh("taskset", "-p", "-c", cpu, str(hosts.emu_pid(h)))
@@ -195,6 +196,13 @@ def measure(hosts):
         keep_rates(write_rates(hosts), ", XDP receive")
         restart_emus("--xdp", "--busy-poll", *EMU_ARGS)
         keep("IP-NUMA posted, XDP rx, busy-poll", ping_pong(hosts, ["posted", "yield"], pin))
+        # The transmit half in the kernel too (ipnuma-emu --host-link): a
+        # posted store is a doorbell frame that leaves as a WRITE within the
+        # program's own send and lands in the peer's memory in the same call;
+        # the emulators (asleep) only take the ACKs off the critical path.
+        restart_emus("--xdp", link=True)
+        keep("IP-NUMA posted, XDP rx + tx", ping_pong(hosts, ["posted", "spin"]))
+        keep_rates(write_rates(hosts), ", XDP rx + tx")
     restart_emus("off")
 
     # Each row: the round whose median is the median of the rounds' (a

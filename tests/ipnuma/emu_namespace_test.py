@@ -6,18 +6,22 @@ peer agreement, and a program on A writes through libipnuma; B's pool
 must equal a plain byte array to which the same writes were applied. Then the
 same with 1 % and 10 % loss on the wire, an unreachable peer, and a revoke.
 
-  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR [file|bpf|xdp]   (root; FIBNIC_SEED replays a run)
+  emu_namespace_test.py BIN_DIR TESTS_BIN_DIR [file|bpf|xdp|xdptx]   (root; FIBNIC_SEED replays a run)
 
 bpf: each host's BAR0 and pool are BPF maps pinned on a bpffs the test
 mounts (TwoHosts memory="bpf"), as an XDP receive path needs them.
 xdp: the same, and the emulators take requests in the kernel (ipnuma-emu
 --xdp): every write below lands in B's memory through the XDP program.
+xdptx: as xdp, and each NIC has a host link (ipnuma-emu --host-link): every
+write below is posted (then flushed), so it leaves A from the kernel's
+transmit path, and the faults are seen at the flush.
 
 Everything is named after this process's pid and removed by that name only.
 """
 import json
 import os
 import random
+import re
 import shutil
 import struct
 import sys
@@ -32,18 +36,29 @@ from pinned import is_bpffs
 
 BIN, TBIN = sys.argv[1], sys.argv[2]
 MODE = sys.argv[3] if len(sys.argv) > 3 else "file"
-if MODE not in ("file", "bpf", "xdp"):
-    sys.exit(f"emu_namespace_test.py: mode {MODE!r} is not file, bpf or xdp")
+if MODE not in ("file", "bpf", "xdp", "xdptx"):
+    sys.exit(f"emu_namespace_test.py: mode {MODE!r} is not file, bpf, xdp or xdptx")
 MEMORY = "file" if MODE == "file" else "bpf"
-EMU_ARGS = ["--xdp"] if MODE == "xdp" else []
+EMU_ARGS = ["--xdp"] if MODE in ("xdp", "xdptx") else []
+POSTED = MODE == "xdptx"
 EXPORT_OFF, EXPORT_LEN = 0x10000, 0x40000  # B's export inside its pool: 64 pages
 PAGES = 64
 EACCES, ENXIO, EHOSTDOWN = 13, 6, 112
 
-hosts = TwoHosts(BIN, "ipe", wire="bridge", pages=PAGES, memory=MEMORY)
+hosts = TwoHosts(BIN, "ipe", wire="bridge", pages=PAGES, memory=MEMORY, host_link=MODE == "xdptx")
 work = hosts.work
 NS_A, NS_B = hosts.ns["a"], hosts.ns["b"]
 VA, VB = hosts.iface["a"], hosts.iface["b"]
+
+
+def write_and_flush(writer, off, data):
+    """A write as the mode makes them: answered, or posted and then flushed
+    (the flush tells how it went)."""
+    if not POSTED:
+        return writer.write(off, data)
+    rc, msg = writer.cmd(f"p {off} {data.hex()}")
+    assert rc == 0, f"posted write {off:#x}: {rc} {msg}"
+    return writer.cmd("flush")
 
 
 def checksum(b):
@@ -99,7 +114,9 @@ def main():
             print(f"FAIL: needs {tool} (iproute2, nftables: scripts/install-deps.sh installs them)")
             return 1
     seed = int(os.environ.get("FIBNIC_SEED", "0"), 0) or random.randrange(1, 2**63)
-    print(f"seed {seed} (FIBNIC_SEED={seed} replays it); BAR0 and pool: {MEMORY}, receive: {'kernel (XDP)' if MODE == 'xdp' else 'ipnuma-emu'}", flush=True)
+    print(f"seed {seed} (FIBNIC_SEED={seed} replays it); BAR0 and pool: {MEMORY}, receive: "
+          f"{'kernel (XDP)' if MODE in ('xdp', 'xdptx') else 'ipnuma-emu'}, posted writes: "
+          f"{'kernel (host link)' if POSTED else 'ipnuma-emu'}", flush=True)
     rng = random.Random(seed)
 
     hosts.setup_network()
@@ -128,7 +145,7 @@ def main():
     # 64-byte packets, one write-combined TLP each, as the thesis builds it.
     assert u64(bar_a, OFF_EPOCH_BASE) & 0xFFFF == 1 and u64(bar_b, OFF_EPOCH_BASE) & 0xFFFF == 1, "EPOCH_BASE not raised"
     assert u64(bar_a, OFF_MAX_PAYLOAD) == 0, "A's MAX_PAYLOAD/RETRY_LIMIT not the defaults"
-    total = random_writes(rng, writer, oracle, 60, "no loss, 64 B packets")
+    total = random_writes(rng, writer, oracle, 60, "no loss, 64 B packets", posted=POSTED)
     assert counter(bar_a, TX_WRITES) * 64 >= total, "A's packets are larger than 64 bytes"
     check_pool(oracle, "no loss, 64 B packets")
     # A's ipnumad restarted with MAX_PAYLOAD 1 KiB and RETRY_LIMIT 4 writes
@@ -144,7 +161,7 @@ def main():
     wait_for("A's pages unmapped by the restart", lambda: page_pcid(bar_a, 0) == 0)
     pcid = hosts.map("a", "to-b", "rx", 0, PAGES)
     tx0 = counter(bar_a, TX_WRITES)
-    total = random_writes(rng, writer, oracle, 60, "no loss, 1 KiB packets")
+    total = random_writes(rng, writer, oracle, 60, "no loss, 1 KiB packets", posted=POSTED)
     assert (counter(bar_a, TX_WRITES) - tx0) * 64 < total, "A's packets are not larger than 64 bytes"
     # One 8-byte write at a time, call to answer (informational: a software
     # NIC on a loaded machine, not the FPGA's 2 us).
@@ -161,7 +178,7 @@ def main():
     for percent, n in ((10, 20), (1, 150)):
         hosts.set_loss(percent)
         retx0 = counter(bar_a, RETRANSMITS)
-        random_writes(rng, writer, oracle, n, f"{percent} % loss")
+        random_writes(rng, writer, oracle, n, f"{percent} % loss", posted=POSTED)
         retx = counter(bar_a, RETRANSMITS) - retx0
         print(f"{percent} % loss: {retx} packets retransmitted", flush=True)
         assert retx > 0, f"{percent} % loss caused no retransmission"
@@ -180,7 +197,7 @@ def main():
     # An unreachable peer: retransmissions, then down; writes refused until reset.
     retx0 = counter(bar_a, RETRANSMITS)
     in_ns(NS_B, "ip", "link", "set", VB, "down")
-    rc, msg = writer.write(0, b"\x5a" * 64)
+    rc, msg = write_and_flush(writer, 0, b"\x5a" * 64)
     assert rc == EHOSTDOWN, f"write to an unreachable peer: {rc} {msg}"
     assert counter(bar_a, RETRANSMITS) == retx0 + 4, f"{counter(bar_a, RETRANSMITS) - retx0} retransmissions, RETRY_LIMIT 4"
     assert ext(bar_a, PEERS_DOWN) == 1, f"peers_down {ext(bar_a, PEERS_DOWN)}"
@@ -200,17 +217,28 @@ def main():
     stop(ipnumad_a)
     denied0 = counter(bar_b, RX_DENIED)
     sh(*ctl_b, "export", "remove", "rx")
-    rc, msg = writer.write(128, b"\x77" * 64)
+    rc, msg = write_and_flush(writer, 128, b"\x77" * 64)
     assert rc == EACCES, f"write after revoke: {rc} {msg}"
     assert counter(bar_b, RX_DENIED) == denied0 + 1, "the denied write is not counted at B"
     check_pool(oracle, "after revoke")
     # A's ipnumad, back, learns of the revoke and unmaps: refused locally.
     hosts.start_ipnumad("a", "ipnumad-a2")
     wait_for("A's pages unmapped", lambda: page_pcid(bar_a, 0) == 0, timeout=30)
-    rc, msg = writer.write(128, b"\x77" * 64)
+    rc, msg = write_and_flush(writer, 128, b"\x77" * 64)
     assert rc == ENXIO and ext(bar_a, TX_UNMAPPED) >= 1, f"write to an unmapped page: {rc} {msg}"
     check_pool(oracle, "after unmap")
     print("revoke: denied at B at once (counted), then unmapped at A", flush=True)
+    if POSTED:
+        # What ran is what was asked for: A's posted writes left from the kernel.
+        hosts.stop_emus()
+        with open(hosts.path("emu-a.log")) as f:
+            log = f.read()
+        m = re.search(r"kernel transmit: (\d+) sent in the kernel, (\d+) passed up, (\d+) lost", log)
+        assert m, f"emulator A's log has no kernel transmit line:\n{log[-2000:]}"
+        sent, punted, lost = map(int, m.groups())
+        print(f"A's kernel transmit path: {sent} packets sent, {punted} stores passed up, {lost} lost", flush=True)
+        assert sent > 100, "A's posted writes did not leave from the kernel"
+        assert lost == 0, "the host link lost doorbell frames"
     return 0
 
 

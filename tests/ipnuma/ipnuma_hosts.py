@@ -107,7 +107,7 @@ def secret(path, text):
 
 
 class TwoHosts:
-    def __init__(self, bin_dir, prefix, wire="bridge", pages=64, pool_bytes=1 << 20, memory="file"):
+    def __init__(self, bin_dir, prefix, wire="bridge", pages=64, pool_bytes=1 << 20, memory="file", host_link=False):
         assert wire in ("bridge", "veth")
         assert memory in ("file", "bpf")
         assert pool_bytes % 4096 == 0 or memory == "file", "a pool map holds whole 4 KiB values"
@@ -120,6 +120,12 @@ class TwoHosts:
         self.iface = {"a": f"ia{pid}", "b": f"ib{pid}"}      # the hosts' ends
         self.wire_if = {"a": f"wa{pid}", "b": f"wb{pid}"}    # the bridge's ports (wire="bridge")
         self.bridge = f"br{pid}"
+        # host_link: each host's NIC gets a host link (a veth pair in its
+        # namespace: the NIC's end, the programs' end), and start_emus gives
+        # the emulators --host-link: posted writes leave from the kernel.
+        self.host_link = host_link
+        self.link_nic = {"a": f"na{pid}", "b": f"nb{pid}"}
+        self.link_host = {"a": f"ha{pid}", "b": f"hb{pid}"}
         self.created_ns = []
         self.procs = []
         self.work = tempfile.mkdtemp(prefix=f"ipnuma-{prefix}-{pid}-")
@@ -165,6 +171,13 @@ class TwoHosts:
         for h in ("a", "b"):
             in_ns(self.ns[h], "ip", "addr", "add", MGMT_IP[h] + "/24", "dev", self.iface[h])
             in_ns(self.ns[h], "ip", "link", "set", self.iface[h], "up")
+            if self.host_link:
+                # MTU 4200: a page of data per doorbell frame (skb-mode XDP takes any MTU).
+                in_ns(self.ns[h], "ip", "link", "add", self.link_nic[h], "mtu", "4200", "type", "veth", "peer", "name",
+                      self.link_host[h], "mtu", "4200")
+                for i in (self.link_nic[h], self.link_host[h]):
+                    in_ns(self.ns[h], "sysctl", "-qw", f"net.ipv6.conf.{i}.disable_ipv6=1")
+                    in_ns(self.ns[h], "ip", "link", "set", i, "up")
 
     def set_loss(self, percent):
         """Drops that share of IP-NUMA frames both ways on A's wire end (the
@@ -238,15 +251,18 @@ exports:
         return self.start(name or f"ipnumad-{h}", self.ns[h], os.path.join(self.bin, "ipnumad"), "--config",
                           self.path(f"{h}.yaml"))
 
-    def start_emus(self, *extra):
+    def start_emus(self, *extra, link=None):
         """ipnuma-emu on both hosts, once ipnumad made their BAR0 (and pool)
-        files or maps; waits for the doorbells."""
+        files or maps; waits for the doorbells. link: give them their host
+        links (--host-link; default: when the hosts have them)."""
+        link = self.host_link if link is None else link
         wait_for("both BAR0 and pools", lambda: all(os.path.exists(p) for h in ("a", "b")
                                                     for p in (self.bar(h), self.pool(h))))
         for h in ("a", "b"):
             self.start(f"emu-{h}", self.ns[h], os.path.join(self.bin, "ipnuma-emu"), "--bar", self.bar(h), "--pages",
                        self.path(f"{h}.pages"), "--pool", self.pool(h), "--pool-base", hex(POOL_BASE[h]),
-                       "--interface", self.iface[h], *extra)
+                       "--interface", self.iface[h], *extra,
+                       *(["--host-link", f"{self.link_nic[h]}:{self.link_host[h]}"] if link else []))
         for h in ("a", "b"):
             wait_for(f"ipnuma-emu {h}'s doorbell", lambda h=h: os.path.exists(self.path(f"{h}.pages.sock")))
 
