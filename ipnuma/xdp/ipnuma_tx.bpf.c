@@ -231,18 +231,19 @@ int ipnuma_tx(struct xdp_md *ctx) {
   if (!rec) return punt(ctx, st, idx);
   __u8 *p = rec->packet;
   // Bounds the verifier sees on the very registers used (clang would else
-  // check copies of them).
-  __u64 at = HDR_BYTES + lead, n = length, end = HDR_BYTES + 4 * ldw, plen = pkt_len;
-  asm volatile("" : "+r"(at), "+r"(n), "+r"(end), "+r"(plen));
-  if (at > HDR_BYTES + 3 || n == 0 || n > IPNUMA_DOORBELL_MAX_DATA || end > IPNUMA_TX_MAX_PACKET - 4 ||
-      plen > IPNUMA_TX_MAX_PACKET || bpf_xdp_load_bytes(ctx, DB_BYTES, p + at, n) != 0) {
+  // check copies of them). The data's length goes in as less_one + 1: 6.1's
+  // verifier learns no lower bound from a test against 0.
+  __u64 at = HDR_BYTES + lead, less_one = length - 1, end = HDR_BYTES + 4 * ldw, plen = pkt_len;
+  asm volatile("" : "+r"(at), "+r"(less_one), "+r"(end), "+r"(plen));
+  if (at > HDR_BYTES + 3 || less_one >= IPNUMA_DOORBELL_MAX_DATA || end > IPNUMA_TX_MAX_PACKET - 4 ||
+      plen > IPNUMA_TX_MAX_PACKET || bpf_xdp_load_bytes(ctx, DB_BYTES, p + at, less_one + 1) != 0) {
     bpf_ringbuf_discard(rec, 0);
     return punt(ctx, st, idx);
   }
   // The zeros around the data in its first and last DW, and the end code.
   for (__u32 i = 0; i < 3; i++) {
     if (i < lead) p[HDR_BYTES + i] = 0;
-    const __u64 z = at + n + i;
+    const __u64 z = at + less_one + 1 + i;
     if (z < end && z < IPNUMA_TX_MAX_PACKET) p[z] = 0;
   }
   *(__u32 *)(p + end) = bpf_htonl(END_CODE);
