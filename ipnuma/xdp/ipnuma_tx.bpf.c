@@ -225,47 +225,100 @@ int ipnuma_tx(struct xdp_md *ctx) {
   const __u32 frame_len = PKT_OFF + pkt_len;
 
   // The record first: a sequence taken must be recorded, or the stream
-  // would wait for a packet the emulator never heard of.
+  // would wait for a packet the emulator never heard of. The packet is
+  // built there (Encode) and copied into the frame once it has its sequence.
   struct ipnuma_tx_record *rec = bpf_ringbuf_reserve(&tx_sent, sizeof *rec, 0);
   if (!rec) return punt(ctx, st, idx);
-  // The frame's new shape, around the data where it lies: headers in front
-  // (into the headroom), the end code behind. Undone if no sequence is had.
-  const int head = (int)(PKT_OFF + HDR_BYTES - DB_BYTES + lead);
-  const int tail = (int)frame_len - head - (int)(e - d);
-  if (bpf_xdp_adjust_tail(ctx, tail) != 0) {
+  __u8 *p = rec->packet;
+  // Bounds the verifier sees on the very registers used (clang would else
+  // check copies of them). The data's length goes in as less_one + 1: 6.1's
+  // verifier learns no lower bound from a test against 0.
+  __u64 at = HDR_BYTES + lead, less_one = length - 1, end = HDR_BYTES + 4 * ldw, plen = pkt_len;
+  asm volatile("" : "+r"(at), "+r"(less_one), "+r"(end), "+r"(plen));
+  if (at > HDR_BYTES + 3 || less_one >= IPNUMA_DOORBELL_MAX_DATA || end > IPNUMA_TX_MAX_PACKET - 4 ||
+      plen > IPNUMA_TX_MAX_PACKET || bpf_xdp_load_bytes(ctx, DB_BYTES, p + at, less_one + 1) != 0) {
     bpf_ringbuf_discard(rec, 0);
     return punt(ctx, st, idx);
   }
-  if (bpf_xdp_adjust_head(ctx, -head) != 0) {
-    bpf_xdp_adjust_tail(ctx, -tail);
+  // The zeros around the data in its first and last DW, and the end code.
+  for (__u32 i = 0; i < 3; i++) {
+    if (i < lead) p[HDR_BYTES + i] = 0;
+    const __u64 z = at + less_one + 1 + i;
+    if (z < end && z < IPNUMA_TX_MAX_PACKET) p[z] = 0;
+  }
+  *(__u32 *)(p + end) = bpf_htonl(END_CODE);
+  *(__u32 *)p = bpf_htonl(MAGIC);
+  p[4] = 1;
+  p[5] = T_WRITE;
+  p[6] = 0;
+  p[7] = 0;
+  *(__u16 *)(p + 10) = 0;
+  *(__u32 *)(p + 16) = 0;
+  const __u32 len_field = ldw == MAX_DW ? 0 : ldw;
+  const __u32 last = (lead + length - 1) & 3;  // the last byte inside its DW
+  __u8 fbe = (0xf << lead) & 0xf, lbe = 0xf >> (3 - last);
+  if (ldw == 1) {
+    fbe &= lbe;
+    lbe = 0;
+  }
+  __u8 *tlp = p + OFF_TLP;
+  tlp[0] = FMT_MWR64;
+  tlp[1] = 0;
+  tlp[2] = (__u8)(len_field >> 8);
+  tlp[3] = (__u8)len_field;
+  *(__u16 *)(tlp + 4) = 0;
+  tlp[6] = 0;
+  tlp[7] = (__u8)((lbe << 4) | fbe);
+  *(__u64 *)(tlp + 8) = bpf_cpu_to_be64(remote & ~3ULL);
+
+  // The frame to the WRITE's length, at the front: a frame from a socket
+  // may have no room behind its end (veth's native mode keeps such an skb's
+  // buffer), while every XDP frame has headroom. Undone if no sequence is had.
+  const int grow = (int)frame_len - (int)(e - d);
+  if ((grow > 0 ? bpf_xdp_adjust_head(ctx, -grow) : bpf_xdp_adjust_tail(ctx, grow)) != 0) {
     bpf_ringbuf_discard(rec, 0);
     return punt(ctx, st, idx);
   }
-  // Every length below holds from here, so the packet is whole once the
-  // sequence is taken.
-  int got = (long)ctx->data_end - (long)ctx->data == frame_len ? 0 : -1;
+  int got = 0;
   for (int i = 0; i < SEQ_TRIES && got == 0; i++) {
     w = *(volatile __u64 *)&st->word;
     if (!(w & IPNUMA_TX_KERNEL) || (__s32)(*(volatile __u32 *)&st->limit - (__u32)w) <= 0) break;
     const __u64 next = (w & ~IPNUMA_TX_SEQ_MASK) | (__u32)((__u32)w + 1);
-    if (__sync_val_compare_and_swap(&st->word, w, next) == w) {
-      got = 1;
-    }
+    if (__sync_val_compare_and_swap(&st->word, w, next) == w) got = 1;
   }
-  if (got != 1) {
-    bpf_xdp_adjust_head(ctx, head);
-    bpf_xdp_adjust_tail(ctx, -tail);
+  if (!got) {
+    if (grow > 0) {
+      bpf_xdp_adjust_head(ctx, grow);
+    } else {
+      bpf_xdp_adjust_tail(ctx, -grow);
+    }
     bpf_ringbuf_discard(rec, 0);
     return punt(ctx, st, idx);
   }
   const __u16 epoch = (__u16)(w >> IPNUMA_TX_EPOCH_SHIFT);
   const __u32 seq = (__u32)w;
+  *(__u16 *)(p + 8) = bpf_htons(epoch);
+  *(__u32 *)(p + 12) = bpf_htonl(seq);
+  rec->client = client;
+  rec->slot = idx;
+  rec->dst_ip = dst_ip;
+  rec->pcid = (__u16)pcid;
+  __builtin_memcpy(rec->dst_mac, dst_mac, 6);
+  rec->bar2_offset = offset;
+  rec->bytes = length;
+  rec->packet_len = pkt_len;
 
-  // From here the packet leaves: the frame is rewritten (BuildUdpFrame, Encode).
+  // The frame (BuildUdpFrame around the packet). Its length was made
+  // frame_len above, so these checks are the verifier's.
   d = (void *)(long)ctx->data;
   e = (void *)(long)ctx->data_end;
-  if (d + PKT_OFF + HDR_BYTES + 4 > e) goto broken;
-  __u8 *ip = d + ETH_BYTES, *udp = ip + IP_BYTES, *p = udp + UDP_BYTES, *tlp = p + OFF_TLP;
+  if (d + PKT_OFF > e || plen < MIN_PKT || bpf_xdp_store_bytes(ctx, PKT_OFF, p, plen) != 0) {
+    // The sequence is taken: the record goes out, and the emulator's
+    // retransmission sends the packet, as after a loss on the wire.
+    bpf_ringbuf_submit(rec, 0);
+    return XDP_DROP;
+  }
+  __u8 *ip = d + ETH_BYTES, *udp = ip + IP_BYTES;
   const __u16 port = *(volatile __u16 *)(b0 + OFF_UDP_PORT);  // little-endian register
   const __u32 src_ip = *(volatile __u32 *)(b0 + OFF_LOCAL_IP);
   __builtin_memcpy(d, dst_mac, 6);
@@ -288,83 +341,24 @@ int ipnuma_tx(struct xdp_md *ctx) {
   *(__u16 *)(udp + 2) = bpf_htons(port);
   *(__u16 *)(udp + 4) = bpf_htons((__u16)(UDP_BYTES + pkt_len));
   *(__u16 *)(udp + 6) = 0;
-  *(__u32 *)p = bpf_htonl(MAGIC);
-  p[4] = 1;
-  p[5] = T_WRITE;
-  p[6] = 0;
-  p[7] = 0;
-  *(__u16 *)(p + 8) = bpf_htons(epoch);
-  *(__u16 *)(p + 10) = 0;
-  *(__u32 *)(p + 12) = bpf_htonl(seq);
-  *(__u32 *)(p + 16) = 0;
-  const __u32 len_field = ldw == MAX_DW ? 0 : ldw;
-  const __u32 last = (lead + length - 1) & 3;  // the last byte inside its DW
-  __u8 fbe = (0xf << lead) & 0xf, lbe = 0xf >> (3 - last);
-  if (ldw == 1) {
-    fbe &= lbe;
-    lbe = 0;
-  }
-  tlp[0] = FMT_MWR64;
-  tlp[1] = 0;
-  tlp[2] = (__u8)(len_field >> 8);
-  tlp[3] = (__u8)len_field;
-  *(__u16 *)(tlp + 4) = 0;
-  tlp[6] = 0;
-  tlp[7] = (__u8)((lbe << 4) | fbe);
-  *(__u64 *)(tlp + 8) = bpf_cpu_to_be64(remote & ~3ULL);
-  // The zeros around the data in its first and last DW, and the end code.
-  for (__u32 i = 0; i < 3; i++) {
-    if (i < lead) p[HDR_BYTES + i] = 0;
-    __u8 *z = p + ((HDR_BYTES + lead + length + i) & 0x1fff);
-    if (lead + length + i < 4 * ldw) {
-      if (z + 1 > e) goto broken;
-      *z = 0;
-    }
-  }
-  __u8 *end_code = p + ((HDR_BYTES + 4 * ldw) & 0x1fff);
-  if (end_code + 4 > e) goto broken;
-  *(__u32 *)end_code = bpf_htonl(END_CODE);
 
   // The UDP checksum over the datagram (0 would mean "no checksum").
   const __u32 udp_len = UDP_BYTES + pkt_len;
   s = (__u64)src_ip + dst_ip + bpf_htons(17) + bpf_htons((__u16)udp_len);
   struct sum_walk sw = {.ctx = ctx, .udp_len = udp_len, .sum = s};
   bpf_loop((UDP_BYTES + MIN_PKT + 4 * MAX_DW) / (4 * WORDS_PER_STEP) + 1, sum_step, &sw, 0);
-  if (sw.short_frame) goto broken;
   __u16 sum = ~fold(sw.sum);
   d = (void *)(long)ctx->data;
   e = (void *)(long)ctx->data_end;
-  if (d + PKT_OFF > e) goto broken;
+  if (sw.short_frame || d + PKT_OFF > e) {
+    bpf_ringbuf_submit(rec, 0);
+    return XDP_DROP;
+  }
   *(__u16 *)(d + ETH_BYTES + IP_BYTES + 6) = sum ? sum : 0xffff;
 
-  // The record: the packet as sent, for the emulator's retransmissions.
-  if (pkt_len > IPNUMA_TX_MAX_PACKET || bpf_xdp_load_bytes(ctx, PKT_OFF, rec->packet, pkt_len) != 0) goto broken;
-  rec->client = client;
-  rec->slot = idx;
-  rec->dst_ip = dst_ip;
-  rec->pcid = (__u16)pcid;
-  __builtin_memcpy(rec->dst_mac, dst_mac, 6);
-  rec->bar2_offset = offset;
-  rec->bytes = length;
-  rec->packet_len = pkt_len;
   bpf_ringbuf_submit(rec, 0);
   __sync_fetch_and_add((__u64 *)(b0 + OFF_COUNTERS + 8 * C_TX_WRITES), 1);
   return bpf_redirect(cfg->wire_ifindex, 0);
-
-broken:
-  // Cannot be: the frame's length was checked before the sequence was
-  // taken; these checks are the verifier's. The sequence is taken, so the
-  // record still goes out (without the packet, packet_len 0).
-  rec->client = client;
-  rec->slot = idx;
-  rec->dst_ip = dst_ip;
-  rec->pcid = (__u16)pcid;
-  __builtin_memcpy(rec->dst_mac, dst_mac, 6);
-  rec->bar2_offset = offset;
-  rec->bytes = length;
-  rec->packet_len = 0;
-  bpf_ringbuf_submit(rec, 0);
-  return XDP_DROP;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -82,7 +82,7 @@ struct ipnuma_doorbell {
 #define IPNUMA_TX_PUNTS_ONE (1ULL << IPNUMA_TX_PUNTS_SHIFT)
 
 struct ipnuma_tx_stream {
-  IPNUMA_TX_U64 word;    // changed only by compare-and-swap, by either side
+  IPNUMA_TX_U64 word;    // atomic only: the emulator compare-and-swaps; the program also adds and clears bits
   IPNUMA_TX_U32 limit;   // emulator: oldest unacked + TX_WINDOW; the program sends seq only while (s32)(limit - seq) > 0
   IPNUMA_TX_U32 ip;      // destination IPv4, network order; 0: slot free
   IPNUMA_TX_U64 punted;  // program: frames of this stream passed up (atomic add)

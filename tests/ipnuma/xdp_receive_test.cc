@@ -37,6 +37,7 @@
 #include "device/ipnuma_wire.h"
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/xdp_receive.h"
+#include "tests/ipnuma/xdp_frames.h"
 #include "tests/support/parse.h"
 #include "tests/support/test_seed.h"
 
@@ -60,64 +61,11 @@ const MacAddr kPeerMac = Mac("02:00:00:00:00:01");
 const uint32_t kNicIp = Ip("10.9.0.2");
 constexpr int kSources = 6;
 
-// A BPF array map of page-sized values, mapped: BAR0 or host memory as the
-// emulator shares them (hwif/bpf_bar.h).
-struct PageMap {
-  int fd = -1;
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  static std::optional<PageMap> Make(size_t bytes) {
-    LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
-    PageMap m;
-    m.size = bytes;
-    m.fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_pages", 4, 4096, static_cast<uint32_t>(bytes / 4096), &o);
-    if (m.fd < 0) return std::nullopt;
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
-    if (p == MAP_FAILED) return std::nullopt;
-    m.data = static_cast<uint8_t*>(p);
-    return m;
-  }
-  void Close() {
-    if (data != nullptr) munmap(data, size);
-    if (fd >= 0) close(fd);
-  }
-};
-
 void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 uint64_t Get64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
   return v;
-}
-
-int RawSocket(const char* ifname) {
-  const int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-  if (s < 0) return -1;
-  sockaddr_ll a{};
-  a.sll_family = AF_PACKET;
-  a.sll_protocol = htons(ETH_P_ALL);
-  a.sll_ifindex = static_cast<int>(if_nametoindex(ifname));
-  int one = 1;
-  setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
-  return s;
-}
-
-// The next frame on s that `want` accepts, within timeout.
-std::optional<Bytes> Receive(int s, const std::function<bool(const Bytes&)>& want, int timeout_ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  Bytes buf(9000);
-  for (;;) {
-    const int left = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count());
-    if (left < 0) return std::nullopt;
-    pollfd p{s, POLLIN, 0};
-    if (poll(&p, 1, left) <= 0) return std::nullopt;
-    const ssize_t n = recv(s, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n <= 0) continue;
-    Bytes f(buf.begin(), buf.begin() + n);
-    if (want(f)) return f;
-  }
 }
 
 class XdpReceiveTest : public ::testing::TestWithParam<bool> {
