@@ -34,7 +34,7 @@ for rule in "${rules[@]}"; do
     # The longest known folder the header lives in (web/http before web).
     target=$(dirname "$inc")
     case "$target" in */*) [ -d "$target" ] || target=${target%%/*} ;; esac
-    case "$target" in sources/* | fib/* | fpga/*) target=${target%%/*} ;; esac
+    case "$target" in sources/* | fib/* | fpga/* | ipnuma/xdp) target=${target%%/*} ;; esac
     ok=0
     for a in $allowed; do [ "$target" = "$a" ] && ok=1; done
     if [ $ok -eq 0 ]; then

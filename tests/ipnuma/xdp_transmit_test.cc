@@ -309,19 +309,16 @@ TEST_P(XdpTransmitTest, RandomStoresMatchTheModel) {
     Bytes data(len);
     for (auto& x : data) x = static_cast<uint8_t>(pick(256));
     const uint32_t client = static_cast<uint32_t>(step);
-    Bytes frame = Doorbell(IPNUMA_DOORBELL_MAGIC, IPNUMA_DOORBELL_POSTED_WRITE, static_cast<uint16_t>(len), client, at,
-                           data);
-    int broken = chance(0.06) ? static_cast<int>(pick(6)) : -1;
-    auto* db = reinterpret_cast<ipnuma_doorbell*>(frame.data() + kEthHeaderBytes);
-    switch (broken) {
-      case 0: db->magic ^= 1u << pick(32); break;
-      case 1: db->op = static_cast<uint16_t>(2 + pick(100)); break;
-      case 2: db->length = 0; break;
-      case 3: db->length = static_cast<uint16_t>(IPNUMA_DOORBELL_MAX_DATA + 1 + pick(100)); break;
-      case 4: frame.resize(kDoorbellBytes + len - 1 - pick(len)); break;  // shorter than its data
-      case 5: frame.resize(kEthHeaderBytes + pick(sizeof(ipnuma_doorbell))); break;  // shorter than a doorbell
-      default: break;
-    }
+    const int broken = chance(0.06) ? static_cast<int>(pick(6)) : -1;
+    uint32_t magic = IPNUMA_DOORBELL_MAGIC;
+    uint16_t op = IPNUMA_DOORBELL_POSTED_WRITE, length = static_cast<uint16_t>(len);
+    if (broken == 0) magic ^= 1u << pick(32);
+    if (broken == 1) op = static_cast<uint16_t>(2 + pick(100));
+    if (broken == 2) length = 0;
+    if (broken == 3) length = static_cast<uint16_t>(IPNUMA_DOORBELL_MAX_DATA + 1 + pick(100));
+    Bytes frame = Doorbell(magic, op, length, client, at, data);
+    if (broken == 4) frame.resize(kDoorbellBytes + len - 1 - pick(len));             // shorter than its data
+    if (broken == 5) frame.resize(kEthHeaderBytes + pick(sizeof(ipnuma_doorbell)));  // shorter than a doorbell
     if (broken == 4 && frame.size() < 60 && len + kDoorbellBytes > 60) frame.resize(60, 0);
     const bool other_type = broken < 0 && chance(0.01);
     if (other_type) frame[13] ^= 1;
