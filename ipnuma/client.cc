@@ -193,19 +193,37 @@ void OpenLink(ipnuma_client* c) {
   c->link_max_data = std::min<size_t>(IPNUMA_DOORBELL_MAX_DATA, static_cast<size_t>(mtu) - sizeof(ipnuma_doorbell));
 }
 
-// A posted write as doorbell frames, none crossing a page (the NIC sends a
-// frame within one MAX_PAYLOAD line at once, and splits the others itself).
+// A posted write as doorbell frames, one per MAX_PAYLOAD line as the
+// emulator shows it in the ring (the kernel sends a frame within one line at
+// once; one that crosses a line, as MAX_PAYLOAD shrinks under it, goes
+// through the emulator, which splits it: slower, the same bytes in order).
 int PostOnLink(ipnuma_client* c, uint64_t offset, const uint8_t* data, size_t len) {
   constexpr size_t kEth = 14;
+  size_t line = c->ring != nullptr ? __atomic_load_n(&c->ring->line, __ATOMIC_RELAXED) : 4096;
+  if (line < 64 || line > 4096 || (line & (line - 1)) != 0) line = 4096;  // WireParams' range: powers of two
   for (size_t done = 0; done < len;) {
     const uint64_t at = offset + done;
-    const size_t n = std::min({len - done, c->link_max_data, size_t{4096} - static_cast<size_t>(at % 4096)});
+    const size_t n = std::min({len - done, c->link_max_data, line - static_cast<size_t>(at % line)});
     c->frame.assign(kEth + sizeof(ipnuma_doorbell) + n, 0);
     uint8_t* f = c->frame.data();
     std::memset(f, 0xff, 6);  // the NIC's end takes any destination
     f[6] = 0x02;              // locally administered source
     f[12] = IPNUMA_DOORBELL_ETHERTYPE >> 8;
     f[13] = IPNUMA_DOORBELL_ETHERTYPE & 0xff;
+    if (c->ring != nullptr) {
+      // Credit: the emulator takes frames it could not send at once from a
+      // socket of bounded size; a writer faster than it waits here.
+      for (uint32_t spins = 1; c->link_sent - __atomic_load_n(&c->ring->link_taken, __ATOMIC_ACQUIRE) >=
+                               fibnic::ipnuma::kLinkCredit;
+           ++spins) {
+        if (spins % 1024 == 0) {
+          pollfd p{c->sock, 0, 0};
+          if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+            return Fail(c, -EIO, "doorbell: ipnuma-emu went away with the host link's credit used up");
+        }
+        sched_yield();
+      }
+    }
     ipnuma_doorbell h{};
     h.magic = IPNUMA_DOORBELL_MAGIC;
     h.op = IPNUMA_DOORBELL_POSTED_WRITE;
@@ -215,9 +233,12 @@ int PostOnLink(ipnuma_client* c, uint64_t offset, const uint8_t* data, size_t le
     std::memcpy(f + kEth, &h, sizeof h);
     std::memcpy(f + kEth + sizeof h, data + done, n);
     ssize_t sent;
+    // ENOBUFS: a native-mode link's ring to the NIC is full (the frame was
+    // not taken); it drains within microseconds.
     do {
       sent = ::send(c->link, f, c->frame.size(), 0);
-    } while (sent < 0 && errno == EINTR);
+      if (sent < 0 && errno == ENOBUFS) sched_yield();
+    } while (sent < 0 && (errno == EINTR || errno == ENOBUFS));
     if (sent != static_cast<ssize_t>(c->frame.size())) {
       return Fail(c, -EIO, std::string("host link: ") + std::strerror(errno));
     }

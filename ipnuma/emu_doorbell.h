@@ -88,10 +88,22 @@ inline constexpr uint32_t kDoorbellMaxLength = 1u << 20;
 // programs never make a system call to store.
 inline constexpr uint32_t kDoorbellRingSlots = 256;
 
+inline constexpr uint32_t kLinkCredit = 256;
+
 struct DoorbellRing {
   alignas(64) uint32_t tail;    // program: entries published (release)
   alignas(64) uint32_t head;    // emulator: entries taken (release)
   alignas(64) uint32_t asleep;  // emulator: 1 while it may sleep
+  // Emulator: MAX_PAYLOAD now, kept current. The kernel transmit path sends a
+  // doorbell frame at once only if it stays within one such aligned line (a
+  // larger one goes through the emulator, which splits it), so the library
+  // sends host-link stores in lines of this size.
+  alignas(64) uint32_t line;
+  // Emulator: the connection's host-link frames taken so far (adopted or
+  // passed up). The library keeps at most kLinkCredit frames beyond it, so
+  // a fast writer cannot overrun the socket the emulator takes them from,
+  // as PCIe flow-control credits keep a CPU from overrunning a NIC.
+  alignas(64) uint32_t link_taken;
   alignas(64) DoorbellRequest slot[kDoorbellRingSlots];
 };
 

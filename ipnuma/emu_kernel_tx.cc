@@ -11,12 +11,26 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 
 namespace fibnic::ipnuma {
 namespace {
 
 std::string Why(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// `limit` only rises while the program holds a stream: it shares a 64-bit
+// word with `ip` so that the receive program, whose compare-and-swap is
+// 64-bit, can raise it too.
+void RaiseLimit(ipnuma_tx_stream& t, uint32_t limit) {
+  static_assert(offsetof(ipnuma_tx_stream, limit) % 8 == 0 && offsetof(ipnuma_tx_stream, ip) == offsetof(ipnuma_tx_stream, limit) + 4);
+  auto* pair = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(&t) + offsetof(ipnuma_tx_stream, limit));
+  uint64_t cur = __atomic_load_n(pair, __ATOMIC_SEQ_CST);
+  while (static_cast<int32_t>(limit - static_cast<uint32_t>(cur)) > 0 &&
+         !__atomic_compare_exchange_n(pair, &cur, (cur & 0xffffffff00000000ull) | limit, true, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_SEQ_CST)) {
+  }
+}
 
 uint32_t SeqOf(std::span<const uint8_t> packet) {
   if (packet.size() < 16) return 0;
@@ -204,10 +218,10 @@ Status KernelTransmit::TakePunts(uint64_t now_ns, bool* any) {
   }
 }
 
-Status KernelTransmit::Drain(uint64_t now_ns) {
+Status KernelTransmit::Drain(uint64_t now_ns, bool punts) {
   RETURN_IF_ERROR(DrainSent(now_ns, nullptr));
   bool any = false;
-  return TakePunts(now_ns, &any);
+  return punts ? TakePunts(now_ns, &any) : OkStatus();
 }
 
 Status KernelTransmit::TakeAll(uint64_t now_ns) {
@@ -282,8 +296,9 @@ Status KernelTransmit::HandBack(uint64_t now_ns) {
     auto it = slot_of_.find(s.ip);
     uint32_t slot = it == slot_of_.end() ? 0 : it->second;
     if (slot != 0 && kernel_[slot]) {
-      // The window moves as the sender takes ACKs.
-      std::atomic_ref<uint32_t>(tx_->slot(slot).limit).store(s.base + window, std::memory_order_release);
+      // The window moves as the sender takes ACKs; the receive program may
+      // have moved it further already (on ACKs this sender has not read).
+      RaiseLimit(tx_->slot(slot), s.base + window);
       continue;
     }
     if (s.down || s.unsent > 0 || s.read_in_flight || s.retransmit_due) continue;

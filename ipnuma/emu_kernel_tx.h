@@ -42,20 +42,34 @@ class KernelTransmit {
   // For poll: sent records wait; passed-up frames wait.
   int sent_fd() const { return tx_->fd(); }
   int punt_fd() const { return punt_fd_; }
+  // The slot maps (XdpReceive::Config's tx_streams_fd, tx_slot_fd).
+  const XdpTransmit& program() const { return *tx_; }
 
   // A client's link: a new AF_PACKET socket on the host end (the caller
   // passes it on and closes it) and the tag its frames carry.
   StatusOr<int> OpenLink(int client, uint32_t* tag);
   void Forget(int client);
+  // Each client's link frames taken so far, for its flow control.
+  template <typename F>
+  void ForEachLink(F&& f) const {
+    for (const auto& [tag, l] : links_) f(l.client, l.seen);
+  }
 
-  // Adopts the packets the program sent and stores the frames it passed up.
-  Status Drain(uint64_t now_ns);
+  // Adopts the packets the program sent and (punts) stores the frames it passed up.
+  Status Drain(uint64_t now_ns, bool punts = true);
   // Every stream taken back from the program, and every packet it sent
   // adopted, so the sender alone assigns sequences now.
   Status TakeAll(uint64_t now_ns);
   // Whether a stream the program holds has a retransmission due (TakeAll
   // before the sender's Poll then: it may go down).
   bool RetransmitDue(uint64_t now_ns) const;
+  // Whether the program holds any stream.
+  bool Holding() const {
+    for (bool k : kernel_) {
+      if (k) return true;
+    }
+    return false;
+  }
   // Waits (briefly) until `client`'s first `sent` link frames were taken;
   // frames the host link lost are refused to its next flush.
   Status CatchUp(int client, uint32_t sent, uint64_t now_ns);

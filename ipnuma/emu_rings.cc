@@ -30,7 +30,10 @@ Status DoorbellRings::Attach(int client, int fd) {
   } else {
     void* m = ::mmap(nullptr, sizeof(DoorbellRing), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) st_out = IoError(std::string("cannot map the doorbell ring: ") + std::strerror(errno));
-    else rings_[client] = static_cast<DoorbellRing*>(m);
+    else {
+      rings_[client] = static_cast<DoorbellRing*>(m);
+      __atomic_store_n(&rings_[client]->line, line_, __ATOMIC_RELAXED);
+    }
   }
   ::close(fd);
   return st_out;
@@ -82,6 +85,17 @@ bool DoorbellRings::Waiting() const {
     if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED)) return true;
   }
   return false;
+}
+
+void DoorbellRings::SetLine(uint32_t line) {
+  if (line == line_) return;
+  line_ = line;
+  for (auto& [client, r] : rings_) __atomic_store_n(&r->line, line, __ATOMIC_RELAXED);
+}
+
+void DoorbellRings::SetLinkTaken(int client, uint32_t taken) {
+  auto it = rings_.find(client);
+  if (it != rings_.end()) __atomic_store_n(&it->second->link_taken, taken, __ATOMIC_RELEASE);
 }
 
 bool DoorbellRings::Sleep() {

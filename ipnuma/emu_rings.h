@@ -28,6 +28,11 @@ class DoorbellRings {
   bool DrainAll(EmuNic& nic);
   // Whether any ring has entries (without taking them).
   bool Waiting() const;
+  // Shows MAX_PAYLOAD in every ring (DoorbellRing::line), now and to rings
+  // attached later.
+  void SetLine(uint32_t line);
+  // Shows a connection's host-link frames taken (DoorbellRing::link_taken).
+  void SetLinkTaken(int client, uint32_t taken);
   // Before sleeping: tells the programs to kick, then says whether an entry
   // came meanwhile (then do not sleep). After waking: Awake().
   bool Sleep();
@@ -35,6 +40,7 @@ class DoorbellRings {
 
  private:
   std::map<int, DoorbellRing*> rings_;
+  uint32_t line_ = 0;
 };
 
 }  // namespace fibnic::ipnuma

@@ -161,6 +161,13 @@ int Run(const Options& opt) {
   // PEER_STATE as a NIC that just came up shows it, before anyone rings
   // (its counters were zeroed when it opened BAR0).
   (*nic)->Publish();
+  // The transmit path first: the receive path moves its streams' windows.
+  std::unique_ptr<KernelTransmit> kernel_tx;
+  if (!opt.link_nic.empty()) {
+    auto k = KernelTransmit::Open(**nic, {opt.link_nic, opt.link_host, opt.interface, opt.xdp_native});
+    if (!k.ok()) return Fail(k.status());
+    kernel_tx = std::move(k).value();
+  }
   std::unique_ptr<XdpReceive> kernel_rx;
   if (opt.xdp) {
     EmuNic& n = **nic;
@@ -178,15 +185,13 @@ int Run(const Options& opt) {
     c.region_entries = n.caps().region_entries;
     c.interface = opt.interface;
     c.native = opt.xdp_native;
+    if (kernel_tx) {
+      c.tx_streams_fd = kernel_tx->program().streams_map_fd();
+      c.tx_slot_fd = kernel_tx->program().slot_map_fd();
+    }
     auto x = XdpReceive::Attach(c);
     if (!x.ok()) return Fail(x.status());
     kernel_rx = std::move(x).value();
-  }
-  std::unique_ptr<KernelTransmit> kernel_tx;
-  if (!opt.link_nic.empty()) {
-    auto k = KernelTransmit::Open(**nic, {opt.link_nic, opt.link_host, opt.interface, opt.xdp_native});
-    if (!k.ok()) return Fail(k.status());
-    kernel_tx = std::move(k).value();
   }
 
   struct sigaction sa {};
@@ -278,6 +283,7 @@ int Run(const Options& opt) {
     };
     // Posted stores first: they are in memory, no system call to take them.
     if (kernel_tx && rings.Waiting()) own_streams();
+    rings.SetLine(n.wire_params().max_payload);
     const bool stored = rings.DrainAll(n);
     if (stored && opt.busy_poll) {
       // Busy polling, a store leaves before anything else is looked at:
@@ -287,7 +293,9 @@ int Run(const Options& opt) {
       transmit();
     }
     // While packets are unacknowledged the timers need the clock often.
-    int timeout = opt.busy_poll || stored ? 0 : n.Busy() ? 1 : 200;
+    // The kernel transmit path's records and ACKs wake nobody: while it holds
+    // a stream, a round every millisecond takes them.
+    int timeout = opt.busy_poll || stored ? 0 : n.Busy() || (kernel_tx && kernel_tx->Holding()) ? 1 : 200;
     if (timeout > 0 && rings.Sleep()) timeout = 0;  // a store came as we went to sleep
     const int ready = ::poll(fds.data(), fds.size(), timeout);
     if (timeout > 0) rings.Awake();
@@ -303,8 +311,13 @@ int Run(const Options& opt) {
       continue;
     }
     // What the kernel sent is adopted before any answer to it is read.
-    if (kernel_tx && (fds[kernel_tx_at].revents != 0 || fds[kernel_tx_at + 1].revents != 0 || (fds[0].revents & POLLIN))) {
-      if (Status st = kernel_tx->Drain(model_now()); !st.ok()) failed = st;
+    // The ACKs the kernel took for its streams wake nobody: every round
+    // takes them, after the packets they answer.
+    if (kernel_tx) {
+      if (Status st = kernel_tx->Drain(model_now(), fds[kernel_tx_at + 1].revents != 0); !st.ok()) failed = st;
+      kernel_tx->ForEachLink([&](int c, uint32_t taken) { rings.SetLinkTaken(c, taken); });
+      auto acks = kernel_rx->DrainAcks([&](std::span<const uint8_t> f) { n.OnFrame(f, model_now(), out); });
+      if (!acks.ok()) failed = acks.status();
     }
     // Each system call counts in a round trip of microseconds: none where
     // poll saw nothing.

@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -28,6 +29,11 @@ struct ReadRecord {
 static_assert(sizeof(ReadRecord) == 60);
 struct PoolSpan {
   uint64_t base, bytes;
+};
+// struct ack_record in ipnuma_rx.bpf.c.
+struct AckRecord {
+  uint32_t len;
+  uint8_t frame[14 + 20 + 8 + 40];
 };
 
 std::string Why(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -52,6 +58,13 @@ StatusOr<std::unique_ptr<XdpReceive>> XdpReceive::Attach(const Config& c) {
   if (bpf_map__reuse_fd(bar, c.bar0_map_fd) != 0) return IoError(Why("XDP: cannot give the program the BAR0 map"));
   if (bpf_map__reuse_fd(pool, c.pool_map_fd) != 0) return IoError(Why("XDP: cannot give the program the pool map"));
   if (bpf_map__set_max_entries(peers, c.pcid_entries) != 0) return IoError(Why("XDP: sizing the stream table"));
+  if (c.tx_streams_fd >= 0 || c.tx_slot_fd >= 0) {
+    bpf_map* streams = bpf_object__find_map_by_name(x->obj_, "tx_streams");
+    bpf_map* slots = bpf_object__find_map_by_name(x->obj_, "tx_slot");
+    if (streams == nullptr || slots == nullptr || bpf_map__reuse_fd(streams, c.tx_streams_fd) != 0 ||
+        bpf_map__reuse_fd(slots, c.tx_slot_fd) != 0)
+      return IoError(Why("XDP: cannot give the program the transmit path's stream slots"));
+  }
   if (bpf_object__load(x->obj_) != 0)
     return FailedPrecondition(Why("XDP: the kernel refused the program (root or CAP_BPF+CAP_NET_ADMIN needed; "
                                   "the verifier's log is above)"));
@@ -62,6 +75,8 @@ StatusOr<std::unique_ptr<XdpReceive>> XdpReceive::Attach(const Config& c) {
   x->ring_ = ring_buffer__new(bpf_object__find_map_fd_by_name(x->obj_, "reads"), &XdpReceive::OnRecord, x.get(),
                               nullptr);
   if (x->ring_ == nullptr) return IoError(Why("XDP: cannot open the read ring"));
+  x->acks_ = ring_buffer__new(bpf_object__find_map_fd_by_name(x->obj_, "acks"), &XdpReceive::OnAck, x.get(), nullptr);
+  if (x->acks_ == nullptr) return IoError(Why("XDP: cannot open the ACK ring"));
   bpf_program* prog = bpf_object__find_program_by_name(x->obj_, "ipnuma_rx");
   if (prog == nullptr) return Internal("XDP: the BPF object lacks its program");
   LIBBPF_OPTS(bpf_link_create_opts, link_opts, .flags = c.native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
@@ -77,6 +92,7 @@ StatusOr<std::unique_ptr<XdpReceive>> XdpReceive::Attach(const Config& c) {
 XdpReceive::~XdpReceive() {
   if (link_ >= 0) ::close(link_);
   if (ring_ != nullptr) ring_buffer__free(ring_);
+  if (acks_ != nullptr) ring_buffer__free(acks_);
   if (obj_ != nullptr) bpf_object__close(obj_);
 }
 
@@ -97,6 +113,22 @@ int XdpReceive::OnRecord(void* self, void* data, size_t size) {
   a.packet = std::span<const uint8_t>(static_cast<const uint8_t*>(data) + offsetof(ReadRecord, packet), 40);
   (*x->take_)(a);
   return 0;
+}
+
+int XdpReceive::OnAck(void* self, void* data, size_t size) {
+  auto* x = static_cast<XdpReceive*>(self);
+  if (size < sizeof(AckRecord) || x->take_ack_ == nullptr) return 0;
+  const auto* r = static_cast<const AckRecord*>(data);
+  (*x->take_ack_)(std::span<const uint8_t>(r->frame, std::min<size_t>(r->len, sizeof r->frame)));
+  return 0;
+}
+
+StatusOr<size_t> XdpReceive::DrainAcks(const std::function<void(std::span<const uint8_t>)>& take) {
+  take_ack_ = &take;
+  const int n = ring_buffer__consume(acks_);
+  take_ack_ = nullptr;
+  if (n < 0) return IoError("XDP: reading the ACK ring: " + std::string(std::strerror(-n)));
+  return static_cast<size_t>(n);
 }
 
 StatusOr<size_t> XdpReceive::Drain(const std::function<void(const AcceptedRead&)>& take) {

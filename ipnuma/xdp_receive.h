@@ -42,6 +42,10 @@ class XdpReceive {
     uint16_t region_entries = 0; // CAPS1; at most kMaxRegions
     std::string interface;
     bool native = false;  // in the driver; else skb (generic) mode
+    // The transmit path's stream slots (ipnuma/xdp_transmit.h), when it
+    // runs: ACKs for its streams move their windows in the kernel and come
+    // up through DrainAcks. -1: every answer is passed up.
+    int tx_streams_fd = -1, tx_slot_fd = -1;
   };
   // The REGION entries the program looks through per WRITE (a bound its
   // verifier must see); a NIC with more runs without the kernel path.
@@ -58,12 +62,18 @@ class XdpReceive {
   int fd() const;
   // Hands every accepted read waiting to `take`; returns how many.
   StatusOr<size_t> Drain(const std::function<void(const AcceptedRead&)>& take);
+  // Hands every ACK frame the program took for a transmit-path stream to
+  // `take`, oldest first (it wakes nobody: drain it every round).
+  StatusOr<size_t> DrainAcks(const std::function<void(std::span<const uint8_t>)>& take);
 
  private:
   XdpReceive() = default;
   static int OnRecord(void* self, void* data, size_t size);
+  static int OnAck(void* self, void* data, size_t size);
   bpf_object* obj_ = nullptr;
   ring_buffer* ring_ = nullptr;
+  ring_buffer* acks_ = nullptr;
+  const std::function<void(std::span<const uint8_t>)>* take_ack_ = nullptr;
   int link_ = -1;
   const std::function<void(const AcceptedRead&)>* take_ = nullptr;
 };

@@ -110,6 +110,8 @@ StatusOr<size_t> XdpTransmit::Drain(const std::function<void(const SentPacket&)>
   return static_cast<size_t>(n);
 }
 
+int XdpTransmit::streams_map_fd() const { return bpf_object__find_map_fd_by_name(obj_, "tx_streams"); }
+
 Status XdpTransmit::MapAddress(uint32_t ip, uint32_t slot) {
   if (slot == 0 || slot >= slot_count_) return InvalidArgument("XDP: no stream slot " + std::to_string(slot));
   const uint32_t key = htonl(ip);

@@ -63,6 +63,9 @@ class XdpTransmit {
   // tx_slot: the program finds address ip's (host order) slot; write the
   // slot first. Clearing removes the address (the program passes its stores up).
   Status MapAddress(uint32_t ip, uint32_t slot);
+  // The slot maps, for the receive path that moves windows on ACKs.
+  int streams_map_fd() const;
+  int slot_map_fd() const { return slot_map_fd_; }
   Status UnmapAddress(uint32_t ip);
 
  private:

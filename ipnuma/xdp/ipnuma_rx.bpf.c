@@ -26,6 +26,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "ipnuma_tx_shared.h"
+
 #define PAGE 4096
 // BAR0 offsets (device/ipnuma_regs.h; every one in page 0 except REGION).
 #define OFF_CAPS1 0x0c
@@ -122,6 +124,42 @@ struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 64 * 1024);
 } reads SEC(".maps");
+
+// The transmit path's stream slots (ipnuma/xdp/ipnuma_tx_shared.h), given
+// at load time when the emulator runs it (else these stay empty): an ACK for
+// a stream the transmit program holds moves that stream's window here, so
+// the sender's next store need not wait for the emulator to run, and the ACK
+// itself goes to the emulator through `acks` without waking it (it takes
+// them on its next round, as it would from its socket).
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, struct ipnuma_tx_stream);
+  __uint(max_entries, 2);
+} tx_streams SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, __u32);
+  __type(value, __u32);
+  __uint(max_entries, 1);
+} tx_slot SEC(".maps");
+
+#define ACK_FRAME (PKT_OFF + MIN_PKT)
+// Keep in step with ipnuma/xdp_receive.cc.
+struct ack_record {
+  __u32 len;
+  __u8 frame[ACK_FRAME];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 256 * 1024);
+} acks SEC(".maps");
+
+#define OFF_CAPS2 0x10
+#define TX_WINDOW_DEFAULT 64
 
 // Where host memory starts on the bus and how long it is (keep in step with
 // ipnuma/xdp_receive.cc).
@@ -257,6 +295,53 @@ static long copy_step(__u32 step, void *arg) {
 
 enum action { A_DROP, A_WRITE, A_DENY, A_ACK, A_READ, A_READ_AGAIN };
 
+// An ACK, whole by Decode's rules (the checksums were checked), for a stream
+// the transmit program holds: its window moves to ack_seq + TX_WINDOW, and
+// the frame goes to the emulator through `acks`. Anything else, or a full
+// ring, is passed up as before.
+static __always_inline int take_ack(struct xdp_md *ctx, __u8 *b0, __u8 *ip, __u8 *p, __u32 n) {
+  if (n != MIN_PKT || *(__u32 *)p != bpf_htonl(MAGIC) || p[4] != 1 || p[6] != 0 || p[7] != 0 ||
+      *(__u16 *)(p + 10) != 0 || *(__u32 *)(p + 12) != 0 || *(__u32 *)(p + MIN_PKT - 4) != bpf_htonl(END_CODE))
+    return XDP_PASS;
+  __u8 *tlp = p + OFF_TLP;
+  if (*(__u64 *)tlp != 0 || *(__u64 *)(tlp + 8) != 0) return XDP_PASS;
+  const __u32 src = *(__u32 *)(ip + 12);
+  __u32 *found = bpf_map_lookup_elem(&tx_slot, &src);
+  if (!found) return XDP_PASS;
+  __u32 idx = *found;
+  struct ipnuma_tx_stream *st = bpf_map_lookup_elem(&tx_streams, &idx);
+  if (!idx || !st || *(volatile __u32 *)&st->ip != src) return XDP_PASS;
+  const __u64 w = *(volatile __u64 *)&st->word;
+  const __u16 epoch = bpf_ntohs(*(__u16 *)(p + 8));
+  const __u32 ack = bpf_ntohl(*(__u32 *)(p + 16));
+  // Only the stream as the transmit program holds it, and only a sequence
+  // it gave out: a stale or forged ACK moves nothing (the emulator's sender
+  // judges it, as ever).
+  if (!(w & IPNUMA_TX_KERNEL) || (__u16)(w >> IPNUMA_TX_EPOCH_SHIFT) != epoch || (__s32)((__u32)w - ack) < 0)
+    return XDP_PASS;
+  struct ack_record *rec = bpf_ringbuf_reserve(&acks, sizeof *rec, 0);
+  if (!rec) return XDP_PASS;
+  if (bpf_xdp_load_bytes(ctx, 0, rec->frame, ACK_FRAME) != 0) {
+    bpf_ringbuf_discard(rec, 0);
+    return XDP_PASS;
+  }
+  rec->len = ACK_FRAME;
+  __u32 window = *(volatile __u32 *)(b0 + OFF_CAPS2) & 0xffff;
+  if (!window) window = TX_WINDOW_DEFAULT;
+  const __u32 limit = ack + window;
+  // `limit` and `ip` share one 64-bit word (the BPF target's compare-and-swap
+  // is 64-bit); `ip` does not change while the slot is mapped.
+  __u64 *pair = (__u64 *)&st->limit;
+  for (int i = 0; i < 8; i++) {
+    const __u64 cur = *(volatile __u64 *)pair;
+    if ((__s32)(limit - (__u32)cur) <= 0 ||
+        __sync_val_compare_and_swap(pair, cur, (cur & 0xffffffff00000000ULL) | limit) == cur)
+      break;
+  }
+  bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+  return XDP_DROP;
+}
+
 SEC("xdp")
 int ipnuma_rx(struct xdp_md *ctx) {
   __u8 *d = (void *)(long)ctx->data, *e = (void *)(long)ctx->data_end;
@@ -298,6 +383,7 @@ int ipnuma_rx(struct xdp_md *ctx) {
   // The header, by Decode's and Validate's rules for a request.
   __u8 *p = udp + UDP_BYTES;
   const __u8 type = p[5];
+  if (type == T_ACK) return take_ack(ctx, b0, ip, p, n);
   if (*(__u32 *)p != bpf_htonl(MAGIC) || p[4] != 1 || (type != T_WRITE && type != T_READ)) return XDP_PASS;
   __u8 *tlp = p + OFF_TLP;
   if (p[6] != 0 || p[7] != 0 || *(__u16 *)(p + 10) != 0 || *(__u32 *)(p + 16) != 0) return XDP_PASS;

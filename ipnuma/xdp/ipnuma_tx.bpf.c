@@ -352,7 +352,10 @@ int ipnuma_tx(struct xdp_md *ctx) {
   }
   *(__u16 *)(d + ETH_BYTES + IP_BYTES + 6) = sum ? sum : 0xffff;
 
-  bpf_ringbuf_submit(rec, 0);
+  // Wakes nobody: the emulator takes records every round (at least every
+  // millisecond while it holds none of them), and a process woken per store
+  // would take the core from the very program waiting for the answer.
+  bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
   __sync_fetch_and_add((__u64 *)(b0 + OFF_COUNTERS + 8 * C_TX_WRITES), 1);
   return bpf_redirect(cfg->wire_ifindex, 0);
 }

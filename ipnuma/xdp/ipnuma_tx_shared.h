@@ -83,7 +83,11 @@ struct ipnuma_doorbell {
 
 struct ipnuma_tx_stream {
   IPNUMA_TX_U64 word;    // atomic only: the emulator compare-and-swaps; the program also adds and clears bits
-  IPNUMA_TX_U32 limit;   // emulator: oldest unacked + TX_WINDOW; the program sends seq only while (s32)(limit - seq) > 0
+  // The program sends seq only while (s32)(limit - seq) > 0. Set by the
+  // emulator as it hands the stream over (oldest unacked + TX_WINDOW), then
+  // only raised, by it and by the receive program on an ACK, with a 64-bit
+  // compare-and-swap of limit and ip together (little-endian: limit low).
+  IPNUMA_TX_U32 limit;
   IPNUMA_TX_U32 ip;      // destination IPv4, network order; 0: slot free
   IPNUMA_TX_U64 punted;  // program: frames of this stream passed up (atomic add)
   IPNUMA_TX_U64 reserved;
