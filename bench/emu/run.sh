@@ -48,6 +48,9 @@ gen="$build/bench/emu/emu_xdp_frame_gen"
 sources=${EMU_BENCH_SOURCES:-packet xdp}
 kernel_napi=${EMU_BENCH_KERNEL_NAPI:-gro}
 case $kernel_napi in gro|xdp-pass) ;; *) echo "bench/emu: EMU_BENCH_KERNEL_NAPI is gro or xdp-pass" >&2; exit 2 ;; esac
+for s in $sources; do
+  case $s in packet|xdp) ;; *) echo "bench/emu: EMU_BENCH_SOURCES holds packet and/or xdp, not '$s'" >&2; exit 2 ;; esac
+done
 # Loads the compiled image into the BAR map the way fibnicd writes (the XDP test's loader).
 bar_tool="$build/tests/emu/emu_xdp_bar_tool"
 pfx=${EMU_BENCH_NS:-emu-b}
@@ -158,9 +161,10 @@ measure() {  # measure packet|xdp SRC_IF DST_MAC DST_IF BYTES → "offered_pps f
   after=$(rx "$4")
   echo "$((sent / secs)) $(((after - before) / secs))"
 }
-# Each round measures the kernel and then each mode, one after the other, so
-# a load that comes and goes from other jobs touches every path; with several
-# rounds the summary gives each path's median and the ratio of the medians.
+# Each round measures, per source, the kernel and then each mode, one after
+# the other, so a load that comes and goes from other jobs touches every
+# path; with several rounds the summary gives each path's median and the
+# ratio of the medians, per source.
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 ratio() { awk -v e="$1" -v k="$2" 'BEGIN { printf "%.2f", k ? e / k : 0 }'; }
 if [[ " $parts " == *" rate "* ]]; then
