@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # fibnic-emu's forwarding rate next to the Linux kernel's, same run, same
-# sender and receiver namespaces: a blaster (emu_frame_blast, one core,
-# AF_PACKET sendmmsg) offers UDP/IPv4 frames of 64 and 1500 bytes to either
+# sender and receiver namespaces: a traffic source on one core offers
+# UDP/IPv4 frames of 64 and 1500 bytes to either
 #   emu-b-kern: a namespace whose kernel forwards (ip_forward, one route), or
 #   emu-b-card: fibnic-emu with a BAR compiled from the same route, in its
 #               user-space mode (BAR file), then in XDP mode, skb and native
 #               (the same image in a BAR map pinned in a bpffs mounted for
 #               the run),
 # and the rate is what arrives on the receiver's interface (its rx_packets).
-# A native redirect into a veth needs NAPI on the receiving end: in native
-# XDP mode the receiver runs the XDP_PASS program (emu/xdp/xdp_pass.bpf.c; GRO
-# would turn NAPI on too, at a higher cost per frame); otherwise receivers are
-# plain veths.
+# Two sources, the same frame from each, to both paths in every round:
+#   packet: emu_frame_blast, AF_PACKET sendmmsg: each frame enters the first
+#           veth as a socket buffer with little headroom, so XDP on the far
+#           end copies it first (generic XDP for headroom, native XDP on a
+#           veth into a page of its own);
+#   xdp:    emu_xdp_frame_gen, the kernel's XDP traffic generator
+#           (BPF_PROG_RUN, live frames): each frame enters the first veth as
+#           an xdp_frame in a page-pool page with full XDP headroom, as a
+#           NIC's driver hands frames on, and reaches the far end's NAPI with
+#           no socket buffer. The far end must have NAPI: the kernel's
+#           receiving veth gets GRO on (EMU_BENCH_KERNEL_NAPI=gro, what a
+#           NIC's driver has on by default; xdp-pass attaches
+#           emu/xdp/xdp_pass.bpf.c instead), the card's wire GRO on in
+#           user-space and skb mode, its own program in native mode.
+# Both sources run the whole path on the sending core (the veth's backlog or
+# NAPI runs in the sender's softirq), so a rate is one core's.
+# Behind the card, native mode's redirect into a veth needs NAPI at the
+# receiver too: there it runs the XDP_PASS program (GRO would turn NAPI on
+# too, at a higher cost per frame); otherwise receivers are plain veths.
 # Then BGP convergence in packets on the lab (bench/emu/convergence.py): from
 # a peer's announcement (withdrawal) to the first (last) probe the card
 # forwards, next to the router's kernel having (dropping) the route.
@@ -20,6 +35,8 @@
 #                                      EMU_BENCH_NS=emu-b: the namespaces' prefix;
 #                                      EMU_BENCH_PARTS="rate convergence";
 #                                      EMU_BENCH_SIZES="64 1500";
+#                                      EMU_BENCH_SOURCES="packet xdp";
+#                                      EMU_BENCH_KERNEL_NAPI=gro|xdp-pass;
 #                                      EMU_BENCH_MODES="user xdp xdp-native";
 #                                      EMU_BENCH_ROUNDS=1)
 set -euo pipefail
@@ -27,13 +44,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 secs=${EMU_BENCH_SECONDS:-3}
 blast="$build/bench/emu/emu_frame_blast"
+gen="$build/bench/emu/emu_xdp_frame_gen"
+sources=${EMU_BENCH_SOURCES:-packet xdp}
+kernel_napi=${EMU_BENCH_KERNEL_NAPI:-gro}
+case $kernel_napi in gro|xdp-pass) ;; *) echo "bench/emu: EMU_BENCH_KERNEL_NAPI is gro or xdp-pass" >&2; exit 2 ;; esac
+for s in $sources; do
+  case $s in packet|xdp) ;; *) echo "bench/emu: EMU_BENCH_SOURCES holds packet and/or xdp, not '$s'" >&2; exit 2 ;; esac
+done
 # Loads the compiled image into the BAR map the way fibnicd writes (the XDP test's loader).
 bar_tool="$build/tests/emu/emu_xdp_bar_tool"
 pfx=${EMU_BENCH_NS:-emu-b}
 parts=${EMU_BENCH_PARTS:-rate convergence}
-for t in "$build/bin/fibnic-emu" "$build/bin/fibnic-compile" "$blast" "$bar_tool" "$build/emu/xdp/xdp_pass.bpf.o"; do
+for t in "$build/bin/fibnic-emu" "$build/bin/fibnic-compile" "$blast" "$gen" "$bar_tool" "$build/emu/xdp/xdp_pass.bpf.o"; do
   [ -e "$t" ] || { echo "bench/emu: $t not built (scripts/build.sh release)" >&2; exit 1; }
 done
+command -v ethtool >/dev/null || { echo "bench/emu: needs ethtool (GRO on the receiving veths)" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "bench/emu: needs root (network namespaces)" >&2; exit 1; }
 dir=$(mktemp -d /tmp/emu-bench.XXXXXX)
 emu_pid=
@@ -88,9 +113,25 @@ bpffs="$dir/bpffs"
 mkdir -p "$bpffs"
 mount -t bpf bpf "$bpffs" || { echo "bench/emu: cannot mount a bpffs for the XDP mode's BAR map" >&2; exit 1; }
 "$bar_tool" load "$dir/bar0.img" "$bpffs/bar0"
-start_emu() {  # start_emu user|xdp|xdp-native
+# What a source needs at the receiving end of its first veth (see the header):
+# the kernel's ki and, outside native mode, the card's w0 (native mode's
+# emulator turns GRO off there and its program gives the NAPI).
+gro() { ns "$1" ethtool -K "$2" gro "$3" >/dev/null; }
+kernel_for() {  # kernel_for packet|xdp
+  ns kern ip link set dev ki xdpdrv off
+  gro kern ki off
+  if [ "$1" = xdp ]; then
+    case $kernel_napi in
+      gro) gro kern ki on ;;
+      xdp-pass) ns kern ip link set dev ki xdpdrv obj "$build/emu/xdp/xdp_pass.bpf.o" sec xdp ;;
+    esac
+  fi
+}
+start_emu() {  # start_emu packet|xdp user|xdp|xdp-native
+  local src=$1; shift
   local args=(--bar "$dir/bar0.img")
   ns dst ip link set dev dc xdpdrv off
+  if [ "$src" = xdp ] && [ "$1" != xdp-native ]; then gro card w0 on; else gro card w0 off; fi
   case $1 in
     xdp) args=(--xdp --bar "$bpffs/bar0") ;;
     xdp-native) args=(--xdp-native --bar "$bpffs/bar0")
@@ -111,46 +152,55 @@ start_emu() {  # start_emu user|xdp|xdp-native
 }
 
 rx() { ns dst cat "/sys/class/net/$1/statistics/rx_packets"; }
-measure() {  # measure SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pps"
-  local before after sent
-  before=$(rx "$3")
-  sent=$(ns src "$blast" "$1" "$2" 02:00:00:00:a0:0f 198.51.100.7 "$4" "$secs")
+measure() {  # measure packet|xdp SRC_IF DST_MAC DST_IF BYTES → "offered_pps forwarded_pps"
+  local before after sent tool=$blast
+  [ "$1" = xdp ] && tool=$gen
+  before=$(rx "$4")
+  sent=$(ns src "$tool" "$2" "$3" 02:00:00:00:a0:0f 198.51.100.7 "$5" "$secs")
   sleep 0.2
-  after=$(rx "$3")
+  after=$(rx "$4")
   echo "$((sent / secs)) $(((after - before) / secs))"
 }
-# Each round measures the kernel and then each mode, one after the other, so
-# a load that comes and goes from other jobs touches every path; with several
-# rounds the summary gives each path's median and the ratio of the medians.
+# Each round measures, per source, the kernel and then each mode, one after
+# the other, so a load that comes and goes from other jobs touches every
+# path; with several rounds the summary gives each path's median and the
+# ratio of the medians, per source.
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 ratio() { awk -v e="$1" -v k="$2" 'BEGIN { printf "%.2f", k ? e / k : 0 }'; }
 if [[ " $parts " == *" rate "* ]]; then
 rounds=${EMU_BENCH_ROUNDS:-1}
 modes=${EMU_BENCH_MODES:-user xdp xdp-native}
-echo "bench/emu: UDP/IPv4 from one blaster core, ${secs}s per run, $rounds round(s); pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "  %-6s %-5s %-24s %12s %12s %8s\n" bytes round path offered_pps forwarded_pps /kernel
-for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
+sizes=${EMU_BENCH_SIZES:-64 1500}
+echo "bench/emu: UDP/IPv4 from one source core (sources: $sources; kernel NAPI for xdp: $kernel_napi), ${secs}s per run, $rounds round(s); pps arriving behind the forwarder; load $(cut -d' ' -f1-3 /proc/loadavg)"
+row() { printf "  %-6s %-5s %-6s %-24s %12s %12s %8s\n" "$@"; }
+row bytes round source path offered_pps forwarded_pps /kernel
+for bytes in $sizes; do
   for r in $(seq "$rounds"); do
-    read -r ko kf < <(measure sk 02:00:00:00:b0:00 dk "$bytes")
-    echo "$kf" >>"$dir/kernel.$bytes"
-    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "kernel (ip_forward)" "$ko" "$kf" 1.00
-    for mode in $modes; do
-      start_emu "$mode"
-      read -r eo ef < <(measure sc 02:00:00:00:c0:00 dc "$bytes")
-      stop_emu
-      echo "$ef" >>"$dir/$mode.$bytes"
-      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" "$r" "fibnic-emu ($mode)" "$eo" "$ef" "$(ratio "$ef" "$kf")"
+    for src in $sources; do
+      kernel_for "$src"
+      read -r ko kf < <(measure "$src" sk 02:00:00:00:b0:00 dk "$bytes")
+      echo "$kf" >>"$dir/$src.kernel.$bytes"
+      row "$bytes" "$r" "$src" "kernel (ip_forward)" "$ko" "$kf" 1.00
+      for mode in $modes; do
+        start_emu "$src" "$mode"
+        read -r eo ef < <(measure "$src" sc 02:00:00:00:c0:00 dc "$bytes")
+        stop_emu
+        echo "$ef" >>"$dir/$src.$mode.$bytes"
+        row "$bytes" "$r" "$src" "fibnic-emu ($mode)" "$eo" "$ef" "$(ratio "$ef" "$kf")"
+      done
     done
   done
 done
 if [ "$rounds" -gt 1 ]; then
   echo "  medians over $rounds rounds (load now $(cut -d' ' -f1-3 /proc/loadavg)):"
-  for bytes in ${EMU_BENCH_SIZES:-64 1500}; do
-    k=$(median <"$dir/kernel.$bytes")
-    printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "kernel (ip_forward)" "" "$k" 1.00
-    for mode in $modes; do
-      m=$(median <"$dir/$mode.$bytes")
-      printf "  %-6s %-5s %-24s %12s %12s %8s\n" "$bytes" med "fibnic-emu ($mode)" "" "$m" "$(ratio "$m" "$k")"
+  for bytes in $sizes; do
+    for src in $sources; do
+      k=$(median <"$dir/$src.kernel.$bytes")
+      row "$bytes" med "$src" "kernel (ip_forward)" "" "$k" 1.00
+      for mode in $modes; do
+        m=$(median <"$dir/$src.$mode.$bytes")
+        row "$bytes" med "$src" "fibnic-emu ($mode)" "" "$m" "$(ratio "$m" "$k")"
+      done
     done
   done
 fi
