@@ -7,8 +7,11 @@
  * discarded. So unlike a posted PCIe write, the call learns how the write
  * went. A posted write's doorbell goes into a ring in memory shared with the
  * emulator instead (ipnuma/emu_doorbell.h): no system call unless the
- * emulator sleeps. Calls on one handle must not overlap (one doorbell at a
- * time).
+ * emulator sleeps. With an emulator whose transmit path is in the kernel
+ * (ipnuma-emu --host-link), a posted write is instead one doorbell frame per
+ * MAX_PAYLOAD line on the host link the emulator handed over, which the
+ * kernel sends on as a WRITE within that call. Calls on one handle must not
+ * overlap (one doorbell at a time).
  *
  * Return values: 0, or a negative errno:
  *   -EACCES     the peer's NIC refused the range (no valid REGION admits it).

@@ -26,6 +26,10 @@ EMU_ARGS = os.environ.get("IPNUMA_BENCH_EMU_ARGS", "").split()
 RDMA = os.environ.get("IPNUMA_BENCH_RDMA", "0") == "1"
 RDMA_N = int(os.environ.get("IPNUMA_BENCH_RDMA_N", "10000"))
 ROUNDS = max(1, int(os.environ.get("IPNUMA_BENCH_ROUNDS", "1")))
+# Only these rows (names as printed, separated by ';'); a set-up's write
+# rates come with its ping-pong row, the TCP stream with the TCP row.
+# Default: all.
+ROWS = [r.strip() for r in os.environ.get("IPNUMA_BENCH_ROWS", "").split(";") if r.strip()]
 ROW_ORDER = ["IP-NUMA write (acked)", "IP-NUMA posted", "UDP sockets", "UDP sockets, CPUs kept awake",
              "UDP sockets, busy-poll", "TCP sockets (NODELAY)",
              "IP-NUMA posted, busy-poll", "IP-NUMA posted, XDP receive", "IP-NUMA posted, XDP rx, busy-poll",
@@ -157,11 +161,17 @@ def measure(hosts):
             for h, cpu in (("a", "0"), ("b", "1")):
                 sh("taskset", "-p", "-c", cpu, str(hosts.emu_pid(h)))
 
-    def keep(name, r):
-        runs.setdefault(name, []).append(r)
+    def wanted(name):
+        return not ROWS or name in ROWS
 
-    def keep_rates(rows, suffix=""):
-        for size, by_name in rows.items():
+    def keep(name, measure_row):
+        if wanted(name):
+            runs.setdefault(name, []).append(measure_row())
+
+    def keep_rates(row, measure_rates, suffix=""):
+        if not wanted(row):
+            return
+        for size, by_name in measure_rates().items():
             for name, r in by_name.items():
                 rate_runs.setdefault(size, {}).setdefault(name + suffix, []).append(r)
 
@@ -172,37 +182,37 @@ def measure(hosts):
         # frame of its interface from the kernel (other traffic too), and its
         # wake-ups would slow the sockets it is compared with.
         restart_emus("off")
-        keep("UDP sockets", sockets(hosts, "udp"))
-        keep("UDP sockets, CPUs kept awake", sockets_cpus_awake(hosts, "udp"))
-        keep("UDP sockets, busy-poll", sockets(hosts, "udp", "spin"))
-        keep("TCP sockets (NODELAY)", sockets(hosts, "tcp"))
-        keep_rates(tcp_rates(hosts))
+        keep("UDP sockets", lambda: sockets(hosts, "udp"))
+        keep("UDP sockets, CPUs kept awake", lambda: sockets_cpus_awake(hosts, "udp"))
+        keep("UDP sockets, busy-poll", lambda: sockets(hosts, "udp", "spin"))
+        keep("TCP sockets (NODELAY)", lambda: sockets(hosts, "tcp"))
+        keep_rates("TCP sockets (NODELAY)", lambda: tcp_rates(hosts))
         # The emulators as they run by default: asleep in poll until a frame
         # or a doorbell comes. The pollers spin on their memory.
         restart_emus()
-        keep("IP-NUMA write (acked)", ping_pong(hosts, ["spin"]))
-        keep("IP-NUMA posted", ping_pong(hosts, ["posted", "spin"]))
-        keep_rates(write_rates(hosts))
+        keep("IP-NUMA write (acked)", lambda: ping_pong(hosts, ["spin"]))
+        keep("IP-NUMA posted", lambda: ping_pong(hosts, ["posted", "spin"]))
+        keep_rates("IP-NUMA posted", lambda: write_rates(hosts))
         # Then nothing waits for a wake-up: the emulators busy-poll, and the
         # pollers give the core away between looks (four busy processes on two
         # cores); each host's emulator and program share one core.
         restart_emus("--busy-poll", *EMU_ARGS)
-        keep("IP-NUMA posted, busy-poll", ping_pong(hosts, ["posted", "yield"], pin))
+        keep("IP-NUMA posted, busy-poll", lambda: ping_pong(hosts, ["posted", "yield"], pin))
         # The kernel takes the requests (ipnuma-emu --xdp): a write lands in
         # the peer's memory, and is answered, inside the sender's send; no
         # process on the receiving host runs for it. Asleep, then busy-polling.
         restart_emus("--xdp")
-        keep("IP-NUMA posted, XDP receive", ping_pong(hosts, ["posted", "spin"]))
-        keep_rates(write_rates(hosts), ", XDP receive")
+        keep("IP-NUMA posted, XDP receive", lambda: ping_pong(hosts, ["posted", "spin"]))
+        keep_rates("IP-NUMA posted, XDP receive", lambda: write_rates(hosts), ", XDP receive")
         restart_emus("--xdp", "--busy-poll", *EMU_ARGS)
-        keep("IP-NUMA posted, XDP rx, busy-poll", ping_pong(hosts, ["posted", "yield"], pin))
+        keep("IP-NUMA posted, XDP rx, busy-poll", lambda: ping_pong(hosts, ["posted", "yield"], pin))
         # The transmit half in the kernel too (ipnuma-emu --host-link): a
         # posted store is a doorbell frame that leaves as a WRITE within the
         # program's own send and lands in the peer's memory in the same call;
         # the emulators (asleep) only take the ACKs off the critical path.
         restart_emus("--xdp", link=True)
-        keep("IP-NUMA posted, XDP rx + tx", ping_pong(hosts, ["posted", "spin"]))
-        keep_rates(write_rates(hosts), ", XDP rx + tx")
+        keep("IP-NUMA posted, XDP rx + tx", lambda: ping_pong(hosts, ["posted", "spin"]))
+        keep_rates("IP-NUMA posted, XDP rx + tx", lambda: write_rates(hosts), ", XDP rx + tx")
     restart_emus("off")
 
     # Each row: the round whose median is the median of the rounds' (a

@@ -8,6 +8,8 @@
 #   IPNUMA_BENCH_ROUNDS rounds of every row (default 1; each row shows the
 #   round with the median result: a blocking socket's round trip swings
 #   between runs on a small virtual machine),
+#   IPNUMA_BENCH_ROWS only these rows, names as printed separated by ';'
+#   (a set-up's write rates come with its ping-pong row),
 #   IPNUMA_BENCH_EMU_ARGS more arguments for the busy-polling emulators,
 #   IPNUMA_BENCH_RDMA=1: also an RDMA WRITE ping-pong (perftest's
 #   ib_write_lat) between two soft-RoCE devices in tests/vm's qemu guest

@@ -26,20 +26,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ipnuma_tx_shared.h"
+#include "ipnuma_xdp.h"
 
-#define PAGE 4096
-// BAR0 offsets (device/ipnuma_regs.h; every one in page 0 except REGION).
-#define OFF_CAPS1 0x0c
-#define OFF_CONTROL 0x14
-#define OFF_LOCAL_IP 0x20
-#define OFF_LOCAL_MAC 0x30
-#define OFF_UDP_PORT 0x38
-#define OFF_COUNTERS 0x100
-#define OFF_EXT_COUNTERS 0x200
-#define OFF_REGION 0x20000
-#define REGION_STRIDE 32
-#define REGION_VALID 1
 // The emulator refuses its XDP mode for a NIC with more region entries: the
 // verifier must see every loop end.
 #define MAX_REGIONS 256
@@ -53,31 +41,8 @@
 #define X_RX_STALE_EPOCH 10
 #define X_RX_NO_PEER_STATE 11
 #define X_RX_DISABLED 12
-
-// Framing (ipnuma/emu_frames.h) and the wire format (device/ipnuma_wire.h).
-#define ETH_BYTES 14
-#define IP_BYTES 20
-#define UDP_BYTES 8
-#define PKT_OFF (ETH_BYTES + IP_BYTES + UDP_BYTES)
-#define HDR_BYTES 36
-#define MIN_PKT 40
-#define MAX_DW 1024
-#define MAX_PKT (MIN_PKT + 4 * MAX_DW)
-#define MAGIC 0x49504E4D
-#define END_CODE 0x49504E45
-#define T_WRITE 1
-#define T_ACK 2
-#define T_ERROR 3
-#define T_READ 4
-#define R_DENIED 1
-#define FMT_MWR64 0x60
-#define FMT_MRD64 0x20
-#define OFF_TLP 20
+// An answer's frame: headers and a packet without data.
 #define REPLY_FRAME (PKT_OFF + MIN_PKT)
-
-struct page {
-  __u8 b[PAGE];
-};
 
 // BAR0 and host memory: replaced at load time by the maps ipnumad and the
 // emulator share (page-sized values laid end to end, hwif/bpf_bar.h).
@@ -125,27 +90,12 @@ struct {
   __uint(max_entries, 64 * 1024);
 } reads SEC(".maps");
 
-// The transmit path's stream slots (ipnuma/xdp/ipnuma_tx_shared.h), given
-// at load time when the emulator runs it (else these stay empty): an ACK for
-// a stream the transmit program holds moves that stream's window here, so
-// the sender's next store need not wait for the emulator to run, and the ACK
-// itself goes to the emulator through `acks` without waking it (it takes
-// them on its next round, as it would from its socket).
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(map_flags, BPF_F_MMAPABLE);
-  __type(key, __u32);
-  __type(value, struct ipnuma_tx_stream);
-  __uint(max_entries, 2);
-} tx_streams SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __type(key, __u32);
-  __type(value, __u32);
-  __uint(max_entries, 1);
-} tx_slot SEC(".maps");
-
+// The transmit path's stream slots (tx_streams, tx_slot in ipnuma_xdp.h) are
+// given at load time when the emulator runs it (else they stay empty): an
+// ACK for a stream the transmit program holds moves that stream's window
+// here, so the sender's next store need not wait for the emulator to run,
+// and the ACK itself goes to the emulator through `acks` without waking it
+// (it takes them on its next round, as it would from its socket).
 #define ACK_FRAME (PKT_OFF + MIN_PKT)
 // Keep in step with ipnuma/xdp_receive.cc.
 struct ack_record {
@@ -157,9 +107,6 @@ struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 256 * 1024);
 } acks SEC(".maps");
-
-#define OFF_CAPS2 0x10
-#define TX_WINDOW_DEFAULT 64
 
 // Where host memory starts on the bus and how long it is (keep in step with
 // ipnuma/xdp_receive.cc).
@@ -176,14 +123,6 @@ struct {
 
 static __always_inline void count(__u8 *bar0, __u32 off) { __sync_fetch_and_add((__u64 *)(bar0 + off), 1); }
 
-static __always_inline __u16 fold(__u64 s) {
-  s = (s & 0xffffffff) + (s >> 32);
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  return (__u16)s;
-}
-
 static __always_inline int low_bit(__u8 be) {
   return be & 1 ? 0 : be & 2 ? 1 : be & 4 ? 2 : be & 8 ? 3 : 4;
 }
@@ -191,37 +130,8 @@ static __always_inline int high_bit(__u8 be) {
   return be & 8 ? 3 : be & 4 ? 2 : be & 2 ? 1 : be & 1 ? 0 : -1;
 }
 
-// Loops run as bpf_loop callbacks: the verifier checks a callback once,
-// where an open-coded loop of a thousand steps would be walked step by step
-// through every path after it.
-struct sum_walk {
-  struct xdp_md *ctx;
-  __u32 udp_len;
-  __u32 short_frame;
-  __u64 sum;
-};
-
-// A step takes 16 words (64 bytes): a call per word would cost more than
-// the sum.
-#define WORDS_PER_STEP 16
-
-static long sum_step(__u32 i, void *arg) {
-  struct sum_walk *w = arg;
-  __u8 *d = (void *)(long)w->ctx->data, *e = (void *)(long)w->ctx->data_end;
-#pragma unroll
-  for (int k = 0; k < WORDS_PER_STEP; k++) {
-    const __u32 off = 4 * (WORDS_PER_STEP * i + k);
-    if (off >= w->udp_len) return 1;
-    __u8 *q = d + ETH_BYTES + IP_BYTES + (off & 0x1fff);
-    if (q + 4 > e) {
-      w->short_frame = 1;
-      return 1;
-    }
-    w->sum += *(__u32 *)q;
-  }
-  return 0;
-}
-
+// Loops run as bpf_loop callbacks (see sum_step in ipnuma_xdp.h), 16 words
+// a step.
 struct region_walk {
   __u32 src, entries, admitted;
   __u64 first, len;

@@ -16,50 +16,19 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ipnuma_tx_shared.h"
+#include "ipnuma_xdp.h"
 
-#define PAGE 4096
-// BAR0 offsets (device/ipnuma_regs.h).
-#define OFF_CAPS0 0x08
-#define OFF_CAPS1 0x0c
-#define OFF_CONTROL 0x14
-#define OFF_LOCAL_IP 0x20
-#define OFF_LOCAL_MAC 0x30
-#define OFF_UDP_PORT 0x38
-#define OFF_MAX_PAYLOAD 0x40
-#define OFF_COUNTERS 0x100
-#define OFF_PCID 0x10000
-#define PCID_STRIDE 16
-#define PCID_VALID 1
-#define OFF_PAGEMAP 0x100000
-#define PA_MASK ((1ULL << 48) - 1)
+// Counter index (BaseCounter).
 #define C_TX_WRITES 0
 // DecodeWireParams: MAX_PAYLOAD 0 reads as 64; else the largest power of two
 // not above it, within [64, 4096].
 #define MAX_PAYLOAD_MIN 64
 #define MAX_PAYLOAD_MAX 4096
-
-// Framing (ipnuma/emu_frames.h) and the wire format (device/ipnuma_wire.h).
-#define ETH_BYTES 14
-#define IP_BYTES 20
-#define UDP_BYTES 8
-#define PKT_OFF (ETH_BYTES + IP_BYTES + UDP_BYTES)
-#define HDR_BYTES 36
-#define MIN_PKT 40
-#define MAX_DW 1024
-#define MAGIC 0x49504E4D
-#define END_CODE 0x49504E45
-#define T_WRITE 1
-#define FMT_MWR64 0x60
-#define OFF_TLP 20
+// A doorbell frame's headers (ipnuma_tx_shared.h).
 #define DB_BYTES (ETH_BYTES + sizeof(struct ipnuma_doorbell))
 // How often the program tries to take a sequence while other CPUs take
 // that stream's before it; then it passes the store up.
 #define SEQ_TRIES 8
-
-struct page {
-  __u8 b[PAGE];
-};
 
 // BAR0: replaced at load time by the map ipnumad provisions (page-sized
 // values laid end to end, hwif/bpf_bar.h).
@@ -70,23 +39,6 @@ struct {
   __type(value, struct page);
   __uint(max_entries, 1);
 } bar SEC(".maps");
-
-// The stream slots and the address -> slot table; sized to CAPS1's PC ID
-// entries at load time (ipnuma/xdp_transmit.cc).
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(map_flags, BPF_F_MMAPABLE);
-  __type(key, __u32);
-  __type(value, struct ipnuma_tx_stream);
-  __uint(max_entries, 2);
-} tx_streams SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __type(key, __u32);
-  __type(value, __u32);
-  __uint(max_entries, 1);
-} tx_slot SEC(".maps");
 
 // 4 MiB: about a thousand records, a full window of 64 for 16 streams.
 struct {
@@ -105,42 +57,6 @@ struct {
   __type(value, struct tx_config);
   __uint(max_entries, 1);
 } tx_config SEC(".maps");
-
-static __always_inline __u16 fold(__u64 s) {
-  s = (s & 0xffffffff) + (s >> 32);
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  return (__u16)s;
-}
-
-// The UDP checksum's sum as a bpf_loop callback (as in ipnuma_rx.bpf.c: the
-// verifier checks a callback once).
-struct sum_walk {
-  struct xdp_md *ctx;
-  __u32 udp_len;
-  __u32 short_frame;
-  __u64 sum;
-};
-
-#define WORDS_PER_STEP 16
-
-static long sum_step(__u32 i, void *arg) {
-  struct sum_walk *w = arg;
-  __u8 *d = (void *)(long)w->ctx->data, *e = (void *)(long)w->ctx->data_end;
-#pragma unroll
-  for (int k = 0; k < WORDS_PER_STEP; k++) {
-    const __u32 off = 4 * (WORDS_PER_STEP * i + k);
-    if (off >= w->udp_len) return 1;
-    __u8 *q = d + ETH_BYTES + IP_BYTES + (off & 0x1fff);
-    if (q + 4 > e) {
-      w->short_frame = 1;
-      return 1;
-    }
-    w->sum += *(__u32 *)q;
-  }
-  return 0;
-}
 
 // Passes the frame up, counted for slot idx (0: no slot). `punted` first,
 // then the word's count of frames passed up, then KERNEL clear: the
