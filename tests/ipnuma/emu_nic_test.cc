@@ -13,6 +13,7 @@
 #include <random>
 
 #include "device/ipnuma_regs.h"
+#include "device/ipnuma_wire.h"
 #include "hwif/file_bar.h"
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
@@ -353,6 +354,71 @@ TEST_F(EmuPair, PostedWritesThroughTheRingGoInOrderAndBrokenEntriesAreRefusedAtT
   EXPECT_TRUE(flush().ok());
   rings.Detach(1);
   ::munmap(ring, sizeof(DoorbellRing));
+}
+
+// What the kernel transmit path hands the emulator: a packet it already sent
+// (EmuNic::Adopt), and a store it passed up with its bytes (StorePosted).
+TEST_F(EmuPair, AdoptedPacketsAreRetransmittedAndAnsweredAndPassedUpStoresKeepTheirBytes) {
+  const uint8_t* rx = b_.pool->data() + (kExportBase - kPoolBase);
+  // A store passed up: its bytes come with it, not from BAR2 (which the
+  // program may have stored over since).
+  std::memset(a_.pages->data(), 0x99, 100);
+  a_.nic->StorePosted(1, 0, std::vector<uint8_t>(100, 0x41));
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  ASSERT_TRUE(Run(0).ok());
+  EXPECT_EQ(rx[0], 0x41);
+  EXPECT_EQ(rx[99], 0x41);
+
+  // The kernel's WRITE, encoded from the wire format, at the stream's next sequence.
+  auto sent = [&](uint64_t off, uint8_t v, uint32_t seq_delta = 0) {
+    const auto streams = a_.nic->Streams(now_);
+    EXPECT_EQ(streams.size(), 1u);
+    ipnuma_wire::Packet pkt;
+    pkt.type = ipnuma_wire::PacketType::kWrite;
+    pkt.epoch = streams[0].epoch;
+    pkt.seq = streams[0].next + seq_delta;
+    pkt.tlp = ipnuma_wire::TlpHeader::ForBytes(ipnuma_wire::kFmtTypeMWr64, kExportBase + off, 8);
+    pkt.payload.assign(4u * pkt.tlp.length_dw, 0);
+    std::memset(pkt.payload.data() + (off & 3), v, 8);
+    return ipnuma_wire::Encode(pkt).value();
+  };
+  SentPacket p;
+  p.client = 1;
+  p.dst_ip = Ip("10.0.0.2");
+  p.pcid = kPcidB;
+  p.dst_mac = Mac("02:00:00:00:00:02");
+  p.bytes = 8;
+  // Not the next sequence: refused, nothing queued.
+  p.bar2_offset = 202;
+  auto wrong = sent(202, 0x42, 1);
+  p.packet = wrong;
+  EXPECT_FALSE(a_.nic->Adopt(1, p, now_).ok());
+  EXPECT_FALSE(a_.nic->Busy());
+  // Adopted and lost on the wire: the emulator's retransmission lands it.
+  auto first = sent(202, 0x42);
+  p.packet = first;
+  ASSERT_TRUE(a_.nic->Adopt(1, p, now_).ok());
+  const uint64_t retx0 = a_.Counter(regs::kOffCounters + 8 * regs::kRetransmits);
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  ASSERT_TRUE(Run(0).ok());
+  a_.nic->Publish();
+  EXPECT_EQ(rx[202], 0x42);
+  EXPECT_EQ(rx[209], 0x42);
+  EXPECT_EQ(rx[210], 0) << "byte enables kept the neighbour";
+  EXPECT_EQ(a_.Counter(regs::kOffCounters + 8 * regs::kRetransmits), retx0 + 1);
+  // Denied at B: its ERROR reaches the flush, as a posted write's does.
+  b_.bar0->data()[regs::RegionOffset(1) + regs::kRegionFlagsWord] = 0;
+  auto denied = sent(400, 0x43);
+  p.packet = denied;
+  p.bar2_offset = 400;
+  ASSERT_TRUE(a_.nic->Adopt(1, p, now_).ok());
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_EQ(Run(0).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(rx[400], 0);
+  // A store passed up outside the page region is refused at the flush.
+  a_.nic->StorePosted(1, a_.pages->size() - 4, std::vector<uint8_t>(8, 1));
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  EXPECT_EQ(Run(0).code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
