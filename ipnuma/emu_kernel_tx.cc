@@ -32,10 +32,6 @@ void RaiseLimit(ipnuma_tx_stream& t, uint32_t limit) {
   }
 }
 
-uint32_t SeqOf(std::span<const uint8_t> packet) {
-  if (packet.size() < 16) return 0;
-  return uint32_t{packet[12]} << 24 | uint32_t{packet[13]} << 16 | uint32_t{packet[14]} << 8 | packet[15];
-}
 
 uint64_t LoadWord(const uint64_t& w) { return std::atomic_ref<const uint64_t>(w).load(std::memory_order_seq_cst); }
 
@@ -132,46 +128,26 @@ void KernelTransmit::Seen(uint32_t tag) {
   if (it != links_.end()) it->second.seen++;
 }
 
-Status KernelTransmit::Adopt(const SentPacket& p, uint64_t now_ns) {
-  Status st = nic_.Adopt(ClientOf(p.client), p, now_ns);
-  if (st.ok()) return st;
-  // Two CPUs sending on one stream may submit their records in the other
-  // order: a record ahead of the stream's next sequence waits for the gap.
-  const uint32_t seq = SeqOf(p.packet);
-  for (const auto& s : nic_.Streams(now_ns)) {
-    if (s.ip == p.dst_ip && static_cast<int32_t>(seq - s.next) > 0) {
-      Early e{p, {p.packet.begin(), p.packet.end()}};
-      e.sent.packet = {};
-      early_[p.dst_ip].emplace(seq, std::move(e));
-      return OkStatus();
-    }
-  }
-  // The program assigns a stream's sequences only while the sender has
-  // nothing of it to send, so this cannot fail unless the two disagree on
-  // who owns the stream: a bug that would corrupt the stream, so it stops
-  // the emulator.
-  return Internal("kernel transmit path: " + st.ToString());
-}
-
 Status KernelTransmit::DrainSent(uint64_t now_ns, size_t* n) {
   Status first;
+  const SentOrder::NextOf next_of = [&](uint32_t ip) -> std::optional<uint32_t> {
+    for (const auto& s : nic_.Streams(now_ns)) {
+      if (s.ip == ip) return s.next;
+    }
+    return std::nullopt;
+  };
+  // The program assigns a stream's sequences only while the sender has
+  // nothing of it to send, so adopting cannot fail unless the two disagree
+  // on who owns the stream: a bug that would corrupt the stream, so it
+  // stops the emulator.
+  const SentOrder::Adopt adopt = [&](const SentPacket& p) {
+    Status st = nic_.Adopt(ClientOf(p.client), p, now_ns);
+    return st.ok() ? st : Internal("kernel transmit path: " + st.ToString());
+  };
   auto taken = tx_->Drain([&](const SentPacket& p) {
     Seen(p.client);
     stats_.adopted++;
-    Status st = Adopt(p, now_ns);
-    // The records that waited for this one, in sequence order.
-    auto it = early_.find(p.dst_ip);
-    for (uint32_t next = SeqOf(p.packet) + 1; st.ok() && it != early_.end();) {
-      auto e = it->second.find(next);
-      if (e == it->second.end()) break;
-      SentPacket sp = e->second.sent;
-      sp.packet = e->second.bytes;
-      st = Adopt(sp, now_ns);
-      it->second.erase(e);
-      next++;
-    }
-    if (it != early_.end() && it->second.empty()) early_.erase(it);
-    if (!st.ok() && first.ok()) first = st;
+    if (Status st = order_.Take(p, next_of, adopt); !st.ok() && first.ok()) first = st;
   });
   if (!taken.ok()) return taken.status();
   if (n != nullptr) *n = *taken;

@@ -22,6 +22,7 @@
 
 #include "common/status.h"
 #include "ipnuma/emu_nic.h"
+#include "ipnuma/emu_sent_order.h"
 #include "ipnuma/xdp_transmit.h"
 
 namespace fibnic::ipnuma {
@@ -85,7 +86,7 @@ class KernelTransmit {
  private:
   KernelTransmit(EmuNic& nic) : nic_(nic) {}
   Status TakePunts(uint64_t now_ns, bool* any);
-  Status Adopt(const SentPacket& p, uint64_t now_ns);
+
   Status DrainSent(uint64_t now_ns, size_t* n);
   int ClientOf(uint32_t tag) const;
   void Seen(uint32_t tag);
@@ -102,12 +103,7 @@ class KernelTransmit {
   std::vector<uint64_t> punts_taken_;   // per slot
   std::map<uint32_t, uint32_t> slot_of_;  // destination (host order) -> slot
   std::vector<bool> kernel_;             // per slot: handed to the program
-  // Records that came before one with a lower sequence of their stream.
-  struct Early {
-    SentPacket sent;  // packet points into bytes once taken out
-    std::vector<uint8_t> bytes;
-  };
-  std::map<uint32_t, std::map<uint32_t, Early>> early_;  // destination -> sequence -> record
+  SentOrder order_;  // records put back in sequence order
   Stats stats_;
   uint64_t tag_state_ = 0;
 };

@@ -18,6 +18,7 @@
 #include "ipnuma/emu_frames.h"
 #include "ipnuma/emu_nic.h"
 #include "ipnuma/emu_rings.h"
+#include "ipnuma/emu_sent_order.h"
 #include "ipnuma/nic.h"
 #include "ipnuma/nic_memory_bar.h"
 #include "tests/support/parse.h"
@@ -419,6 +420,63 @@ TEST_F(EmuPair, AdoptedPacketsAreRetransmittedAndAnsweredAndPassedUpStoresKeepTh
   a_.nic->StorePosted(1, a_.pages->size() - 4, std::vector<uint8_t>(8, 1));
   a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
   EXPECT_EQ(Run(0).code(), StatusCode::kInvalidArgument);
+}
+
+// Two CPUs sending on one stream may submit their records out of sequence
+// order: the sender adopts them in order all the same, and every one lands.
+TEST_F(EmuPair, SentRecordsOutOfOrderAreAdoptedInSequenceOrder) {
+  a_.nic->StorePosted(1, 0, std::vector<uint8_t>(4, 0x11));  // the stream, as a passed-up store makes it
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  ASSERT_TRUE(Run(0).ok());
+  const auto streams = a_.nic->Streams(now_);
+  ASSERT_EQ(streams.size(), 1u);
+  std::mt19937_64 rng(testing::TestSeed("EmuPair.SentRecordsOutOfOrder"));
+  // 48 packets of the kernel, 8 bytes each at 64 * i, sequences next .. next+47.
+  std::vector<std::vector<uint8_t>> wires;
+  for (uint32_t i = 0; i < 48; ++i) {
+    ipnuma_wire::Packet pkt;
+    pkt.type = ipnuma_wire::PacketType::kWrite;
+    pkt.epoch = streams[0].epoch;
+    pkt.seq = streams[0].next + i;
+    pkt.tlp = ipnuma_wire::TlpHeader::ForBytes(ipnuma_wire::kFmtTypeMWr64, kExportBase + 64 + 64 * i, 8);
+    pkt.payload.assign(4u * pkt.tlp.length_dw, static_cast<uint8_t>(0x20 + i));
+    wires.push_back(ipnuma_wire::Encode(pkt).value());
+  }
+  std::vector<uint32_t> order(48);
+  for (uint32_t i = 0; i < 48; ++i) order[i] = i;
+  // Neighbours swapped here and there, as two CPUs interleave.
+  for (uint32_t i = 0; i + 1 < 48; ++i)
+    if (rng() % 3 == 0) std::swap(order[i], order[i + 1]);
+  SentOrder so;
+  const SentOrder::NextOf next_of = [&](uint32_t ip) -> std::optional<uint32_t> {
+    for (const auto& st : a_.nic->Streams(now_))
+      if (st.ip == ip) return st.next;
+    return std::nullopt;
+  };
+  const SentOrder::Adopt adopt = [&](const SentPacket& p) { return a_.nic->Adopt(1, p, now_); };
+  for (uint32_t i : order) {
+    SentPacket p;
+    p.client = 1;
+    p.dst_ip = Ip("10.0.0.2");
+    p.pcid = kPcidB;
+    p.dst_mac = Mac("02:00:00:00:00:02");
+    p.bar2_offset = 64 + 64 * i;
+    p.bytes = 8;
+    p.packet = wires[i];
+    ASSERT_TRUE(so.Take(p, next_of, adopt).ok()) << "record " << i;
+  }
+  EXPECT_EQ(so.waiting(), 0u);
+  EXPECT_EQ(a_.nic->Streams(now_)[0].next, streams[0].next + 48);
+  // None was sent (all lost): the retransmissions land every one.
+  a_.nic->Ring(1, DoorbellRequest{static_cast<uint32_t>(DoorbellOp::kFlush), 0, 0});
+  ASSERT_TRUE(Run(0).ok());
+  const uint8_t* rx = b_.pool->data() + (kExportBase - kPoolBase);
+  for (uint32_t i = 0; i < 48; ++i) EXPECT_EQ(rx[64 + 64 * i], 0x20 + i) << "packet " << i;
+  // A record behind the stream's next (sent twice) is an error.
+  SentPacket again;
+  again.dst_ip = Ip("10.0.0.2");
+  again.packet = wires[5];
+  EXPECT_FALSE(so.Take(again, next_of, adopt).ok());
 }
 
 }  // namespace
