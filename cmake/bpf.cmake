@@ -16,7 +16,7 @@ function(fibnic_bpf_object name)
     OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/xdp/${name}.bpf.o
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/xdp
     COMMAND ${FIBNIC_BPF_CLANG} -target bpf -O2 -g -Wall -Wextra -Werror
-            -I${FIBNIC_LIBBPF_INCLUDE} -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
+            -I${CMAKE_SOURCE_DIR} -I${FIBNIC_LIBBPF_INCLUDE} -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
             -c ${CMAKE_CURRENT_SOURCE_DIR}/xdp/${name}.bpf.c -o ${CMAKE_CURRENT_BINARY_DIR}/xdp/${name}.bpf.o
     DEPENDS xdp/${name}.bpf.c ${ARGN}
     COMMENT "clang -target bpf: xdp/${name}.bpf.c")

@@ -26,7 +26,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ipnuma_xdp.h"
+#include "ipnuma/xdp/ipnuma_xdp.h"
 
 // The emulator refuses its XDP mode for a NIC with more region entries: the
 // verifier must see every loop end.

@@ -16,7 +16,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ipnuma_xdp.h"
+#include "ipnuma/xdp/ipnuma_xdp.h"
 
 // Counter index (BaseCounter).
 #define C_TX_WRITES 0

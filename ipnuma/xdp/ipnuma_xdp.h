@@ -8,7 +8,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ipnuma_tx_shared.h"
+#include "ipnuma/xdp/ipnuma_tx_shared.h"
 
 #define PAGE 4096
 // BAR0 offsets (device/ipnuma_regs.h).
