@@ -1,4 +1,4 @@
-// ipnuma-emu: a software IP-NUMA NIC (docs/ipnuma.md, "ipnuma-emu"). It maps
+// ipnuma-emu: a software IP-NUMA NIC (docs/ipnuma-emu.md). It maps
 // the BAR0 file ipnumad provisions, the page region programs store into and
 // the buffer pool file that stands for host memory, and carries the
 // contract's UDP frames on one Linux interface.
